@@ -1,0 +1,356 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Configuration (DESIGN §3). Every flag a user did not set on the command line
+// is looked up, in this order, and the first value found is written into the
+// flag, so command code only ever reads its own typed flag fields:
+//
+//  1. the environment variable GOVKIT_<FLAG_NAME> (upper case, "-" → "_"),
+//     e.g. GOVKIT_OUTPUT for --output; an empty value counts as unset;
+//  2. the config file: the key in the binary's own section, then the same
+//     key at the top level;
+//  3. the flag's default.
+//
+// The config file is the one named by --config or GOVKIT_CONFIG (it must
+// exist; --config '' reads none), otherwise $XDG_CONFIG_HOME/govkit/config.yaml
+// (~/.config/govkit/config.yaml without XDG_CONFIG_HOME) and
+// /etc/govkit/config.yaml, each read only if it exists, the user's file
+// winning over the system one key by key. A file is YAML:
+//
+//	output: json          # shared: every binary with an --output flag
+//	classify:             # only classify; wins over the shared keys
+//	  cwd: /srv/repo
+//	  output: text
+//	approvals:            # another binary's section: classify ignores it
+//	  url: http://127.0.0.1:1199
+//
+// Keys are long flag names. A key in the binary's own section that names no
+// flag of that binary is an error (a typo would otherwise silently do
+// nothing); shared keys belong to whichever binaries have such a flag.
+
+const (
+	// EnvPrefix starts every govkit environment variable.
+	EnvPrefix = "GOVKIT_"
+	// EnvConfig names the config file when --config is not given.
+	EnvConfig = EnvPrefix + "CONFIG"
+
+	configFlag     = "config"
+	maxConfigBytes = 1 << 20
+
+	annotationEnv    = "govkit_env"       // overrides the derived variable name
+	annotationSkip   = "govkit_no_config" // the flag takes no env or file value
+	annotationSource = "govkit_source"    // where Load found the flag's value
+)
+
+// AddConfigFlag declares the persistent --config flag on a binary's root.
+func AddConfigFlag(cmd *cobra.Command) {
+	cmd.PersistentFlags().String(configFlag, "",
+		"read settings from `FILE` (default $XDG_CONFIG_HOME/govkit/config.yaml, then /etc/govkit/config.yaml)")
+}
+
+// SkipConfig marks flags that describe one invocation rather than a
+// preference (classify's --null): they take no value from the environment or
+// a config file.
+func SkipConfig(flags *pflag.FlagSet, names ...string) {
+	for _, name := range names {
+		_ = flags.SetAnnotation(name, annotationSkip, []string{"true"})
+	}
+}
+
+// SetEnvName gives a flag an environment variable other than the derived
+// GOVKIT_<FLAG_NAME> (DESIGN §7's --url reads GOVKIT_AUDIT_URL).
+func SetEnvName(flags *pflag.FlagSet, name, env string) {
+	_ = flags.SetAnnotation(name, annotationEnv, []string{env})
+}
+
+// EnvName returns the environment variable that sets f.
+func EnvName(f *pflag.Flag) string {
+	if v := f.Annotations[annotationEnv]; len(v) == 1 {
+		return v[0]
+	}
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+}
+
+func configurable(f *pflag.Flag) bool {
+	switch f.Name {
+	case "help", "version", configFlag:
+		return false
+	}
+	return len(f.Annotations[annotationSkip]) == 0
+}
+
+// FlagSource says where the value of flag name came from when it was not the
+// command line: the environment variable ("GOVKIT_CWD") or the config key and
+// file (`"classify.cwd" in /etc/govkit/config.yaml`). It is "" for a value
+// given as a flag, a default, or an unknown flag. Commands use it so that an
+// error about a value names the place the user must fix.
+func FlagSource(flags *pflag.FlagSet, name string) string {
+	f := flags.Lookup(name)
+	if f == nil || f.Changed {
+		return ""
+	}
+	if v := f.Annotations[annotationSource]; len(v) == 1 {
+		return v[0]
+	}
+	return ""
+}
+
+func setSource(f *pflag.Flag, source string) {
+	if f.Annotations == nil {
+		f.Annotations = map[string][]string{}
+	}
+	f.Annotations[annotationSource] = []string{source}
+}
+
+// ConfigLoader fills unset flags from the environment and config files.
+type ConfigLoader struct {
+	// Prog is the binary's name: the name of its section in a config file.
+	Prog string
+	// LookupEnv reads the environment (os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+	// DefaultFiles are read, when they exist, if no file is named
+	// explicitly; earlier files win.
+	DefaultFiles []string
+}
+
+// NewConfigLoader returns the loader for prog with the process environment and
+// the default file locations.
+func NewConfigLoader(prog string) *ConfigLoader {
+	return &ConfigLoader{Prog: prog, LookupEnv: os.LookupEnv, DefaultFiles: DefaultConfigFiles(os.LookupEnv)}
+}
+
+// DefaultConfigFiles returns the user's config file (XDG base directory
+// spec, which ignores a relative XDG_CONFIG_HOME) and the system one.
+func DefaultConfigFiles(lookupEnv func(string) (string, bool)) []string {
+	var files []string
+	if dir, _ := lookupEnv("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
+		files = append(files, filepath.Join(dir, "govkit", "config.yaml"))
+	} else if home, _ := lookupEnv("HOME"); home != "" {
+		files = append(files, filepath.Join(home, ".config", "govkit", "config.yaml"))
+	}
+	return append(files, "/etc/govkit/config.yaml")
+}
+
+// configFile is one parsed config file: this binary's section and the shared
+// top-level keys.
+type configFile struct {
+	path    string
+	section map[string]any
+	shared  map[string]any
+}
+
+// Load writes env and config-file values into the flags of cmd that were
+// not set on the command line. It touches the filesystem only to stat the
+// default file locations and to read the files that exist.
+func (l *ConfigLoader) Load(cmd *cobra.Command) error {
+	paths, explicit, err := l.paths(cmd)
+	if err != nil {
+		return err
+	}
+	var files []*configFile
+	if len(paths) > 0 {
+		known := knownKeys(cmd.Root())
+		for _, p := range paths {
+			f, err := readConfigFile(p, l.Prog, known, explicit)
+			if err != nil {
+				return err
+			}
+			files = append(files, f)
+		}
+	}
+
+	var firstErr error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if firstErr != nil || f.Changed || !configurable(f) {
+			return
+		}
+		env := EnvName(f)
+		if v, ok := l.LookupEnv(env); ok && v != "" {
+			if err := f.Value.Set(v); err != nil {
+				firstErr = Failf("%s: invalid value %q: %v", env, v, err).
+					WithHint(fmt.Sprintf("fix or unset %s (it sets --%s)", env, f.Name))
+			}
+			setSource(f, env)
+			return
+		}
+		for _, file := range files {
+			v, key, ok := file.lookup(l.Prog, f.Name)
+			if !ok {
+				continue
+			}
+			if err := setFlag(f, v); err != nil {
+				firstErr = Failf("config file %s: key %q: %v", file.path, key, err).
+					WithHint(fmt.Sprintf("fix %q in %s (it sets --%s)", key, file.path, f.Name))
+			}
+			setSource(f, fmt.Sprintf("%q in %s", key, file.path))
+			return
+		}
+	})
+	return firstErr
+}
+
+// paths returns the config files to read and whether they were named
+// explicitly.
+func (l *ConfigLoader) paths(cmd *cobra.Command) ([]string, bool, error) {
+	if f := cmd.Flags().Lookup(configFlag); f != nil && f.Changed {
+		if f.Value.String() == "" {
+			return nil, true, nil
+		}
+		return []string{f.Value.String()}, true, nil
+	}
+	if v, ok := l.LookupEnv(EnvConfig); ok && v != "" {
+		return []string{v}, true, nil
+	}
+	var paths []string
+	for _, p := range l.DefaultFiles {
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return nil, false, Failf("config file %s: %v", p, unwrapPathError(err)).
+				WithHint("make it readable, or pass --config with another file")
+		case fi.IsDir():
+			return nil, false, Failf("config file %s: is a directory", p)
+		}
+		paths = append(paths, p)
+	}
+	return paths, false, nil
+}
+
+// readConfigFile reads at most 1 MiB of YAML with viper and checks the keys of
+// prog's section against the flag names of its command tree.
+func readConfigFile(path, prog string, known []string, explicit bool) (*configFile, error) {
+	hint := "check the file, or pass --config with another file"
+	if explicit {
+		hint = fmt.Sprintf("check the file named by --config or %s", EnvConfig)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, Failf("config file %s: %v", path, unwrapPathError(err)).WithHint(hint)
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, maxConfigBytes+1))
+	if err != nil {
+		return nil, Failf("config file %s: %v", path, unwrapPathError(err)).WithHint(hint)
+	}
+	if len(data) > maxConfigBytes {
+		return nil, Failf("config file %s: larger than 1 MiB", path).WithHint(hint)
+	}
+
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		var pe viper.ConfigParseError
+		if errors.As(err, &pe) && pe.Unwrap() != nil {
+			err = pe.Unwrap()
+		}
+		return nil, Failf("config file %s: %v", path, err).WithHint(hint)
+	}
+
+	f := &configFile{path: path, section: map[string]any{}, shared: map[string]any{}}
+	prefix := prog + "."
+	for _, key := range v.AllKeys() {
+		switch {
+		case key == prog:
+			return nil, Failf("config file %s: key %q must be a mapping of %s settings", path, key, prog).WithHint(hint)
+		case strings.HasPrefix(key, prefix):
+			name := strings.TrimPrefix(key, prefix)
+			if name == "" {
+				// YAML reads an unquoted null or ~ as no key at all.
+				return nil, Failf("config file %s: empty or null key in section %q", path, prog).WithHint(hint)
+			}
+			if !slices.Contains(known, name) {
+				return nil, Failf("config file %s: unknown key %q", path, key).
+					WithHint(fmt.Sprintf("the keys of section %q are the long flag names of %s: %s", prog, prog, strings.Join(known, ", ")))
+			}
+			f.section[name] = v.Get(key)
+		case !strings.Contains(key, "."):
+			f.shared[key] = v.Get(key)
+		}
+		// Any other key lives in another binary's section.
+	}
+	return f, nil
+}
+
+func (f *configFile) lookup(prog, name string) (value any, key string, ok bool) {
+	if v, ok := f.section[name]; ok {
+		return v, prog + "." + name, true
+	}
+	if v, ok := f.shared[name]; ok {
+		return v, name, true
+	}
+	return nil, "", false
+}
+
+// setFlag writes one YAML value into a flag: scalars through Set, lists into
+// slice flags.
+func setFlag(f *pflag.Flag, value any) error {
+	switch v := value.(type) {
+	case nil:
+		return errors.New("has no value")
+	case map[string]any:
+		return errors.New("must be a single value, not a mapping")
+	case []any:
+		sv, ok := f.Value.(pflag.SliceValue)
+		if !ok {
+			return errors.New("must be a single value, not a list")
+		}
+		items := make([]string, len(v))
+		for i, item := range v {
+			switch item.(type) {
+			case nil, map[string]any, []any:
+				return fmt.Errorf("item %d must be a single value", i+1)
+			}
+			items[i] = fmt.Sprint(item)
+		}
+		return sv.Replace(items)
+	}
+	s := fmt.Sprint(value)
+	if err := f.Value.Set(s); err != nil {
+		return fmt.Errorf("invalid value %q: %v", s, err)
+	}
+	return nil
+}
+
+// knownKeys returns, sorted, the flag names in root's command tree that a
+// config file may set.
+func knownKeys(root *cobra.Command) []string {
+	var keys []string
+	add := func(f *pflag.Flag) {
+		if configurable(f) && !slices.Contains(keys, f.Name) {
+			keys = append(keys, f.Name)
+		}
+	}
+	visitCommands(root, func(c *cobra.Command) {
+		c.Flags().VisitAll(add)
+		c.PersistentFlags().VisitAll(add)
+	})
+	slices.Sort(keys)
+	return keys
+}
+
+// unwrapPathError drops the *fs.PathError wrapper, whose message repeats the
+// path the caller already names.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

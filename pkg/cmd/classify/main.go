@@ -1,0 +1,14 @@
+package classify
+
+import (
+	"os"
+
+	"github.com/govkit/govkit/pkg/cli"
+)
+
+// Main runs classify with the process's arguments and standard streams and
+// returns its exit code.
+func Main() int {
+	streams := cli.System()
+	return cli.Main("classify", NewCmdClassify(streams, nil), streams, os.Args[1:])
+}

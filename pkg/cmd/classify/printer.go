@@ -1,0 +1,158 @@
+package classify
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/intent"
+)
+
+// printer writes results as JSON Lines or as text blocks:
+//
+//	read-only  ls
+//	write      rm -rf /tmp/x
+//	           DESTRUCTIVE  rm deletes files
+//	           risk: high_write, action: destructive
+//	unbounded  tail -f /var/log/syslog
+//	           UNBOUNDED_STREAM  -f follows forever
+//	           rewrite: tail -n 200 /var/log/syslog
+//
+// The first column is the verdict (the exit code's word), then the command;
+// indented below it the reasons (code, then detail, codes aligned within a
+// block), the risk of a write, and the suggested rewrite. Text that holds
+// control or other non-printing characters is shown Go-quoted, so a command
+// cannot move the cursor or recolour the terminal of whoever reads it.
+type printer struct {
+	w      *bufio.Writer
+	format cli.Format
+}
+
+func newPrinter(out io.Writer, format cli.Format) *printer {
+	return &printer{w: bufio.NewWriterSize(out, 64<<10), format: format}
+}
+
+// verdictWords name the verdicts in text output.
+var verdictWords = map[intent.Verdict]string{
+	intent.VerdictReadOnly:  "read-only",
+	intent.VerdictWrite:     "write",
+	intent.VerdictUnbounded: "unbounded",
+}
+
+const (
+	verdictWidth = len("read-only") // the widest word
+	indent       = verdictWidth + 2
+	// maxShown bounds how much of a command text output shows; JSON output
+	// always carries the whole command.
+	maxShown = 512
+)
+
+func (p *printer) print(r *intent.Result) error {
+	if p.format == cli.FormatJSON {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return cli.Failf("encoding result: %v", err)
+		}
+		p.w.Write(unescapeHTML(b))
+		p.w.WriteByte('\n')
+		return nil
+	}
+	word, ok := verdictWords[r.Verdict()]
+	if !ok {
+		word = strconv.Itoa(int(r.Verdict()))
+	}
+	fmt.Fprintf(p.w, "%-*s  %s\n", verdictWidth, word, shown(r.Command))
+	width := 0
+	for _, reason := range r.Reasons {
+		width = max(width, len(reason.Code))
+	}
+	pad := strings.Repeat(" ", indent)
+	for _, reason := range r.Reasons {
+		fmt.Fprintf(p.w, "%s%-*s  %s\n", pad, width, shown(string(reason.Code)), shown(reason.Detail))
+	}
+	if r.Verdict() == intent.VerdictWrite {
+		fmt.Fprintf(p.w, "%srisk: %s, action: %s\n", pad, r.Risk, r.ActionClass)
+	}
+	if r.SuggestedRewrite != "" {
+		fmt.Fprintf(p.w, "%srewrite: %s\n", pad, shown(r.SuggestedRewrite))
+	}
+	return nil
+}
+
+func (p *printer) flush() error {
+	if err := p.w.Flush(); err != nil {
+		return writeError(err)
+	}
+	return nil
+}
+
+func writeError(err error) error {
+	return cli.Failf("writing standard output: %v", err)
+}
+
+// shown returns s as text output shows it: trimmed to maxShown bytes, and
+// Go-quoted when it holds a character that does not print as itself.
+func shown(s string) string {
+	suffix := ""
+	if len(s) > maxShown {
+		cut := maxShown
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		suffix = fmt.Sprintf("… (%d bytes)", len(s))
+		s = s[:cut]
+	}
+	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		s = strconv.Quote(s)
+	}
+	return s + suffix
+}
+
+// unescapeHTML undoes encoding/json's HTML escaping (\u003c, \u003e, \u0026)
+// in place. Result.MarshalJSON uses json.Marshal, which always escapes them,
+// and shell commands are full of them: "ls && cat a > b" should read as
+// itself in a JSON line, not as "ls \u0026\u0026 cat a \u003e b". Every other
+// escape is copied as it is, so a literal backslash-u in a command (encoded
+// as \\u003c) stays intact.
+func unescapeHTML(b []byte) []byte {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return b
+	}
+	out := b[:0] // never longer than b, so writing in place is safe
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i+5 < len(b) && b[i+1] == 'u' && b[i+2] == '0' && b[i+3] == '0' {
+			var r byte
+			switch string(b[i+4 : i+6]) {
+			case "3c":
+				r = '<'
+			case "3e":
+				r = '>'
+			case "26":
+				r = '&'
+			}
+			if r != 0 {
+				out = append(out, r)
+				i += 5
+				continue
+			}
+		}
+		out = append(out, c)
+		if i+1 < len(b) {
+			i++
+			out = append(out, b[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,139 @@
+package intent
+
+import (
+	"fmt"
+	"strings"
+)
+
+// call is one program invocation being classified.
+type call struct {
+	w    *walker
+	a    *assessment
+	ctx  stmtCtx
+	name string
+	args []*arg // args[0] is the program name
+}
+
+// rule classifies one program's invocation.
+type rule func(c *call)
+
+func (c *call) rest() []*arg { return c.args[1:] }
+
+// parse parses the arguments after the program name. For programs whose
+// options decide what they do, a word that may expand into an option makes
+// the call unknowable (a file named "--in-place=.txt" matches *.txt).
+func (c *call) parse(s *optSpec) *parsedArgs {
+	return parseArgs(c.rest(), s)
+}
+
+// strict fails closed when parsing found options we cannot vouch for; it
+// reports whether the call may still be read-only.
+func (c *call) strict(p *parsedArgs) bool {
+	if len(p.dynamic) > 0 {
+		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("%s: argument %s may expand into an option", c.name, p.dynamic[0]))
+		return false
+	}
+	if len(p.unknown) > 0 {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s: option %s is not known to be read-only", c.name, p.unknown[0]))
+		return false
+	}
+	return true
+}
+
+// operand returns the i-th operand's value, or "".
+func (c *call) operand(p *parsedArgs, i int) (*arg, bool) {
+	if i < len(p.operands) {
+		return c.rest()[p.operands[i]], true
+	}
+	return nil, false
+}
+
+// inner classifies args as a nested program invocation (wrappers).
+func (c *call) inner(args []*arg, ctx stmtCtx) {
+	if len(args) == 0 {
+		return
+	}
+	c.w.program(args, ctx, c.a)
+}
+
+// innerAssessed classifies a nested invocation into its own assessment so the
+// wrapper can adjust it (timeout bounds it) before merging.
+func (c *call) innerAssessed(args []*arg, ctx stmtCtx) *assessment {
+	sub := &assessment{}
+	if len(args) > 0 {
+		c.w.program(args, ctx, sub)
+	}
+	return sub
+}
+
+// joined is the text a shell-joining wrapper (watch, ssh) will run.
+func joined(args []*arg) string {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = a.val
+	}
+	return strings.Join(parts, " ")
+}
+
+// rewrite records a replacement for this call's words in the suggested
+// rewrite (seed 000 auto-recovery). It is kept only for calls written in the
+// top-level command, with no redirect between their words.
+func (c *call) rewrite(tokens ...string) {
+	if !c.w.topLevel {
+		return
+	}
+	start, end := c.args[0].start, c.args[len(c.args)-1].end
+	for _, r := range c.ctx.redirs {
+		if p := int(r.Pos().Offset()); p > start && p < end {
+			return
+		}
+	}
+	c.w.splices = append(c.w.splices, splice{start: start, end: end, text: strings.Join(tokens, " ")})
+}
+
+// srcExcept returns the source words of the call, dropping the options for
+// which drop returns true (removing just those letters from clusters), with
+// extra tokens inserted after the first keep words.
+func (c *call) srcExcept(p *parsedArgs, keep int, drop func(o opt) bool, extra ...string) []string {
+	dropWhole := map[int]bool{}
+	dropLetters := map[int]string{}
+	for _, o := range p.opts {
+		if !drop(o) {
+			continue
+		}
+		if o.cluster {
+			dropLetters[o.index+1] += o.name[1:]
+			continue
+		}
+		dropWhole[o.index+1] = true
+		if o.sepValue {
+			dropWhole[o.index+2] = true
+		}
+	}
+	var out []string
+	for i, a := range c.args {
+		if i == keep {
+			out = append(out, extra...)
+		}
+		if dropWhole[i] {
+			continue
+		}
+		if letters, ok := dropLetters[i]; ok {
+			v := strings.Map(func(r rune) rune {
+				if strings.ContainsRune(letters, r) {
+					return -1
+				}
+				return r
+			}, a.val)
+			if v != "-" {
+				out = append(out, shellQuote(v))
+			}
+			continue
+		}
+		out = append(out, a.src)
+	}
+	if keep >= len(c.args) {
+		out = append(out, extra...)
+	}
+	return out
+}

@@ -1,0 +1,141 @@
+package intent
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// GitRisk is one setting in a repository's git configuration that makes a
+// read-only git command run a program (core.fsmonitor, diff.*.textconv, …).
+type GitRisk struct {
+	Key    string // e.g. "core.fsmonitor"
+	Source string // where it was set, e.g. ".git/config:12"
+}
+
+// RepoConfigFunc reports the risky git settings of the repository that a git
+// command run in dir would use. It is injected so that this package stays
+// free of I/O; pkg/gitconfig provides the implementation that reads files.
+type RepoConfigFunc func(dir string) ([]GitRisk, error)
+
+// Options configure a Classifier. The zero value is ready to use.
+type Options struct {
+	// Dir is the directory the command will run in; used with RepoConfig.
+	Dir string
+	// RepoConfig, when set, is consulted for every read-only git command:
+	// risky settings make the command write_or_unknown (GIT_CONFIG_RISK).
+	RepoConfig RepoConfigFunc
+	// MaxBytes bounds the command size (default 1 MiB); MaxDepth bounds
+	// nesting of substitutions, compound commands and wrappers (default 64).
+	MaxBytes int
+	MaxDepth int
+}
+
+// Classifier classifies shell commands. It is safe for concurrent use.
+type Classifier struct {
+	opts    Options
+	parsers sync.Pool
+
+	mu       sync.Mutex
+	gitCache map[string]gitConfigAnswer // RepoConfig answers by directory
+}
+
+type gitConfigAnswer struct {
+	risks []GitRisk
+	err   error
+}
+
+// New returns a Classifier with the given options.
+func New(opts Options) *Classifier {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = 1 << 20
+	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = 64
+	}
+	c := &Classifier{opts: opts}
+	c.parsers.New = func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
+	return c
+}
+
+var defaultClassifier = New(Options{})
+
+// Classify classifies a command with default options.
+func Classify(command string) Result { return defaultClassifier.Classify(command) }
+
+// Classify classifies one command (which may span several lines).
+func (c *Classifier) Classify(command string) Result {
+	r := c.classify(command)
+	if r.Verdict() != VerdictReadOnly && r.SuggestedRewrite != "" {
+		if c.classify(r.SuggestedRewrite).Verdict() != VerdictReadOnly {
+			r.SuggestedRewrite = "" // seed 000: a rewrite must itself be read-only and bounded
+		}
+	} else {
+		r.SuggestedRewrite = ""
+	}
+	r.AutoRecoverable = r.SuggestedRewrite != ""
+	return r
+}
+
+// classify returns the result with a candidate rewrite, not yet checked.
+func (c *Classifier) classify(command string) Result {
+	a := &assessment{}
+	switch bad, isBad := badRune(command); {
+	case len(command) > c.opts.MaxBytes:
+		a.failClosed(CodeInputTooLarge, fmt.Sprintf("command is %d bytes; the limit is %d", len(command), c.opts.MaxBytes))
+		return a.result(command)
+	case isBad:
+		a.failClosed(CodeControlCharacter, "command contains "+bad)
+		return a.result(command)
+	}
+	f, err := c.parse(command)
+	if err != nil {
+		a.failClosed(CodeParseError, err.Error())
+		return a.result(command)
+	}
+	w := &walker{c: c, src: command, topLevel: true, dir: c.opts.Dir, dirKnown: true}
+	w.stmts(f.Stmts, a)
+	r := a.result(command)
+	r.SuggestedRewrite = applySplices(command, w.splices)
+	return r
+}
+
+func (c *Classifier) parse(text string) (*syntax.File, error) {
+	p := c.parsers.Get().(*syntax.Parser)
+	defer c.parsers.Put(p)
+	return p.Parse(strings.NewReader(text), "")
+}
+
+func applySplices(src string, sp []splice) string {
+	if len(sp) == 0 {
+		return ""
+	}
+	sort.Slice(sp, func(i, j int) bool { return sp[i].start > sp[j].start })
+	out, last := src, len(src)+1
+	for _, s := range sp {
+		if s.end > last || s.start < 0 || s.end > len(src) {
+			return "" // overlapping edits: offer nothing rather than something wrong
+		}
+		out = out[:s.start] + s.text + out[s.end:]
+		last = s.start
+	}
+	return out
+}
+
+// repoConfig asks RepoConfig about dir once per Classifier.
+func (c *Classifier) repoConfig(dir string) ([]GitRisk, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ans, ok := c.gitCache[dir]; ok {
+		return ans.risks, ans.err
+	}
+	risks, err := c.opts.RepoConfig(dir)
+	if c.gitCache == nil {
+		c.gitCache = map[string]gitConfigAnswer{}
+	}
+	c.gitCache[dir] = gitConfigAnswer{risks, err}
+	return risks, err
+}

@@ -1,0 +1,141 @@
+package intent
+
+import (
+	"fmt"
+	"strings"
+)
+
+// rules maps a bare program name to its rule. Programs not listed are
+// write_or_unknown (seed 000 phase 5: conservative fallback).
+var rules map[string]rule
+
+// argSafe lists programs whose arguments can never make them write or run
+// forever, so appended arguments (xargs) and expansions are harmless.
+var argSafe = map[string]bool{}
+
+func init() {
+	rules = map[string]rule{}
+	// Read-only by construction (seed 000 phase 3; P-54).
+	readOnly(
+		"cat", "tac", "nl", "head", "wc", "ls", "dir", "vdir", "stat", "du", "df", "uptime", "uname",
+		"id", "whoami", "groups", "logname", "users", "who", "w", "last", "lastlog", "pwd", "echo",
+		"printf", "true", "false", ":", "test", "[", "basename", "dirname", "realpath", "readlink",
+		"which", "whereis", "type", "printenv", "ps", "pgrep", "pidof", "lsof", "netstat", "ss",
+		"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum",
+		"sum", "cut", "tr", "comm", "join", "paste", "fold", "fmt", "column", "expand", "unexpand",
+		"rev", "seq", "diff", "cmp", "od", "hexdump", "strings", "grep", "egrep", "fgrep", "zgrep",
+		"zcat", "bzcat", "xzcat", "jq", "lscpu", "lsblk", "lsmod", "lspci", "lsusb", "lsns",
+		"findmnt", "nproc", "arch", "getconf", "locale", "tty", "cal", "getent", "numfmt", "tsort",
+		"pr", "look", "factor", "expr", "whatis", "apropos", "dig", "nslookup", "host",
+		"traceroute", "tracepath", "dirs", "times", "shopt", "help", "locate", "diff3",
+		"sdiff", "zdiff", "lsattr", "namei",
+	)
+
+	// Known writes (seed 000 phases 2–3; P-52, P-53).
+	writes(RiskHighWrite, "changes permissions or ownership", "chmod", "chown", "chgrp", "chattr", "setfacl")
+	writes(RiskHighWrite, "changes system configuration", "mount", "umount", "swapon", "swapoff", "modprobe",
+		"insmod", "rmmod", "useradd", "usermod", "groupadd", "passwd", "chpasswd", "visudo",
+		"nft", "ip6tables", "update-alternatives", "ldconfig", "depmod", "setenforce", "hwclock",
+		"timedatectl", "hostnamectl", "localectl", "loginctl", "chsh", "chfn", "tc", "ethtool", "route", "arp")
+	writes(RiskMediumWrite, "creates, moves or copies files", "mv", "cp", "ln", "touch", "mkdir", "mknod",
+		"mkfifo", "install", "rsync", "scp", "split", "csplit", "patch", "zip", "7z", "ar", "cpio",
+		"mktemp", "link", "unlink")
+	writes(RiskMediumWrite, "builds or runs project code", "make", "cmake", "ninja", "cargo", "mvn",
+		"gradle", "npx", "ansible", "ansible-playbook", "kustomize")
+	writes(RiskMediumWrite, "sends data over the network", "nc", "ncat", "netcat", "socat", "telnet",
+		"mail", "sendmail", "ftp", "lftp", "aws", "gcloud", "az")
+	destroys("deletes files", "rm", "rmdir", "shred", "srm", "wipe")
+	destroys("overwrites data", "truncate", "fallocate")
+	destroys("shuts the system down", "shutdown", "reboot", "poweroff", "halt")
+	destroys("destroys a file system or partition table", "mkfs", "mke2fs", "mkswap", "fdisk", "sfdisk",
+		"gdisk", "sgdisk", "parted", "wipefs", "dmsetup", "cryptsetup", "blkdiscard")
+	destroys("deletes a user or group", "userdel", "groupdel")
+	privilege("sudo", "su", "doas", "pkexec", "runuser", "sg", "newgrp", "chroot", "nsenter", "unshare")
+	// eval, source and . run text nobody has seen (DESIGN §4). trap, alias,
+	// hash, enable and friends change what later commands do: unknown.
+	for _, n := range []string{"eval", "source", "."} {
+		rules[n] = evalRule
+	}
+	for _, fs := range []string{"ext2", "ext3", "ext4", "xfs", "vfat", "fat", "btrfs", "ntfs", "exfat"} {
+		rules["mkfs."+fs] = rules["mkfs"]
+	}
+	// test -v 'a[$(cmd)]' evaluates the subscript (and so the substitution).
+	for _, n := range []string{"test", "[", "getopts"} {
+		rules[n] = nameArgsRule
+		argSafe[n] = true
+	}
+	registerTextRules()
+	registerSystemRules()
+	registerWrapperRules()
+	registerShellRules()
+	registerGitRules()
+	registerClusterRules()
+	registerPackageRules()
+	registerNetworkRules()
+}
+
+func readOnly(names ...string) {
+	for _, n := range names {
+		rules[n] = func(*call) {}
+		argSafe[n] = true
+	}
+}
+
+func writes(risk Risk, what string, names ...string) {
+	for _, n := range names {
+		rules[n] = func(c *call) {
+			c.a.writes(CodeWriteCommand, risk, fmt.Sprintf("%s %s", c.name, what))
+		}
+	}
+}
+
+func destroys(what string, names ...string) {
+	for _, n := range names {
+		rules[n] = func(c *call) {
+			c.a.writes(CodeWriteCommand, RiskHighWrite, fmt.Sprintf("%s %s", c.name, what))
+			c.a.destroys(fmt.Sprintf("%s %s", c.name, what))
+		}
+	}
+}
+
+// privilege: sudo and friends are always writes (P-51), and their inner
+// command is classified too so that sudo rm -rf / is still destructive.
+func privilege(names ...string) {
+	for _, n := range names {
+		rules[n] = func(c *call) {
+			c.a.writes(CodeSudo, RiskHighWrite, c.name+" runs a command with other privileges")
+			if c.name == "sudo" || c.name == "doas" {
+				p := c.parse(sudoSpec)
+				if len(p.operands) > 0 {
+					c.inner(c.rest()[p.operands[0]:], stmtCtx{})
+				}
+			}
+		}
+	}
+}
+
+var sudoSpec = func() *optSpec {
+	s := spec("AbEeHhiKklnPSsVvBg:p:r:t:U:u:C:D:R:T:a:c:", "askpass", "background", "preserve-env?",
+		"edit", "group=", "set-home", "help", "host=", "login", "remove-timestamp", "reset-timestamp",
+		"list", "non-interactive", "preserve-groups", "prompt=", "chroot=", "role=", "stdin", "shell",
+		"type=", "command-timeout=", "other-user=", "user=", "version", "validate", "close-from=", "chdir=")
+	s.posixStop = true
+	return s
+}()
+
+func evalRule(c *call) {
+	c.a.failClosed(CodeEval, c.name+" runs text that cannot be inspected before it runs")
+}
+
+// isStdStream reports output targets that are not files: "-" and sinks.
+func isStdStream(p string) bool { return p == "-" || isSinkPath(p) }
+
+// hasPrefixAny reports whether s starts with any prefix.
+func hasPrefixAny(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,446 @@
+package intent
+
+import (
+	"fmt"
+	"strings"
+)
+
+func registerClusterRules() {
+	rules["kubectl"] = kubectlRule
+	rules["oc"] = kubectlRule
+	rules["docker"] = dockerRule
+	rules["podman"] = dockerRule
+	rules["nerdctl"] = dockerRule
+	rules["helm"] = helmRule
+	rules["terraform"] = terraformRule
+	rules["tofu"] = terraformRule
+}
+
+// kubectlSpec: kubectl (cobra/pflag) takes no abbreviations; an unknown flag
+// before the verb could swallow the verb as its value, so it fails closed.
+var kubectlSpec = func() *optSpec {
+	s := spec("n:l:o:c:f:s:L:k:p:iwtAqRv:h", "namespace=", "context=", "cluster=", "user=", "server=",
+		"kubeconfig=", "selector=", "output=", "container=", "filename=", "token=", "as=", "as-group=",
+		"as-uid=", "request-timeout=", "field-selector=", "sort-by=", "tail=", "since=", "since-time=",
+		"template=", "label-columns=", "cache-dir=", "certificate-authority=", "client-certificate=",
+		"client-key=", "tls-server-name=", "insecure-skip-tls-verify", "profile=", "profile-output=",
+		"chunk-size=", "max-log-requests=", "limit-bytes=", "timeout=", "for=", "all-namespaces",
+		"watch", "watch-only", "follow", "previous", "timestamps", "prefix", "stdin", "tty",
+		"show-labels", "show-kind", "no-headers", "ignore-not-found", "output-watch-events",
+		"server-print", "show-managed-fields", "recursive", "all-containers", "ignore-errors",
+		"pod-running-timeout=", "quiet", "match-server-version", "disable-compression",
+		"warnings-as-errors", "log-flush-frequency=", "v=", "vmodule=", "username=", "password=",
+		"raw=", "subresource=", "allow-missing-template-keys", "kustomize=", "help", "all", "field-manager=",
+		"dry-run?", "containers", "sort-by-cpu?", "use-protocol-buffers", "api-group=", "cached",
+		"namespaced", "verbs=", "for-each=", "local", "list", "replicas=", "current-replicas=",
+		"resource-version=", "grace-period=", "force", "wait", "cascade=", "now", "overwrite",
+		"record", "image=", "port=", "type=", "name=", "env=", "show-events", "output-directory=")
+	s.noAbbrev = true
+	return s
+}()
+
+var kubectlLogsSpec = func() *optSpec {
+	s := *kubectlSpec
+	s.short = map[byte]argKind{}
+	for k, v := range kubectlSpec.short {
+		s.short[k] = v
+	}
+	s.short['f'] = noValue
+	return &s
+}()
+
+var kubectlRead = map[string]bool{
+	"get": true, "describe": true, "logs": true, "top": true, "explain": true, "version": true,
+	"cluster-info": true, "api-resources": true, "api-versions": true, "events": true,
+	"wait": true, "diff": true, "auth": true, "config": true, "rollout": true, "completion": true,
+	"plugin": true, "options": true, "help": true, "kustomize": true,
+}
+
+// kubectlRule: read verbs read; watch and follow flags never end; exec
+// classifies its inner command; delete and drain are destructive.
+func kubectlRule(c *call) {
+	p := c.parse(kubectlSpec)
+	vi := verbIndex(p)
+	if vi < 0 {
+		c.strict(p)
+		return
+	}
+	// An unknown flag before the verb might take the verb as its value.
+	if !c.strict(parseArgs(c.rest()[:vi], kubectlSpec)) {
+		return
+	}
+	args := c.rest()
+	verb := args[vi].val
+	if !args[vi].literal() {
+		c.a.failClosed(CodeDynamicCommand, "kubectl verb "+args[vi].src+" is computed at run time")
+		return
+	}
+	var operands []string
+	for _, i := range p.operands[1:] {
+		operands = append(operands, args[i].val)
+	}
+	sub := ""
+	if len(operands) > 0 {
+		sub = operands[0]
+	}
+	switch verb {
+	case "exec":
+		kubectlExec(c, p, vi)
+		return
+	case "logs":
+		p = c.parse(kubectlLogsSpec) // in logs, -f is --follow, not --filename
+	case "delete", "drain":
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "kubectl "+verb+" removes resources")
+		c.a.destroys("kubectl " + verb + " removes resources or evicts pods")
+		return
+	case "port-forward", "proxy":
+		c.a.never(UnboundedStream, "kubectl "+verb+" runs until stopped")
+		return
+	case "attach":
+		c.a.never(TTYFlag, "kubectl attach attaches to a running container")
+		return
+	case "edit":
+		c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "kubectl edit changes resources")
+		c.a.never(Pager, "kubectl edit opens an editor")
+		return
+	case "config":
+		switch sub {
+		case "view", "get-contexts", "current-context", "get-clusters", "get-users", "":
+		default:
+			c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "kubectl config "+sub+" changes the kubeconfig")
+		}
+		return
+	case "rollout":
+		switch sub {
+		case "status", "history":
+			if sub == "status" && !p.has("--timeout") {
+				if o, ok := p.get("-w", "--watch"); !ok || o.value != "false" {
+					return // rollout status ends when the rollout does
+				}
+			}
+			return
+		}
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "kubectl rollout "+sub+" changes workloads")
+		return
+	case "auth":
+		if sub != "can-i" && sub != "whoami" {
+			c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "kubectl auth "+sub+" changes RBAC")
+		}
+		return
+	case "plugin", "kustomize":
+		if verb == "plugin" && sub != "list" {
+			c.a.writes(CodeUnknownCommand, RiskMediumWrite, "kubectl plugin "+sub)
+		}
+		return
+	}
+	if !kubectlRead[verb] {
+		c.a.writes(CodeWriteSubcommand, RiskMediumWrite, fmt.Sprintf("kubectl %s changes the cluster", verb))
+		if verb == "scale" {
+			if o, ok := p.get("--replicas"); ok && o.value == "0" {
+				c.a.destroys("kubectl scale --replicas=0 takes a workload down")
+			}
+		}
+		return
+	}
+	isFollow := func(o opt) bool {
+		return (o.name == "-f" && verb == "logs") || o.name == "--follow" || o.name == "-w" || o.name == "--watch" || o.name == "--watch-only"
+	}
+	for _, o := range p.opts {
+		if !isFollow(o) || o.value == "false" {
+			continue
+		}
+		if o.name == "-f" && verb != "logs" {
+			continue
+		}
+		if verb == "logs" {
+			c.a.never(UnboundedStream, "kubectl logs "+o.name+" follows forever")
+			var extra []string
+			if !p.has("--tail") {
+				extra = append(extra, "--tail=200")
+			}
+			if !p.has("--since", "--since-time") {
+				extra = append(extra, "--since=10m")
+			}
+			c.rewrite(c.srcExcept(p, vi+2, isFollow, extra...)...)
+		} else {
+			c.a.never(UnboundedStream, fmt.Sprintf("kubectl %s %s watches forever", verb, o.name))
+			c.rewrite(c.srcExcept(p, len(c.args), isFollow)...)
+		}
+		return
+	}
+	if verb == "cluster-info" && p.has("--output-directory") {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, "kubectl cluster-info dump --output-directory writes files")
+	}
+}
+
+// verbIndex returns the index (in rest) of the first operand, or -1.
+func verbIndex(p *parsedArgs) int {
+	if len(p.operands) == 0 {
+		return -1
+	}
+	return p.operands[0]
+}
+
+// kubectlExec: kubectl exec POD [-c C] -- CMD classifies CMD; -t allocates
+// a terminal (seed 000 [tty_flag]).
+func kubectlExec(c *call, p *parsedArgs, vi int) {
+	args := c.rest()
+	var inner []*arg
+	if p.dashdash >= 0 {
+		inner = args[p.dashdash+1:]
+	} else if len(p.operands) > 2 {
+		inner = args[p.operands[2]:] // deprecated: kubectl exec POD CMD
+	}
+	if len(inner) == 0 {
+		c.a.writes(CodeUnknownCommand, RiskMediumWrite, "kubectl exec without a command")
+		return
+	}
+	tty := false
+	for _, o := range p.opts {
+		if o.index < vi && o.name != "-t" && o.name != "--tty" {
+			continue
+		}
+		if (o.name == "-t" || o.name == "--tty") && o.value != "false" {
+			tty = true
+		}
+	}
+	c.inner(inner, stmtCtx{})
+	if tty {
+		c.a.never(TTYFlag, "kubectl exec -t allocates a terminal and waits for input")
+		c.rewrite(c.srcExcept(p, len(c.args), func(o opt) bool { return o.name == "-t" || o.name == "--tty" })...)
+	}
+}
+
+var dockerGlobalSpec = func() *optSpec {
+	s := spec("H:c:l:Dhv", "host=", "context=", "config=", "log-level=", "debug", "tls", "tlscacert=",
+		"tlscert=", "tlskey=", "tlsverify", "help", "version")
+	s.noAbbrev = true
+	s.posixStop = true
+	return s
+}()
+
+var dockerRead = map[string]bool{
+	"ps": true, "logs": true, "inspect": true, "images": true, "stats": true, "top": true,
+	"version": true, "info": true, "events": true, "port": true, "diff": true, "history": true,
+	"search": true,
+}
+
+// dockerGroupRead lists "docker GROUP VERB" pairs that only read.
+var dockerGroupRead = map[string]map[string]bool{
+	"container": {"ls": true, "list": true, "ps": true, "inspect": true, "logs": true, "stats": true, "top": true, "port": true, "diff": true},
+	"image":     {"ls": true, "list": true, "inspect": true, "history": true},
+	"volume":    {"ls": true, "list": true, "inspect": true},
+	"network":   {"ls": true, "list": true, "inspect": true},
+	"system":    {"df": true, "info": true, "events": true},
+	"context":   {"ls": true, "list": true, "inspect": true, "show": true},
+	"node":      {"ls": true, "list": true, "inspect": true, "ps": true},
+	"service":   {"ls": true, "list": true, "inspect": true, "ps": true, "logs": true},
+	"secret":    {"ls": true, "list": true, "inspect": true},
+	"config":    {"ls": true, "list": true, "inspect": true},
+	"compose":   {"ps": true, "logs": true, "config": true, "ls": true, "images": true, "top": true, "version": true, "port": true},
+	"manifest":  {"inspect": true},
+	"buildx":    {"ls": true, "inspect": true, "du": true, "version": true},
+	"plugin":    {"ls": true, "list": true, "inspect": true},
+	"stack":     {"ls": true, "ps": true, "services": true},
+}
+
+// dockerDestroys lists verbs that remove containers, images or data, or
+// take services down (DESIGN §4: docker rm/kill are destructive).
+var dockerDestroys = map[string]bool{
+	"rm": true, "rmi": true, "kill": true, "stop": true, "prune": true, "down": true, "remove": true,
+}
+
+func dockerRule(c *call) {
+	p := c.parse(dockerGlobalSpec)
+	if !c.strict(p) || len(p.operands) == 0 {
+		return
+	}
+	args := c.rest()[p.operands[0]:]
+	verb := args[0].val
+	if !args[0].literal() {
+		c.a.failClosed(CodeDynamicCommand, "docker subcommand "+args[0].src+" is computed at run time")
+		return
+	}
+	rest := args[1:]
+	group := ""
+	if m, ok := dockerGroupRead[verb]; ok && len(rest) > 0 {
+		group, verb, rest = verb, rest[0].val, rest[1:]
+		if m[verb] {
+			dockerReadVerb(c, group, verb, rest, len(c.args)-len(rest))
+			return
+		}
+	}
+	name := strings.TrimSpace(group + " " + verb)
+	switch {
+	case verb == "exec" && (group == "" || group == "container"):
+		dockerExec(c, rest, len(c.args)-len(rest))
+		return
+	case dockerRead[verb] && group == "":
+		dockerReadVerb(c, group, verb, rest, len(c.args)-len(rest))
+		return
+	case verb == "attach":
+		c.a.never(TTYFlag, "docker attach attaches to a running container")
+		return
+	case dockerDestroys[verb] || group == "system" && verb == "prune":
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "docker "+name+" removes or stops containers, images or data")
+		c.a.destroys("docker " + name + " removes or stops containers, images or data")
+		return
+	case verb == "pull":
+		c.a.writes(CodeWriteSubcommand, RiskLowWrite, "docker "+name+" downloads images")
+		return
+	}
+	c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "docker "+name+" changes containers, images or the host")
+	if verb == "run" || verb == "create" {
+		for _, a := range rest {
+			if a.val == "--privileged" || strings.HasPrefix(a.val, "--pid=host") || strings.HasPrefix(a.val, "-v=/:") || strings.HasPrefix(a.val, "/:/") {
+				c.a.writes(CodeSudo, RiskHighWrite, "docker "+verb+" "+a.val+" gives the container control of the host")
+			}
+		}
+	}
+}
+
+// dockerReadVerb: logs -f and stats and events follow unless bounded.
+// Rewrites (seed 000): docker logs -f X → docker logs --tail=200 X;
+// docker stats → docker stats --no-stream.
+func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
+	s := spec("fn:tqsal", "follow", "tail=", "since=", "until=", "timestamps", "details", "no-stream",
+		"no-trunc", "all", "format=", "filter=", "last=", "latest", "quiet", "size", "type=", "help")
+	for _, a := range rest {
+		if a.val == "-f" && verb != "logs" {
+			a.val = "--filter" // ps -f is --filter KEY=VALUE
+		}
+	}
+	p := parseArgs(rest, s)
+	for _, a := range rest {
+		if a.mayBeOption() && strings.HasPrefix(a.src, "$") {
+			c.a.writes(CodeDynamicCommand, RiskMediumWrite, "docker "+verb+": argument "+a.src+" may expand into an option")
+			return
+		}
+	}
+	shift := func(o opt) opt { o.index += at - 1; return o }
+	switch verb {
+	case "logs":
+		follow := func(o opt) bool { return o.name == "-f" || o.name == "--follow" }
+		if p.has("-f", "--follow") && !p.has("--until") {
+			c.a.never(UnboundedStream, "docker logs -f follows forever")
+			var extra []string
+			if !p.has("--tail", "-n") {
+				extra = append(extra, "--tail=200")
+			}
+			shifted := &parsedArgs{dashdash: -1}
+			for _, o := range p.opts {
+				shifted.opts = append(shifted.opts, shift(o))
+			}
+			c.rewrite(c.srcExcept(shifted, at, follow, extra...)...)
+		}
+	case "stats":
+		if !p.has("--no-stream") {
+			c.a.never(UnboundedStream, "docker stats refreshes forever; --no-stream prints once")
+			words := make([]string, 0, len(c.args)+1)
+			for _, a := range c.args {
+				words = append(words, a.src)
+			}
+			c.rewrite(append(words[:at], append([]string{"--no-stream"}, words[at:]...)...)...)
+		}
+	case "events":
+		if !p.has("--until") {
+			c.a.never(UnboundedStream, "docker events waits for events forever; --until ends it")
+		}
+	}
+}
+
+// dockerExec: docker exec [OPTIONS] CONTAINER CMD… classifies CMD; -t
+// allocates a terminal (seed 000 [tty_flag]); -e sets the environment.
+func dockerExec(c *call, rest []*arg, at int) {
+	s := spec("itde:u:w:", "interactive", "tty", "detach", "env=", "env-file=", "user=", "workdir=",
+		"privileged", "detach-keys=", "help")
+	s.noAbbrev = true
+	s.posixStop = true
+	p := parseArgs(rest, s)
+	if len(p.dynamic) > 0 || len(p.unknown) > 0 {
+		c.a.writes(CodeDynamicCommand, RiskMediumWrite, "docker exec: options classify cannot vouch for")
+		return
+	}
+	if len(p.operands) < 2 {
+		c.a.writes(CodeUnknownCommand, RiskMediumWrite, "docker exec without a command")
+		return
+	}
+	tty := false
+	for _, o := range p.opts {
+		switch o.name {
+		case "-t", "--tty":
+			tty = true
+		case "-e", "--env":
+			name, val, _ := strings.Cut(o.value, "=")
+			if !safeAssignment(name, &arg{val: val}, true) {
+				c.a.writes(CodeUnsafeAssignment, RiskHighWrite, "docker exec -e "+name+"= can change what runs")
+			}
+		case "--env-file":
+			c.a.writes(CodeUnsafeAssignment, RiskHighWrite, "docker exec --env-file sets variables classify cannot see")
+		case "--privileged":
+			c.a.writes(CodeSudo, RiskHighWrite, "docker exec --privileged")
+		}
+	}
+	c.inner(rest[p.operands[1]:], stmtCtx{})
+	if tty {
+		c.a.never(TTYFlag, "docker exec -t allocates a terminal and waits for input")
+		shifted := &parsedArgs{dashdash: -1}
+		for _, o := range p.opts {
+			o.index += at - 1
+			shifted.opts = append(shifted.opts, o)
+		}
+		c.rewrite(c.srcExcept(shifted, len(c.args), func(o opt) bool { return o.name == "-t" || o.name == "--tty" })...)
+	}
+}
+
+// helmRule: list/status/get/history/show/template/search/version read.
+func helmRule(c *call) {
+	verb := ""
+	for _, a := range c.rest() {
+		if !strings.HasPrefix(a.val, "-") {
+			verb = a.val
+			break
+		}
+	}
+	switch verb {
+	case "list", "ls", "status", "get", "history", "hist", "show", "inspect", "template", "search",
+		"version", "lint", "env", "verify", "help", "":
+		return
+	case "uninstall", "delete", "del", "un":
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "helm "+verb+" removes a release")
+		c.a.destroys("helm " + verb + " removes a release")
+		return
+	}
+	c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "helm "+verb+" changes releases or repositories")
+}
+
+// terraformRule: show, validate, output, state list/show, providers, graph,
+// version read; plan may write a plan file; destroy is destructive.
+func terraformRule(c *call) {
+	var words []string
+	for _, a := range c.rest() {
+		if !strings.HasPrefix(a.val, "-") {
+			words = append(words, a.val)
+		}
+	}
+	verb, sub := "", ""
+	if len(words) > 0 {
+		verb = words[0]
+	}
+	if len(words) > 1 {
+		sub = words[1]
+	}
+	switch {
+	case verb == "show" || verb == "validate" || verb == "output" || verb == "providers" || verb == "graph" ||
+		verb == "version" || verb == "" || verb == "state" && (sub == "list" || sub == "show" || sub == "pull") ||
+		verb == "workspace" && (sub == "list" || sub == "show") || verb == "fmt" && hasAnyArg(c, "-check"):
+		return
+	case verb == "destroy" || verb == "apply" && hasAnyArg(c, "-destroy") || verb == "state" && sub == "rm":
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "terraform "+verb+" destroys infrastructure")
+		c.a.destroys("terraform " + verb + " destroys infrastructure")
+	case verb == "plan":
+		c.a.writes(CodeWriteSubcommand, RiskLowWrite, "terraform plan refreshes state and may write a plan file")
+	default:
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "terraform "+verb+" changes infrastructure or state")
+	}
+}

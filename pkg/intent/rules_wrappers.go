@@ -1,0 +1,281 @@
+package intent
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Wrappers run another command; they classify it and add their own
+// properties (DESIGN §4: wrappers never launder).
+func registerWrapperRules() {
+	rules["env"] = envRule
+	rules["nice"] = wrapper(spec("n:", "adjustment="))
+	rules["ionice"] = wrapper(spec("c:n:p:P:u:t", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore"))
+	rules["nohup"] = wrapper(spec(""))
+	rules["stdbuf"] = wrapper(spec("i:o:e:", "input=", "output=", "error="))
+	rules["builtin"] = wrapper(spec(""))
+	rules["exec"] = wrapper(spec("cla:"))
+	rules["command"] = commandRule
+	rules["time"] = timeRule
+	rules["timeout"] = timeoutRule
+	rules["xargs"] = xargsRule
+	rules["watch"] = watchRule
+	for _, n := range []string{"cd", "pushd", "popd"} {
+		rules[n] = cdRule
+	}
+	for _, n := range []string{"read", "mapfile", "readarray", "unset", "wait"} {
+		rules[n] = nameArgsRule
+	}
+	rules["set"] = setRule
+}
+
+// wrapper classifies the command after the wrapper's own options.
+func wrapper(s *optSpec) rule {
+	s.posixStop = true
+	return func(c *call) {
+		p := c.parse(s)
+		if !c.strict(p) {
+			return
+		}
+		if len(p.operands) > 0 {
+			c.inner(c.rest()[p.operands[0]:], c.ctx)
+		}
+	}
+}
+
+var envSpec = func() *optSpec {
+	s := spec("0iu:C:S:vP:", "null", "ignore-environment", "unset=", "chdir=", "split-string=",
+		"debug", "block-signal?", "default-signal?", "ignore-signal?", "list-signal-handling",
+		"help", "version", "argv0=", "file=")
+	s.posixStop = true
+	return s
+}()
+
+// envRule: env NAME=VALUE… CMD applies DESIGN §4's assignment rules to
+// each NAME; -S splits a string into a command line nobody parsed.
+func envRule(c *call) {
+	p := c.parse(envSpec)
+	if !c.strict(p) {
+		return
+	}
+	for _, o := range p.opts {
+		switch o.name {
+		case "-S", "--split-string":
+			c.a.failClosed(CodeInlineCode, "env -S splits a string into a command")
+			return
+		case "-C", "--chdir":
+			c.w.dirKnown = false
+		}
+	}
+	rest := []*arg{}
+	if len(p.operands) > 0 {
+		rest = c.rest()[p.operands[0]:]
+	}
+	for len(rest) > 0 {
+		name, _, ok := strings.Cut(rest[0].val, "=")
+		if !ok || name == "" || strings.ContainsAny(name, "/ ") {
+			break
+		}
+		val := &arg{val: rest[0].val[len(name)+1:], expands: rest[0].expands}
+		if !safeAssignment(name, val, true) {
+			c.a.writes(CodeUnsafeAssignment, RiskHighWrite, fmt.Sprintf("env %s= can change what runs", name))
+		}
+		rest = rest[1:]
+	}
+	c.inner(rest, c.ctx)
+}
+
+// commandRule: command -v/-V only looks a name up; otherwise it runs it.
+func commandRule(c *call) {
+	s := spec("pvV")
+	s.posixStop = true
+	p := c.parse(s)
+	if !c.strict(p) {
+		return
+	}
+	if p.has("-v", "-V") {
+		return
+	}
+	if len(p.operands) > 0 {
+		c.inner(c.rest()[p.operands[0]:], c.ctx)
+	}
+}
+
+// timeRule: GNU time -o FILE writes its report to a file.
+func timeRule(c *call) {
+	s := spec("pvqo:f:a", "portability", "verbose", "quiet", "output=", "format=", "append", "help", "version")
+	s.posixStop = true
+	p := c.parse(s)
+	if !c.strict(p) {
+		return
+	}
+	if o, ok := p.get("-o", "--output"); ok && !isSinkPath(o.value) {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, "time -o "+o.value+" writes a file")
+	}
+	if len(p.operands) > 0 {
+		c.inner(c.rest()[p.operands[0]:], c.ctx)
+	}
+}
+
+var timeoutSpec = func() *optSpec {
+	s := spec("k:s:v", "kill-after=", "signal=", "foreground", "preserve-status", "verbose", "help", "version")
+	s.posixStop = true
+	return s
+}()
+
+// timeoutRule: timeout DURATION CMD bounds CMD (DESIGN §4: the one explicit
+// bound for a follow), except a zero duration, which disables the timeout.
+func timeoutRule(c *call) {
+	p := c.parse(timeoutSpec)
+	if !c.strict(p) || len(p.operands) < 1 {
+		return
+	}
+	dur := c.rest()[p.operands[0]]
+	sub := c.innerAssessed(c.rest()[p.operands[0]+1:], c.ctx)
+	if dur.literal() && !isZeroDuration(dur.val) {
+		sub.bound()
+	}
+	c.a.merge(sub)
+}
+
+func isZeroDuration(s string) bool {
+	s = strings.TrimRight(s, "smhd")
+	s = strings.Trim(s, "0.")
+	return s == ""
+}
+
+var xargsSpec = func() *optSpec {
+	s := spec("0a:d:E:e::I:i::L:l::n:oP:prs:tx", "null", "arg-file=", "delimiter=", "eof?",
+		"replace?", "max-lines?", "max-args=", "open-tty", "max-procs=", "interactive",
+		"process-slot-var=", "no-run-if-empty", "max-chars=", "show-limits", "verbose", "exit",
+		"help", "version")
+	s.posixStop = true
+	return s
+}()
+
+// xargsRule: xargs appends words from its input to the command, and those
+// words can be options ("-delete", "-i"): only argument-safe programs, or a
+// command that ended its options with "--", stay read-only.
+func xargsRule(c *call) {
+	p := c.parse(xargsSpec)
+	if !c.strict(p) {
+		return
+	}
+	if p.has("-o", "--open-tty", "-p", "--interactive") {
+		c.a.never(TTYFlag, "xargs "+"-p/-o reads answers from the terminal")
+	}
+	if len(p.operands) == 0 {
+		return // runs echo
+	}
+	inner := c.rest()[p.operands[0]:]
+	c.inner(inner, stmtCtx{})
+	name := inner[0].val
+	if argSafe[name] {
+		return
+	}
+	for _, a := range inner[1:] {
+		if a.val == "--" {
+			return
+		}
+	}
+	if _, known := rules[name]; known {
+		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("xargs appends input words to %s, and they can be options", name))
+	}
+}
+
+var watchSpec = func() *optSpec {
+	s := spec("bCcdegn:ptwx", "beep", "no-color", "color", "differences?", "errexit", "chgexit",
+		"interval=", "precise", "no-title", "no-wrap", "exec", "equexit=", "no-linewrap", "help", "version", "quiet")
+	s.posixStop = true
+	return s
+}()
+
+// watchRule: watch reruns its command forever (seed 000 [unbounded_stream]);
+// the command is joined and run by sh -c unless -x. Rewrite: watch X → X.
+func watchRule(c *call) {
+	p := c.parse(watchSpec)
+	if !c.strict(p) {
+		return
+	}
+	c.a.never(UnboundedStream, "watch reruns its command until stopped")
+	if len(p.operands) == 0 {
+		return
+	}
+	inner := c.rest()[p.operands[0]:]
+	if p.has("-x", "--exec") {
+		c.inner(inner, stmtCtx{})
+	} else {
+		c.w.script(joined(inner), c.a, false)
+	}
+	words := make([]string, len(inner))
+	for i, a := range inner {
+		words[i] = a.src
+	}
+	if len(inner) == 1 && !p.has("-x", "--exec") {
+		words[0] = inner[0].val // watch 'df -h' runs the text as a command line
+	}
+	c.rewrite(words...)
+}
+
+// cdRule: changing directory is harmless, but it changes which repository's
+// git config applies; track a literal path, forget anything else.
+func cdRule(c *call) {
+	if c.name != "cd" && c.name != "pushd" {
+		c.w.dirKnown = false
+		return
+	}
+	var target *arg
+	for _, a := range c.rest() {
+		if a.val == "-L" || a.val == "-P" || a.val == "-e" || a.val == "-@" || a.val == "--" || a.val == "-n" {
+			continue
+		}
+		target = a
+		break
+	}
+	if target == nil || !target.literal() || target.val == "-" || strings.HasPrefix(target.val, "~") || strings.HasPrefix(target.val, "+") {
+		c.w.dirKnown = false
+		return
+	}
+	if path.IsAbs(target.val) {
+		c.w.dir = path.Clean(target.val)
+	} else {
+		c.w.dir = path.Join(c.w.dir, target.val)
+	}
+}
+
+// nameArgsRule: read, mapfile, unset, getopts, wait -p and test -v take
+// variable names, and a name with a subscript (a[$(cmd)]) is evaluated as
+// arithmetic.
+func nameArgsRule(c *call) {
+	for i, a := range c.rest() {
+		if c.name == "test" || c.name == "[" {
+			if i == 0 || (c.rest()[i-1].val != "-v" && c.rest()[i-1].val != "-R") {
+				continue
+			}
+		}
+		if strings.Contains(a.val, "[") {
+			c.a.failClosed(CodeArithmetic, c.name+": an array subscript is evaluated as arithmetic")
+			return
+		}
+	}
+	if c.name == "unset" {
+		for _, a := range c.rest() {
+			if a.val == "-f" || a.val == "PATH" || !a.literal() {
+				c.a.writes(CodeUnsafeAssignment, RiskMediumWrite, "unset "+a.src+" changes what later commands run")
+				return
+			}
+		}
+	}
+}
+
+// setRule: shell options and positional parameters change nothing outside
+// the shell.
+func setRule(c *call) {
+	for _, a := range c.rest() {
+		if !a.literal() {
+			c.a.writes(CodeDynamicCommand, RiskMediumWrite, "set "+a.src+" is computed at run time")
+			return
+		}
+	}
+}

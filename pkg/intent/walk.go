@@ -1,0 +1,540 @@
+package intent
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// stdinKind says where a command's standard input comes from; it matters for
+// shells and interpreters, which run whatever arrives there as code.
+type stdinKind uint8
+
+const (
+	stdinInherited stdinKind = iota
+	stdinPipe                // cmd | sh
+	stdinFile                // sh < script.sh
+	stdinHeredoc             // sh <<EOF … EOF or sh <<< "…"
+)
+
+// stmtCtx is what a simple command inherits from its statement.
+type stmtCtx struct {
+	stdin     stdinKind
+	heredoc   string // literal here-document or here-string text, when stdin is one
+	heredocOK bool   // the here-document text is literal (no expansions)
+	redirs    []*syntax.Redirect
+}
+
+// walker visits every command in one parsed script.
+type walker struct {
+	c        *Classifier
+	src      string
+	topLevel bool // src is the command being classified: rewrites may splice into it
+	depth    int
+
+	// dir is the directory git commands run in, for RepoConfig; dirKnown is
+	// false once a cd, pushd or remote shell makes it unknowable.
+	dir      string
+	dirKnown bool
+
+	splices []splice
+}
+
+// splice replaces src[start:end] with text in the suggested rewrite.
+type splice struct {
+	start, end int
+	text       string
+}
+
+func (w *walker) enter(a *assessment) bool {
+	w.depth++
+	if w.depth > w.c.opts.MaxDepth {
+		w.depth--
+		a.failClosed(CodeNestingTooDeep, fmt.Sprintf("nesting deeper than %d levels", w.c.opts.MaxDepth))
+		return false
+	}
+	return true
+}
+
+func (w *walker) leave() { w.depth-- }
+
+func (w *walker) stmts(ss []*syntax.Stmt, a *assessment) {
+	for _, s := range ss {
+		w.stmt(s, stmtCtx{}, a)
+	}
+}
+
+func (w *walker) stmt(s *syntax.Stmt, ctx stmtCtx, a *assessment) {
+	if !w.enter(a) {
+		return
+	}
+	defer w.leave()
+	ctx.redirs = s.Redirs
+	for _, r := range s.Redirs {
+		w.redirect(r, &ctx, a)
+	}
+	if s.Cmd != nil {
+		w.command(s.Cmd, ctx, a)
+	}
+}
+
+// redirect applies DESIGN §4's redirect rules: /dev/null targets, fd
+// duplication and closing, and input redirects are not writes (seed 000
+// Failure Mode 3); every other output redirect, <> and >| is.
+func (w *walker) redirect(r *syntax.Redirect, ctx *stmtCtx, a *assessment) {
+	if r.Word != nil {
+		w.word(r.Word, a)
+	}
+	if r.Hdoc != nil {
+		w.word(r.Hdoc, a)
+	}
+	target := ""
+	if r.Word != nil {
+		target = newArg(w.src, r.Word).val
+	}
+	switch r.Op {
+	case syntax.RdrIn, syntax.DplIn:
+		if r.Op == syntax.RdrIn && (r.N == nil || r.N.Value == "0") {
+			ctx.stdin = stdinFile
+		}
+	case syntax.Hdoc, syntax.DashHdoc:
+		ctx.stdin, ctx.heredoc, ctx.heredocOK = stdinHeredoc, "", true
+		if r.Hdoc != nil {
+			h := newArg(w.src, r.Hdoc)
+			ctx.heredoc, ctx.heredocOK = h.val, !h.expands
+			if r.Op == syntax.DashHdoc {
+				ctx.heredoc = trimHeredocTabs(ctx.heredoc)
+			}
+		}
+	case syntax.WordHdoc:
+		h := newArg(w.src, r.Word)
+		ctx.stdin, ctx.heredoc, ctx.heredocOK = stdinHeredoc, h.val+"\n", h.literal()
+	case syntax.DplOut:
+		if !isFD(target) {
+			a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf(">& %s writes the file %s", target, target))
+		}
+	case syntax.RdrInOut:
+		a.writes(CodeOutputRedirect, RiskHighWrite, "<> "+target+" opens the file for writing")
+	default: // > >> >| &> &>>
+		if r.Op != syntax.RdrClob && isSinkPath(target) && r.Word.Lit() != "" {
+			return
+		}
+		a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf("%s %s writes a file", r.Op, target))
+		if strings.HasPrefix(target, "/dev/") && !isSinkPath(target) {
+			a.destroys(fmt.Sprintf("%s %s overwrites a device", r.Op, target))
+		}
+	}
+}
+
+func trimHeredocTabs(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimLeft(l, "\t")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// isFD matches the targets of fd duplication and closing: 1, 2, -, 2-.
+func isFD(s string) bool {
+	s = strings.TrimSuffix(s, "-")
+	if s == "" {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isSinkPath reports paths whose writes change nothing on disk.
+func isSinkPath(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1", "/dev/fd/2":
+		return true
+	}
+	return false
+}
+
+func (w *walker) command(cmd syntax.Command, ctx stmtCtx, a *assessment) {
+	switch c := cmd.(type) {
+	case *syntax.CallExpr:
+		w.callExpr(c, ctx, a)
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.Pipe, syntax.PipeAll:
+			// Each side of a pipeline runs in a subshell: a cd does not carry.
+			dir, known := w.dir, w.dirKnown
+			w.stmt(c.X, stmtCtx{stdin: ctx.stdin, heredoc: ctx.heredoc, heredocOK: ctx.heredocOK}, a)
+			w.dir, w.dirKnown = dir, known
+			w.stmt(c.Y, stmtCtx{stdin: stdinPipe}, a)
+			w.dir, w.dirKnown = dir, known
+		default:
+			w.stmt(c.X, ctx, a)
+			w.stmt(c.Y, ctx, a)
+		}
+	case *syntax.Subshell:
+		dir, known := w.dir, w.dirKnown
+		w.stmts(c.Stmts, a)
+		w.dir, w.dirKnown = dir, known
+	case *syntax.Block:
+		w.stmts(c.Stmts, a)
+	case *syntax.IfClause:
+		for ; c != nil; c = c.Else {
+			w.stmts(c.Cond, a)
+			w.stmts(c.Then, a)
+		}
+	case *syntax.WhileClause:
+		w.stmts(c.Cond, a)
+		w.stmts(c.Do, a)
+		if foreverCondition(c) {
+			a.never(UnboundedStream, "the loop condition is always true")
+		}
+	case *syntax.ForClause:
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			for _, wd := range l.Items {
+				w.word(wd, a)
+			}
+		case *syntax.CStyleLoop:
+			a.failClosed(CodeArithmetic, "for ((…)) evaluates arithmetic")
+		}
+		w.stmts(c.Do, a)
+	case *syntax.CaseClause:
+		w.word(c.Word, a)
+		for _, it := range c.Items {
+			for _, p := range it.Patterns {
+				w.word(p, a)
+			}
+			w.stmts(it.Stmts, a)
+		}
+	case *syntax.FuncDecl:
+		// The body runs whenever the function is called; a definition that
+		// shadows a read-only name (ls() { rm -rf /; }) is judged by its body.
+		w.stmt(c.Body, stmtCtx{}, a)
+	case *syntax.ArithmCmd:
+		a.failClosed(CodeArithmetic, "((…)) evaluates arithmetic, which can run a[$(cmd)] subscripts")
+	case *syntax.LetClause:
+		a.failClosed(CodeArithmetic, "let evaluates arithmetic, which can run a[$(cmd)] subscripts")
+	case *syntax.TestClause:
+		w.test(c.X, a)
+	case *syntax.DeclClause:
+		w.decl(c, a)
+	case *syntax.TimeClause:
+		if c.Stmt != nil {
+			w.stmt(c.Stmt, ctx, a)
+		}
+	case *syntax.CoprocClause:
+		w.stmt(c.Stmt, stmtCtx{}, a)
+	case *syntax.TestDecl:
+		w.word(c.Description, a)
+		w.stmt(c.Body, stmtCtx{}, a)
+	default:
+		a.failClosed(CodeUnknownCommand, fmt.Sprintf("unsupported shell construct %T", cmd))
+	}
+}
+
+// foreverCondition reports `while true`, `while :` and `until false`.
+func foreverCondition(c *syntax.WhileClause) bool {
+	if len(c.Cond) != 1 {
+		return false
+	}
+	ce, ok := c.Cond[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) != 1 || len(ce.Assigns) > 0 || c.Cond[0].Negated {
+		return false
+	}
+	switch ce.Args[0].Lit() {
+	case "true", ":":
+		return !c.Until
+	case "false":
+		return c.Until
+	}
+	return false
+}
+
+// test walks a [[ … ]] expression. Its arithmetic operators evaluate their
+// operands as arithmetic, so x -eq 'a[$(cmd)]' runs cmd.
+func (w *walker) test(x syntax.TestExpr, a *assessment) {
+	switch x := x.(type) {
+	case *syntax.Word:
+		w.word(x, a)
+	case *syntax.UnaryTest:
+		w.test(x.X, a)
+		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+			if wd, ok := x.X.(*syntax.Word); ok && strings.Contains(newArg(w.src, wd).val, "[") {
+				a.failClosed(CodeArithmetic, "-v with an array subscript evaluates arithmetic")
+			}
+		}
+	case *syntax.BinaryTest:
+		w.test(x.X, a)
+		w.test(x.Y, a)
+		switch x.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for _, side := range []syntax.TestExpr{x.X, x.Y} {
+				if wd, ok := side.(*syntax.Word); !ok || !isInteger(newArg(w.src, wd)) {
+					a.failClosed(CodeArithmetic, fmt.Sprintf("[[ … %s … ]] evaluates its operands as arithmetic", x.Op))
+					return
+				}
+			}
+		}
+	case *syntax.ParenTest:
+		w.test(x.X, a)
+	}
+}
+
+func isInteger(a *arg) bool {
+	if !a.literal() || a.val == "" {
+		return false
+	}
+	s := strings.TrimPrefix(a.val, "-")
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// word walks a word for substitutions, and fails closed on constructs that
+// evaluate arithmetic or hide line continuations.
+func (w *walker) word(wd *syntax.Word, a *assessment) {
+	if wd == nil {
+		return
+	}
+	for _, p := range wd.Parts {
+		w.wordPart(p, a)
+	}
+}
+
+func (w *walker) wordPart(p syntax.WordPart, a *assessment) {
+	switch p := p.(type) {
+	case *syntax.DblQuoted:
+		if w.continuationIn(p) {
+			a.failClosed(CodeQuotedContinue, "a backslash-newline inside double quotes joins lines unseen")
+		}
+		for _, q := range p.Parts {
+			w.wordPart(q, a)
+		}
+	case *syntax.CmdSubst:
+		if w.enter(a) {
+			dir, known := w.dir, w.dirKnown
+			w.stmts(p.Stmts, a)
+			w.dir, w.dirKnown = dir, known
+			w.leave()
+		}
+	case *syntax.ProcSubst:
+		if w.enter(a) {
+			dir, known := w.dir, w.dirKnown
+			w.stmts(p.Stmts, a)
+			w.dir, w.dirKnown = dir, known
+			w.leave()
+		}
+	case *syntax.ArithmExp:
+		a.failClosed(CodeArithmetic, "$((…)) evaluates arithmetic, which can run a[$(cmd)] subscripts")
+	case *syntax.ParamExp:
+		w.paramExp(p, a)
+	}
+}
+
+func (w *walker) paramExp(p *syntax.ParamExp, a *assessment) {
+	if p.Slice != nil {
+		a.failClosed(CodeArithmetic, "${var:offset:length} evaluates arithmetic")
+	}
+	if p.Index != nil && !safeIndex(p.Index) {
+		a.failClosed(CodeArithmetic, "an array subscript is evaluated as arithmetic")
+	}
+	if p.NestedParam != nil {
+		w.wordPart(p.NestedParam, a)
+	}
+	if p.Repl != nil {
+		w.word(p.Repl.Orig, a)
+		w.word(p.Repl.With, a)
+	}
+	if p.Exp != nil {
+		w.word(p.Exp.Word, a)
+	}
+}
+
+// safeIndex allows ${a[0]}, ${a[@]} and ${a[*]}: nothing left to evaluate.
+func safeIndex(x syntax.ArithmExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	l := wd.Lit()
+	if l == "@" || l == "*" {
+		return true
+	}
+	return isInteger(&arg{val: l})
+}
+
+// continuationIn finds a backslash-newline inside double quotes, which the
+// parser removes silently (DESIGN §4 fails closed on it).
+func (w *walker) continuationIn(q *syntax.DblQuoted) bool {
+	s, e := int(q.Pos().Offset()), int(q.End().Offset())
+	if s < 0 || e > len(w.src) || s >= e {
+		return false
+	}
+	body := w.src[s:e]
+	for i := 0; i+1 < len(body); i++ {
+		if body[i] == '\\' {
+			if body[i+1] == '\n' {
+				return true
+			}
+			i++
+		}
+	}
+	return false
+}
+
+// assignment checks one NAME=value: the value's substitutions run, array
+// subscripts are arithmetic, and only some names are harmless.
+func (w *walker) assignment(as *syntax.Assign, prefix bool, a *assessment) {
+	if as.Index != nil {
+		a.failClosed(CodeArithmetic, "an array subscript in an assignment is evaluated as arithmetic")
+	}
+	if as.Array != nil {
+		for _, el := range as.Array.Elems {
+			if el.Index != nil {
+				a.failClosed(CodeArithmetic, "an array subscript in an assignment is evaluated as arithmetic")
+			}
+			w.word(el.Value, a)
+		}
+	}
+	w.word(as.Value, a)
+	if as.Name == nil {
+		return
+	}
+	name := as.Name.Value
+	var val *arg
+	if as.Value != nil {
+		val = newArg(w.src, as.Value)
+		if val.expands && hasSubstitution(as.Value) {
+			a.failClosed(CodeUnsafeAssignment, name+"= takes its value from a command substitution")
+			return
+		}
+	} else {
+		val = &arg{}
+	}
+	if safeAssignment(name, val, prefix) {
+		return
+	}
+	a.writes(CodeUnsafeAssignment, RiskHighWrite, fmt.Sprintf("%s= can change what runs", name))
+}
+
+func hasSubstitution(wd *syntax.Word) bool {
+	found := false
+	syntax.Walk(wd, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// safeAssignment is DESIGN §4's list of variables that cannot change what
+// runs. A bare shell variable (no command follows) with a lower-case name is
+// also harmless: it is not exported, and using it as a command is caught as
+// DYNAMIC_COMMAND.
+func safeAssignment(name string, val *arg, prefix bool) bool {
+	switch {
+	case strings.HasPrefix(name, "LC_"), name == "LANG", name == "TZ", name == "TERM",
+		name == "COLUMNS", name == "NO_COLOR":
+		return true
+	case name == "PAGER", name == "GIT_PAGER", name == "SYSTEMD_PAGER":
+		return val.literal() && val.val == "cat"
+	}
+	if prefix || strings.HasSuffix(name, "_proxy") {
+		return false
+	}
+	return strings.ToLower(name) == name
+}
+
+func (w *walker) decl(d *syntax.DeclClause, a *assessment) {
+	for _, as := range d.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			w.word(as.Value, a)
+			v := newArg(w.src, as.Value)
+			switch {
+			case !v.literal():
+				a.failClosed(CodeDynamicCommand, d.Variant.Value+" with an expanded argument can assign anything")
+			case strings.HasPrefix(v.val, "-") && strings.ContainsAny(v.val, "inf"):
+				a.failClosed(CodeArithmetic, fmt.Sprintf("%s %s: integer, nameref or function attributes", d.Variant.Value, v.val))
+			case strings.Contains(v.val, "["):
+				a.failClosed(CodeArithmetic, "an array subscript is evaluated as arithmetic")
+			}
+			continue
+		}
+		w.assignment(as, false, a)
+	}
+}
+
+func (w *walker) callExpr(ce *syntax.CallExpr, ctx stmtCtx, a *assessment) {
+	for _, as := range ce.Assigns {
+		w.assignment(as, len(ce.Args) > 0, a)
+	}
+	if len(ce.Args) == 0 {
+		return
+	}
+	args := make([]*arg, len(ce.Args))
+	for i, wd := range ce.Args {
+		w.word(wd, a)
+		args[i] = newArg(w.src, wd)
+	}
+	w.program(args, ctx, a)
+}
+
+// program classifies argv[0] with its arguments; wrappers call it again on
+// their inner command (DESIGN §4: wrappers never launder).
+func (w *walker) program(args []*arg, ctx stmtCtx, a *assessment) {
+	if !w.enter(a) {
+		return
+	}
+	defer w.leave()
+	name := args[0]
+	switch {
+	case name.ansiC:
+		a.failClosed(CodeANSICQuoting, fmt.Sprintf("the command word %s uses $'…' quoting", name.src))
+		return
+	case !name.literal() || name.val == "":
+		a.failClosed(CodeDynamicCommand, fmt.Sprintf("the command name %s is computed at run time", name.src))
+		return
+	case !isASCII(name.val):
+		a.failClosed(CodeNonASCIICommand, fmt.Sprintf("the command name %q has non-ASCII characters", name.val))
+		return
+	case strings.Contains(name.val, "/"):
+		a.failClosed(CodePathCommand, fmt.Sprintf("%s is run by path, not the trusted %s", name.val, path.Base(name.val)))
+		return
+	}
+	r, ok := rules[name.val]
+	if !ok {
+		a.writes(CodeUnknownCommand, RiskMediumWrite, fmt.Sprintf("%s is not a known read-only command", name.val))
+		return
+	}
+	r(&call{w: w, a: a, ctx: ctx, name: name.val, args: args})
+}
+
+// script classifies text that a shell will run (bash -c, ssh host CMD,
+// watch CMD) as a nested command.
+func (w *walker) script(text string, a *assessment, remote bool) {
+	if !w.enter(a) {
+		return
+	}
+	defer w.leave()
+	if bad, ok := badRune(text); ok {
+		a.failClosed(CodeControlCharacter, "nested command contains "+bad)
+		return
+	}
+	f, err := w.c.parse(text)
+	if err != nil {
+		a.failClosed(CodeParseError, "nested command: "+err.Error())
+		return
+	}
+	inner := &walker{c: w.c, src: text, depth: w.depth, dir: w.dir, dirKnown: w.dirKnown && !remote}
+	inner.stmts(f.Stmts, a)
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Whole-process latency of classify for the coding-agent hook case: one
+# process per command, start-up included (targets: p50 ≤ 10 ms, p99 ≤ 25 ms).
+# Needs only Go; uses hyperfine for a second opinion when it is installed.
+#
+#   RUNS=500 scripts/bench.sh          # more runs
+#   STRICT=1 scripts/bench.sh          # exit 1 when a target is missed
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+classify=${CLASSIFY:-bin/classify}
+runs=${RUNS:-200}
+corpus=${CORPUS:-pkg/intent/testdata/commands.jsonl}
+[ -f "$corpus" ] || corpus=scripts/demo-commands.txt
+
+if [ ! -x "$classify" ]; then
+	go build -trimpath -o "$classify" ./cmd/classify
+fi
+
+strict=()
+[ -z "${STRICT:-}" ] || strict=(-strict)
+go run ./internal/hookbench -runs "$runs" -bin "$classify" "${strict[@]}" "$corpus"
+
+if command -v hyperfine >/dev/null 2>&1; then
+	hyperfine -N --warmup 20 --runs "$runs" \
+		"$classify -- 'git log --oneline -5'" \
+		"$classify -- 'ls && rm -rf /'"
+fi
