@@ -36,8 +36,16 @@ func (a *assessment) writes(code Code, risk Risk, detail string) {
 	a.reason(code, detail)
 }
 
-// destroys records a destructive action (DESIGN §4 action_class).
+// destroys records a destructive action (DESIGN §4 action_class). A write
+// reason with the same detail becomes the DESTRUCTIVE one, so that "rm
+// deletes files" is said once.
 func (a *assessment) destroys(detail string) {
+	for i, r := range a.reasons {
+		if r.Detail == detail {
+			a.reasons = append(a.reasons[:i], a.reasons[i+1:]...)
+			break
+		}
+	}
 	a.writes(CodeDestructive, RiskHighWrite, detail)
 	a.action = ActionDestructive
 }

@@ -55,24 +55,37 @@ func sqlClientRule(c *call) {
 			continue
 		}
 		v := in.Inspect(argv)
+		// A REPL is never reported together with a write finding (the
+		// write wins), but it may come with read-only SQL (psql -W -c …).
 		switch {
+		case v.REPL && c.ctx.stdin != stdinInherited:
+			c.a.writes(CodeSQLWrite, RiskMediumWrite, c.name+" runs SQL from its input, which classify cannot see")
+			return
 		case v.REPL:
-			if c.ctx.stdin != stdinInherited {
-				c.a.writes(CodeSQLWrite, RiskMediumWrite, c.name+" runs SQL from its input, which classify cannot see")
-				return
+			c.a.never(InteractiveREPL, named(c.name, orDefault(v.Detail, "no query: an interactive session")))
+			if v.ReadOnly {
+				c.a.conditionally(CodeSQLReadOnly, c.name+": every statement is read-only")
 			}
-			c.a.never(InteractiveREPL, c.name+" with no query is an interactive session")
 		case v.ReadOnly:
-			c.a.conditionally(CodeSQLReadOnly, c.name+": "+strings.TrimSpace(orDefault(v.Detail, "every statement is read-only")))
+			c.a.conditionally(CodeSQLReadOnly, named(c.name, orDefault(v.Detail, "every statement is read-only")))
 		default:
-			c.a.writes(CodeSQLWrite, RiskHighWrite, c.name+": "+orDefault(v.Detail, "SQL is not provably read-only"))
+			c.a.writes(CodeSQLWrite, RiskHighWrite, named(c.name, orDefault(v.Detail, "SQL is not provably read-only")))
 		}
 		if v.Destructive {
-			c.a.destroys(c.name + ": " + orDefault(v.Detail, "SQL drops or deletes data"))
+			c.a.destroys(named(c.name, orDefault(v.Detail, "SQL drops or deletes data")))
 		}
 		return
 	}
 	c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" has no inspector")
+}
+
+// named prefixes an inspector's detail with the program, once.
+func named(prog, detail string) string {
+	detail = strings.TrimSpace(detail)
+	if strings.HasPrefix(detail, prog+" ") {
+		return detail
+	}
+	return prog + ": " + detail
 }
 
 func orDefault(s, def string) string {

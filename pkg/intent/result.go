@@ -4,6 +4,7 @@
 package intent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -183,14 +184,21 @@ func (r Result) HasReason(c Code) bool {
 	return false
 }
 
-// MarshalJSON adds schema_version and never writes a null reasons list.
+// MarshalJSON adds schema_version, never writes a null reasons list, and
+// leaves & < > unescaped: commands are full of them.
 func (r Result) MarshalJSON() ([]byte, error) {
 	type plain Result
 	if r.Reasons == nil {
 		r.Reasons = []Reason{}
 	}
-	return json.Marshal(struct {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(struct {
 		SchemaVersion int `json:"schema_version"`
 		plain
-	}{1, plain(r)})
+	}{1, plain(r)}); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -90,7 +90,6 @@ func kubectlRule(c *call) {
 	case "logs":
 		p = c.parse(kubectlLogsSpec) // in logs, -f is --follow, not --filename
 	case "delete", "drain":
-		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "kubectl "+verb+" removes resources")
 		c.a.destroys("kubectl " + verb + " removes resources or evicts pods")
 		return
 	case "port-forward", "proxy":
@@ -299,18 +298,19 @@ func dockerRule(c *call) {
 	}
 }
 
+var dockerReadSpec = spec("fn:tqsal", "follow", "tail=", "since=", "until=", "timestamps", "details",
+	"no-stream", "no-trunc", "all", "format=", "filter=", "last=", "latest", "quiet", "size", "type=", "help")
+
 // dockerReadVerb: logs -f and stats and events follow unless bounded.
 // Rewrites (seed 000): docker logs -f X → docker logs --tail=200 X;
 // docker stats → docker stats --no-stream.
 func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
-	s := spec("fn:tqsal", "follow", "tail=", "since=", "until=", "timestamps", "details", "no-stream",
-		"no-trunc", "all", "format=", "filter=", "last=", "latest", "quiet", "size", "type=", "help")
 	for _, a := range rest {
 		if a.val == "-f" && verb != "logs" {
 			a.val = "--filter" // ps -f is --filter KEY=VALUE
 		}
 	}
-	p := parseArgs(rest, s)
+	p := parseArgs(rest, dockerReadSpec)
 	for _, a := range rest {
 		if a.mayBeOption() && strings.HasPrefix(a.src, "$") {
 			c.a.writes(CodeDynamicCommand, RiskMediumWrite, "docker "+verb+": argument "+a.src+" may expand into an option")
@@ -349,14 +349,18 @@ func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
 	}
 }
 
-// dockerExec: docker exec [OPTIONS] CONTAINER CMD… classifies CMD; -t
-// allocates a terminal (seed 000 [tty_flag]); -e sets the environment.
-func dockerExec(c *call, rest []*arg, at int) {
+var dockerExecSpec = func() *optSpec {
 	s := spec("itde:u:w:", "interactive", "tty", "detach", "env=", "env-file=", "user=", "workdir=",
 		"privileged", "detach-keys=", "help")
 	s.noAbbrev = true
 	s.posixStop = true
-	p := parseArgs(rest, s)
+	return s
+}()
+
+// dockerExec: docker exec [OPTIONS] CONTAINER CMD… classifies CMD; -t
+// allocates a terminal (seed 000 [tty_flag]); -e sets the environment.
+func dockerExec(c *call, rest []*arg, at int) {
+	p := parseArgs(rest, dockerExecSpec)
 	if len(p.dynamic) > 0 || len(p.unknown) > 0 {
 		c.a.writes(CodeDynamicCommand, RiskMediumWrite, "docker exec: options classify cannot vouch for")
 		return

@@ -173,9 +173,11 @@ func sshRule(c *call) {
 	}
 }
 
+var pingSpec = spec("46aAbBdDfhLnOqrRUvVc:i:I:l:m:M:p:Q:s:S:t:T:w:W:F:", "")
+
 // pingRule: ping without -c or -w pings forever. Rewrite: ping H → ping -c 4 H.
 func pingRule(c *call) {
-	p := c.parse(spec("46aAbBdDfhLnOqrRUvVc:i:I:l:m:M:p:Q:s:S:t:T:w:W:F:", ""))
+	p := c.parse(pingSpec)
 	if !c.strict(p) {
 		return
 	}
@@ -186,9 +188,11 @@ func pingRule(c *call) {
 	c.rewrite(c.srcExcept(p, 1, func(opt) bool { return false }, "-c", "4")...)
 }
 
+var tcpdumpSpec = spec("AbdDeKlLnNOpqStuUvxXc:C:E:F:G:i:j:m:M:r:s:T:w:W:y:z:Z:B:Q:", "help", "version", "list-interfaces", "interface=", "immediate-mode", "number", "print")
+
 // tcpdumpRule: -w writes a capture file; without -c it captures forever.
 func tcpdumpRule(c *call) {
-	p := c.parse(spec("AbdDeKlLnNOpqStuUvxXc:C:E:F:G:i:j:m:M:r:s:T:w:W:y:z:Z:B:Q:", "help", "version", "list-interfaces", "interface=", "immediate-mode", "number", "print"))
+	p := c.parse(tcpdumpSpec)
 	if !c.strict(p) {
 		return
 	}

@@ -210,14 +210,16 @@ func removeInt(xs []int, v int) []int {
 	return out
 }
 
+var dmesgSpec = spec("CcDdEeF:f:HhkLl:n:PrSs:TtuwWx", "clear", "read-clear", "console-off",
+	"show-delta", "console-on", "reltime", "file=", "facility=", "human", "help", "kernel",
+	"color?", "level=", "console-level=", "nopager", "noescape", "raw", "syslog", "buffer-size=",
+	"ctime", "notime", "userspace", "follow", "follow-new", "decode", "since=", "until=", "time-format=",
+	"json", "force-prefix", "version")
+
 // dmesgRule: -w/-W follow; -c/-C clear the ring buffer; -n/-D/-E change
 // console logging.
 func dmesgRule(c *call) {
-	p := c.parse(spec("CcDdEeF:f:HhkLl:n:PrSs:TtuwWx", "clear", "read-clear", "console-off",
-		"show-delta", "console-on", "reltime", "file=", "facility=", "human", "help", "kernel",
-		"color?", "level=", "console-level=", "nopager", "noescape", "raw", "syslog", "buffer-size=",
-		"ctime", "notime", "userspace", "follow", "follow-new", "decode", "since=", "until=", "time-format=",
-		"json", "force-prefix", "version"))
+	p := c.parse(dmesgSpec)
 	if !c.strict(p) {
 		return
 	}
@@ -304,11 +306,13 @@ func topRule(c *call) {
 	c.rewrite(words...)
 }
 
+var freeSpec = spec("bkmgthlLvwc:s:", "bytes", "kilo", "mega", "giga", "tera", "peta", "kibi", "mebi",
+	"gibi", "tebi", "pebi", "human", "si", "lohi", "line", "total", "committed", "wide", "count=",
+	"seconds=", "help", "version")
+
 // freeRule: free -s N repeats forever unless -c bounds it.
 func freeRule(c *call) {
-	p := c.parse(spec("bkmgthlLvwc:s:", "bytes", "kilo", "mega", "giga", "tera", "peta", "kibi", "mebi",
-		"gibi", "tebi", "pebi", "human", "si", "lohi", "line", "total", "committed", "wide", "count=",
-		"seconds=", "help", "version"))
+	p := c.parse(freeSpec)
 	if !c.strict(p) {
 		return
 	}

@@ -86,11 +86,11 @@ func envRule(c *call) {
 	c.inner(rest, c.ctx)
 }
 
+var commandSpec = &optSpec{short: map[byte]argKind{'p': noValue, 'v': noValue, 'V': noValue}, posixStop: true}
+
 // commandRule: command -v/-V only looks a name up; otherwise it runs it.
 func commandRule(c *call) {
-	s := spec("pvV")
-	s.posixStop = true
-	p := c.parse(s)
+	p := c.parse(commandSpec)
 	if !c.strict(p) {
 		return
 	}
@@ -102,11 +102,15 @@ func commandRule(c *call) {
 	}
 }
 
-// timeRule: GNU time -o FILE writes its report to a file.
-func timeRule(c *call) {
+var timeSpec = func() *optSpec {
 	s := spec("pvqo:f:a", "portability", "verbose", "quiet", "output=", "format=", "append", "help", "version")
 	s.posixStop = true
-	p := c.parse(s)
+	return s
+}()
+
+// timeRule: GNU time -o FILE writes its report to a file.
+func timeRule(c *call) {
+	p := c.parse(timeSpec)
 	if !c.strict(p) {
 		return
 	}

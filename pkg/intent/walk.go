@@ -482,9 +482,11 @@ func (w *walker) callExpr(ce *syntax.CallExpr, ctx stmtCtx, a *assessment) {
 		return
 	}
 	args := make([]*arg, len(ce.Args))
+	slab := make([]arg, len(ce.Args)) // one allocation for the words of a call
 	for i, wd := range ce.Args {
 		w.word(wd, a)
-		args[i] = newArg(w.src, wd)
+		slab[i].fill(w.src, wd)
+		args[i] = &slab[i]
 	}
 	w.program(args, ctx, a)
 }

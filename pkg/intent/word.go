@@ -38,14 +38,29 @@ func (a *arg) mayBeOption() bool {
 
 // newArg normalizes a parsed word.
 func newArg(src string, w *syntax.Word) *arg {
-	a := &arg{start: int(w.Pos().Offset()), end: int(w.End().Offset())}
+	a := &arg{}
+	a.fill(src, w)
+	return a
+}
+
+// fill normalizes w into a. The common case, one plain literal, allocates
+// nothing.
+func (a *arg) fill(src string, w *syntax.Word) {
+	a.start, a.end = int(w.Pos().Offset()), int(w.End().Offset())
 	a.src = wordSource(src, a.start, a.end)
+	if len(w.Parts) == 1 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[{") {
+			a.val = l.Value
+			return
+		}
+	}
 	var b strings.Builder
-	var skel strings.Builder // the unquoted skeleton, for brace detection
+	braces := false
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			unescapeUnquoted(p.Value, &b, &skel, a)
+			braces = braces || strings.IndexByte(p.Value, '{') >= 0
+			unescapeUnquoted(p.Value, &b, a)
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				a.ansiC = true
@@ -53,7 +68,6 @@ func newArg(src string, w *syntax.Word) *arg {
 			} else {
 				b.WriteString(p.Value)
 			}
-			skel.WriteByte('x')
 		case *syntax.DblQuoted:
 			if p.Dollar {
 				a.ansiC = true
@@ -65,22 +79,41 @@ func newArg(src string, w *syntax.Word) *arg {
 					a.expands = true
 				}
 			}
-			skel.WriteByte('x')
 		case *syntax.ExtGlob:
 			a.glob = true
-			skel.WriteByte('x')
 		case *syntax.ProcSubst:
 			a.expands = true
 			a.procSub = len(w.Parts) == 1
-			skel.WriteByte('x')
 		default: // ParamExp, CmdSubst, ArithmExp
 			a.expands = true
-			skel.WriteByte('x')
 		}
 	}
 	a.val = b.String()
-	a.brace = hasBraceExpansion(skel.String())
-	return a
+	if braces {
+		a.brace = hasBraceExpansion(braceSkeleton(w))
+	}
+}
+
+// braceSkeleton is the word with every quoted or expanded part replaced by
+// "x" and escaped characters too, leaving only the braces bash would expand.
+func braceSkeleton(w *syntax.Word) string {
+	var skel strings.Builder
+	for _, p := range w.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			skel.WriteByte('x')
+			continue
+		}
+		for i := 0; i < len(l.Value); i++ {
+			if l.Value[i] == '\\' && i+1 < len(l.Value) {
+				i++
+				skel.WriteByte('x')
+				continue
+			}
+			skel.WriteByte(l.Value[i])
+		}
+	}
+	return skel.String()
 }
 
 func wordSource(src string, s, e int) string {
@@ -91,14 +124,13 @@ func wordSource(src string, s, e int) string {
 }
 
 // unescapeUnquoted removes backslashes from an unquoted literal, noting
-// unescaped glob characters and copying brace syntax into the skeleton.
-func unescapeUnquoted(s string, b, skel *strings.Builder, a *arg) {
+// unescaped glob characters.
+func unescapeUnquoted(s string, b *strings.Builder, a *arg) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '\\' && i+1 < len(s) {
 			i++
 			b.WriteByte(s[i])
-			skel.WriteByte('x')
 			continue
 		}
 		switch c {
@@ -106,7 +138,6 @@ func unescapeUnquoted(s string, b, skel *strings.Builder, a *arg) {
 			a.glob = true
 		}
 		b.WriteByte(c)
-		skel.WriteByte(c)
 	}
 }
 

@@ -25,7 +25,8 @@ func Client(prog string) (Dialect, bool) {
 // means it waits for the terminal: no SQL argument (stdin would be read
 // interactively), a password prompt (psql -W, mysql -p), or an interactive
 // mode (sqlite3 -interactive, psql -s). A bare client is REPL and not
-// ReadOnly, since what it will read is unknown.
+// ReadOnly, since what it will read is unknown. REPL is never reported
+// together with a write finding (sqlite3 -init f db): the write wins.
 func InspectClient(argv []string) Verdict {
 	if len(argv) == 0 {
 		return Verdict{Detail: "empty command"}
@@ -111,19 +112,21 @@ func (iv *invocation) verdict() Verdict {
 	if noWork {
 		iv.interactive(iv.prog + " has no sql to run and would read statements interactively")
 	}
-	v := Verdict{Destructive: iv.a.destructive, REPL: iv.repl != ""}
+	// A write finding is the worse verdict (DESIGN §4: worst of its parts)
+	// and takes precedence: REPL is reported only when nothing else is wrong,
+	// so a caller that branches on REPL first cannot lose a write.
+	v := Verdict{Destructive: iv.a.destructive, REPL: iv.repl != "" && iv.why == ""}
 	switch {
 	case iv.why != "":
 		v.Detail = iv.why
-	case noWork:
+	case v.REPL && noWork:
 		v.Detail = iv.repl
 	case iv.queries > 0 && iv.exits == "":
 		a := iv.a
 		a.why = ""
 		v = a.verdict()
-		v.REPL = iv.repl != ""
-		if v.ReadOnly && v.REPL {
-			v.Detail = iv.repl
+		if v.ReadOnly && iv.repl != "" {
+			v.REPL, v.Detail = true, iv.repl
 		}
 	default:
 		v.ReadOnly = true
@@ -461,7 +464,10 @@ func (iv *invocation) psql(args []string) {
 	psqlOptions.parse(iv, args)
 }
 
-// mysql [OPTIONS] [DATABASE]
+// mysql [OPTIONS] [DATABASE]. Judgment calls: --pager fails closed although
+// the client pages only interactively (its value is a shell command, and
+// nothing is lost by refusing it); a bare -p/--password prompts for a
+// password, so it waits for the terminal like psql -W.
 var mysqlOptions = func() *getopt {
 	var (
 		ok       = option{}

@@ -34,6 +34,9 @@ var clientCases = []clientCase{
 	{argv("sqlite3", "-readonly", "-json", "--header", "-separator", "|", "app.db", "SELECT 1", "-bail"), true, false, false, ""},
 	{argv("sqlite3", "-lookaside", "64", "128", "app.db", "SELECT 1"), true, false, false, ""},
 	{argv("sqlite3", "-init", "x.sql", "app.db", "SELECT 1"), false, false, false, "option -init runs a file"},
+	{argv("sqlite3", "-init", "x.sql", "app.db"), false, false, false, "option -init runs a file"},
+	{argv("mysql", "--tee=f"), false, false, false, "option --tee writes a file"},
+	{argv("psql", "-o", "out", "-W"), false, false, false, "option -o writes a file"},
 	{argv("sqlite3", "-unsafe-testing", "app.db", "SELECT 1"), false, false, false, "-unsafe-testing"},
 	{argv("sqlite3", "-A", "-c", "x.zip"), false, false, false, "option -A runs an archive command"},
 	{argv("sqlite3", "-append", "app.db", "SELECT 1"), false, false, false, "-append"},
@@ -75,6 +78,7 @@ var clientCases = []clientCase{
 	{argv("psql", "-c"), false, false, false, "needs a value"},
 	{argv("psql", "-c", "SELECT 1", "db", "user", "extra"), false, false, false, "unexpected argument extra"},
 	{argv("psql", "-c", ""), false, false, false, "no statement"},
+	{argv("psql", "-W", "-c", ""), false, false, false, "no statement"},
 
 	// mysql / mariadb
 	{argv("mysql", "-e", "SELECT 1"), true, false, false, ""},

@@ -408,7 +408,7 @@ func pragma(toks []token, n int) stmtResult {
 		i += 2
 	}
 	if i >= len(toks) || toks[i].kind != tWord {
-		return write("statement %d is a PRAGMA without a name", n)
+		return write("statement %d is a PRAGMA without a plain name", n)
 	}
 	name, rest := toks[i].text, toks[i+1:]
 	for _, t := range rest {

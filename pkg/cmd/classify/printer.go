@@ -2,7 +2,6 @@ package classify
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -56,12 +55,12 @@ const (
 
 func (p *printer) print(r *intent.Result) error {
 	if p.format == cli.FormatJSON {
-		b, err := json.Marshal(r)
-		if err != nil {
+		// Commands are full of & < >: keep them readable, not \u0026.
+		enc := json.NewEncoder(p.w)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
 			return cli.Failf("encoding result: %v", err)
 		}
-		p.w.Write(unescapeHTML(b))
-		p.w.WriteByte('\n')
 		return nil
 	}
 	word, ok := verdictWords[r.Verdict()]
@@ -113,46 +112,4 @@ func shown(s string) string {
 		s = strconv.Quote(s)
 	}
 	return s + suffix
-}
-
-// unescapeHTML undoes encoding/json's HTML escaping (\u003c, \u003e, \u0026)
-// in place. Result.MarshalJSON uses json.Marshal, which always escapes them,
-// and shell commands are full of them: "ls && cat a > b" should read as
-// itself in a JSON line, not as "ls \u0026\u0026 cat a \u003e b". Every other
-// escape is copied as it is, so a literal backslash-u in a command (encoded
-// as \\u003c) stays intact.
-func unescapeHTML(b []byte) []byte {
-	if bytes.IndexByte(b, '\\') < 0 {
-		return b
-	}
-	out := b[:0] // never longer than b, so writing in place is safe
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		if i+5 < len(b) && b[i+1] == 'u' && b[i+2] == '0' && b[i+3] == '0' {
-			var r byte
-			switch string(b[i+4 : i+6]) {
-			case "3c":
-				r = '<'
-			case "3e":
-				r = '>'
-			case "26":
-				r = '&'
-			}
-			if r != 0 {
-				out = append(out, r)
-				i += 5
-				continue
-			}
-		}
-		out = append(out, c)
-		if i+1 < len(b) {
-			i++
-			out = append(out, b[i])
-		}
-	}
-	return out
 }

@@ -1,38 +1,9 @@
 package classify
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
-
-func TestUnescapeHTML(t *testing.T) {
-	for _, s := range []string{
-		"ls && cat a > b < c",
-		`literal \u003c stays`,
-		`\\u003e and \\\u0026`,
-		"quote \" backslash \\ tab \t newline \n",
-		"unicode é \u2028 \x1b",
-		"",
-		"<>&",
-	} {
-		b, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := unescapeHTML(b)
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("unescapeHTML(%s) = %s: not JSON: %v", b, got, err)
-		}
-		if back != s {
-			t.Errorf("round trip of %q through %s gives %q", s, got, back)
-		}
-		if strings.Contains(string(got), `\u003c`) && !strings.Contains(s, `\u003c`) {
-			t.Errorf("unescapeHTML(%s) = %s still has an HTML escape", b, got)
-		}
-	}
-}
 
 func TestShown(t *testing.T) {
 	tests := []struct{ in, want string }{
