@@ -19,7 +19,7 @@ func init() {
 	readOnly(
 		"cat", "tac", "nl", "head", "wc", "ls", "dir", "vdir", "stat", "du", "df", "uptime", "uname",
 		"id", "whoami", "groups", "logname", "users", "who", "w", "last", "lastlog", "pwd", "echo",
-		"printf", "true", "false", ":", "test", "[", "basename", "dirname", "realpath", "readlink",
+		"true", "false", ":", "test", "[", "basename", "dirname", "realpath", "readlink",
 		"which", "whereis", "type", "printenv", "ps", "pgrep", "pidof", "lsof", "netstat", "ss",
 		"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum",
 		"sum", "cut", "tr", "comm", "join", "paste", "fold", "fmt", "column", "expand", "unexpand",
@@ -60,7 +60,7 @@ func init() {
 		rules["mkfs."+fs] = rules["mkfs"]
 	}
 	// test -v 'a[$(cmd)]' evaluates the subscript (and so the substitution).
-	for _, n := range []string{"test", "[", "getopts"} {
+	for _, n := range []string{"test", "[", "getopts", "printf"} {
 		rules[n] = nameArgsRule
 		argSafe[n] = true
 	}
@@ -125,6 +125,14 @@ var sudoSpec = func() *optSpec {
 
 func evalRule(c *call) {
 	c.a.failClosed(CodeEval, c.name+" runs text that cannot be inspected before it runs")
+}
+
+// isDiskDevice reports device paths whose overwrite destroys data: disks,
+// partitions, device-mapper volumes and memory. (/dev/tcp and /dev/udp are
+// bash's network redirections: writes, not destruction.)
+func isDiskDevice(p string) bool {
+	return hasPrefixAny(p, "/dev/sd", "/dev/hd", "/dev/vd", "/dev/xvd", "/dev/nvme", "/dev/mmcblk",
+		"/dev/mapper/", "/dev/dm-", "/dev/disk/", "/dev/md", "/dev/loop", "/dev/mem", "/dev/kmem", "/dev/port")
 }
 
 // isStdStream reports output targets that are not files: "-" and sinks.

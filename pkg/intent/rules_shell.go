@@ -121,7 +121,7 @@ func interpreterRule(c *call) {
 			}
 		case v == "-c" || v == "-e" || v == "-E" || v == "-r" || v == "-m" || v == "-p" && c.name == "node" ||
 			v == "--eval" || v == "--print" || v == "--command" || v == "-Command" || v == "-command" ||
-			strings.HasPrefix(v, "-e") && (c.name == "perl" || c.name == "ruby") ||
+			isCluster(v) && strings.ContainsAny(v[1:], "eE") && (c.name == "perl" || c.name == "ruby") ||
 			strings.HasPrefix(v, "-c") && strings.HasPrefix(c.name, "python") ||
 			strings.HasPrefix(v, "-m") && strings.HasPrefix(c.name, "python") ||
 			strings.HasPrefix(v, "--eval=") || strings.HasPrefix(v, "--print="):
@@ -135,6 +135,11 @@ func interpreterRule(c *call) {
 		}
 	}
 	stdinCode(c)
+}
+
+// isCluster reports a short-option word such as -ne.
+func isCluster(v string) bool {
+	return len(v) > 1 && v[0] == '-' && v[1] != '-'
 }
 
 // dbClientRule: other database shells are REPLs without a command, and

@@ -462,7 +462,7 @@ func ddRule(c *call) {
 		}
 		if out, ok := strings.CutPrefix(a.val, "of="); ok && !isSinkPath(out) {
 			c.a.writes(CodeWriteOption, RiskHighWrite, "dd of="+out+" writes a file")
-			if strings.HasPrefix(out, "/dev/") {
+			if isDiskDevice(out) {
 				c.a.destroys("dd of=" + out + " overwrites a device")
 			}
 		}
@@ -524,7 +524,8 @@ func rgRule(c *call) {
 	}
 }
 
-var tailSpec = spec("c:fFn:qs:vz", "bytes=", "follow?", "lines=", "max-unchanged-stats=", "pid=",
+// tailSpec: digits are the obsolete count form (tail -50).
+var tailSpec = spec("c:fFn:qs:vz0123456789", "bytes=", "follow?", "lines=", "max-unchanged-stats=", "pid=",
 	"quiet", "silent", "retry", "sleep-interval=", "verbose", "zero-terminated", "help", "version", "debug")
 
 // tailRule: -f, -F and --follow never end on their own; a line count does

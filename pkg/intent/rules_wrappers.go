@@ -248,13 +248,18 @@ func cdRule(c *call) {
 	}
 }
 
-// nameArgsRule: read, mapfile, unset, getopts, wait -p and test -v take
+// nameArgsRule: read, mapfile, unset, getopts, wait -p, printf -v and test -v take
 // variable names, and a name with a subscript (a[$(cmd)]) is evaluated as
 // arithmetic.
 func nameArgsRule(c *call) {
 	for i, a := range c.rest() {
-		if c.name == "test" || c.name == "[" {
+		switch c.name {
+		case "test", "[":
 			if i == 0 || (c.rest()[i-1].val != "-v" && c.rest()[i-1].val != "-R") {
+				continue
+			}
+		case "printf":
+			if i == 0 || c.rest()[i-1].val != "-v" {
 				continue
 			}
 		}

@@ -122,7 +122,7 @@ func (w *walker) redirect(r *syntax.Redirect, ctx *stmtCtx, a *assessment) {
 			return
 		}
 		a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf("%s %s writes a file", r.Op, target))
-		if strings.HasPrefix(target, "/dev/") && !isSinkPath(target) {
+		if isDiskDevice(target) {
 			a.destroys(fmt.Sprintf("%s %s overwrites a device", r.Op, target))
 		}
 	}
