@@ -48,6 +48,25 @@ func (c *call) operand(p *parsedArgs, i int) (*arg, bool) {
 	return nil, false
 }
 
+// programTexts returns the program a sed- or awk-like tool runs: the values
+// of the named options, or else its first operand.
+func (c *call) programTexts(p *parsedArgs, names ...string) []string {
+	var texts []string
+	for _, o := range p.opts {
+		for _, n := range names {
+			if o.name == n {
+				texts = append(texts, o.value)
+			}
+		}
+	}
+	if len(texts) == 0 {
+		if s, ok := c.operand(p, 0); ok {
+			texts = append(texts, s.val)
+		}
+	}
+	return texts
+}
+
 // inner classifies args as a nested program invocation (wrappers).
 func (c *call) inner(args []*arg, ctx stmtCtx) {
 	if len(args) == 0 {

@@ -8,7 +8,8 @@ import (
 
 // ContentInspector is seed 000's ContentInspector: it proves a dual-use
 // program read-only by inspecting what the program is asked to run. A new
-// inspector is one entry in the inspectors list.
+// inspector is one entry in the inspectors list (P-46); it is consulted for
+// programs that have no rule of their own.
 type ContentInspector interface {
 	// Applies reports whether the inspector handles the bare program name.
 	Applies(program string) bool
@@ -39,9 +40,9 @@ func (sqlClientInspector) Inspect(argv []string) Inspection {
 	return Inspection{ReadOnly: v.ReadOnly, Destructive: v.Destructive, REPL: v.REPL, Detail: v.Detail}
 }
 
-// sqlClientRule hands a database client's invocation to its inspector:
+// inspect hands a program's invocation to its inspector:
 // read_only_conditional only when the inspector proves it.
-func sqlClientRule(c *call) {
+func inspect(c *call, in ContentInspector) {
 	argv := make([]string, len(c.args))
 	for i, a := range c.args {
 		if i > 0 && !a.literal() {
@@ -50,33 +51,26 @@ func sqlClientRule(c *call) {
 		}
 		argv[i] = a.val
 	}
-	for _, in := range inspectors {
-		if !in.Applies(c.name) {
-			continue
-		}
-		v := in.Inspect(argv)
-		// A REPL is never reported together with a write finding (the
-		// write wins), but it may come with read-only SQL (psql -W -c …).
-		switch {
-		case v.REPL && c.ctx.stdin != stdinInherited:
-			c.a.writes(CodeSQLWrite, RiskMediumWrite, c.name+" runs SQL from its input, which classify cannot see")
-			return
-		case v.REPL:
-			c.a.never(InteractiveREPL, named(c.name, orDefault(v.Detail, "no query: an interactive session")))
-			if v.ReadOnly {
-				c.a.conditionally(CodeSQLReadOnly, c.name+": every statement is read-only")
-			}
-		case v.ReadOnly:
-			c.a.conditionally(CodeSQLReadOnly, named(c.name, orDefault(v.Detail, "every statement is read-only")))
-		default:
-			c.a.writes(CodeSQLWrite, RiskHighWrite, named(c.name, orDefault(v.Detail, "SQL is not provably read-only")))
-		}
-		if v.Destructive {
-			c.a.destroys(named(c.name, orDefault(v.Detail, "SQL drops or deletes data")))
-		}
+	v := in.Inspect(argv)
+	// A REPL is never reported together with a write finding (the
+	// write wins), but it may come with read-only SQL (psql -W -c …).
+	switch {
+	case v.REPL && c.ctx.stdin != stdinInherited:
+		c.a.writes(CodeSQLWrite, RiskMediumWrite, c.name+" runs SQL from its input, which classify cannot see")
 		return
+	case v.REPL:
+		c.a.never(InteractiveREPL, named(c.name, orDefault(v.Detail, "no query: an interactive session")))
+		if v.ReadOnly {
+			c.a.conditionally(CodeSQLReadOnly, c.name+": every statement is read-only")
+		}
+	case v.ReadOnly:
+		c.a.conditionally(CodeSQLReadOnly, named(c.name, orDefault(v.Detail, "every statement is read-only")))
+	default:
+		c.a.writes(CodeSQLWrite, RiskHighWrite, named(c.name, orDefault(v.Detail, "SQL is not provably read-only")))
 	}
-	c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" has no inspector")
+	if v.Destructive {
+		c.a.destroys(named(c.name, orDefault(v.Detail, "SQL drops or deletes data")))
+	}
 }
 
 // named prefixes an inspector's detail with the program, once.

@@ -339,3 +339,34 @@ func TestWordNormalization(t *testing.T) {
 		}
 	}
 }
+
+// fakeInspector proves "redisro GET …" read-only: an inspector is one entry
+// in the registry (P-46).
+type fakeInspector struct{}
+
+func (fakeInspector) Applies(p string) bool { return p == "redisro" }
+func (fakeInspector) Inspect(argv []string) Inspection {
+	if len(argv) < 2 {
+		return Inspection{REPL: true}
+	}
+	return Inspection{ReadOnly: strings.EqualFold(argv[1], "GET"), Destructive: strings.EqualFold(argv[1], "FLUSHALL")}
+}
+
+func TestInspectorRegistration(t *testing.T) {
+	defer func(saved []ContentInspector) { inspectors = saved }(inspectors)
+	if r := Classify("redisro GET k"); r.Verdict() != VerdictWrite {
+		t.Fatalf("before registration: %+v", r)
+	}
+	inspectors = append(inspectors, fakeInspector{})
+	for cmd, want := range map[string]Intent{"redisro GET k": ReadOnlyConditional, "redisro SET k v": WriteOrUnknown} {
+		if r := Classify(cmd); r.Intent != want {
+			t.Errorf("%q: %s, want %s", cmd, r.Intent, want)
+		}
+	}
+	if r := Classify("redisro FLUSHALL"); r.ActionClass != ActionDestructive {
+		t.Errorf("FLUSHALL: %+v", r)
+	}
+	if r := Classify("redisro"); r.Verdict() != VerdictUnbounded || r.Interactive != InteractiveREPL {
+		t.Errorf("bare: %+v", r)
+	}
+}

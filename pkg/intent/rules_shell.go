@@ -22,9 +22,6 @@ func registerShellRules() {
 	for _, v := range []string{"3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "2.7"} {
 		rules["python"+v] = interpreterRule
 	}
-	for _, n := range []string{"sqlite3", "psql", "mysql", "mariadb"} {
-		rules[n] = sqlClientRule
-	}
 	for _, n := range []string{"redis-cli", "mongo", "mongosh", "cqlsh", "clickhouse-client", "sqlcmd", "influx"} {
 		rules[n] = dbClientRule
 	}

@@ -107,17 +107,7 @@ func sedRule(c *call) {
 		c.a.writes(CodeRunsProgram, RiskMediumWrite, "sed -f runs a script file classify cannot see")
 		return
 	}
-	var scripts []string
-	for _, o := range p.opts {
-		if o.name == "-e" || o.name == "--expression" {
-			scripts = append(scripts, o.value)
-		}
-	}
-	if len(scripts) == 0 {
-		if s, ok := c.operand(p, 0); ok {
-			scripts = append(scripts, s.val)
-		}
-	}
+	scripts := c.programTexts(p, "-e", "--expression")
 	if p.has("--sandbox") {
 		return // GNU sed refuses e, w and r in sandbox mode
 	}
@@ -278,17 +268,7 @@ func awkRule(c *call) {
 			return
 		}
 	}
-	var progs []string
-	for _, o := range p.opts {
-		if o.name == "-e" || o.name == "--source" {
-			progs = append(progs, o.value)
-		}
-	}
-	if len(progs) == 0 {
-		if s, ok := c.operand(p, 0); ok {
-			progs = append(progs, s.val)
-		}
-	}
+	progs := c.programTexts(p, "-e", "--source")
 	sandbox := p.has("-S", "--sandbox")
 	for _, prog := range progs {
 		if code, detail, bad := awkProgramRisk(prog); bad && !(sandbox && code == CodeWriteOption) {

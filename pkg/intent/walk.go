@@ -66,6 +66,14 @@ func (w *walker) stmts(ss []*syntax.Stmt, a *assessment) {
 	}
 }
 
+// subshell walks statements that run in a subshell: a cd inside does not
+// change the directory later git commands run in.
+func (w *walker) subshell(ss []*syntax.Stmt, a *assessment) {
+	dir, known := w.dir, w.dirKnown
+	w.stmts(ss, a)
+	w.dir, w.dirKnown = dir, known
+}
+
 func (w *walker) stmt(s *syntax.Stmt, ctx stmtCtx, a *assessment) {
 	if !w.enter(a) {
 		return
@@ -177,9 +185,7 @@ func (w *walker) command(cmd syntax.Command, ctx stmtCtx, a *assessment) {
 			w.stmt(c.Y, ctx, a)
 		}
 	case *syntax.Subshell:
-		dir, known := w.dir, w.dirKnown
-		w.stmts(c.Stmts, a)
-		w.dir, w.dirKnown = dir, known
+		w.subshell(c.Stmts, a)
 	case *syntax.Block:
 		w.stmts(c.Stmts, a)
 	case *syntax.IfClause:
@@ -320,16 +326,12 @@ func (w *walker) wordPart(p syntax.WordPart, a *assessment) {
 		}
 	case *syntax.CmdSubst:
 		if w.enter(a) {
-			dir, known := w.dir, w.dirKnown
-			w.stmts(p.Stmts, a)
-			w.dir, w.dirKnown = dir, known
+			w.subshell(p.Stmts, a)
 			w.leave()
 		}
 	case *syntax.ProcSubst:
 		if w.enter(a) {
-			dir, known := w.dir, w.dirKnown
-			w.stmts(p.Stmts, a)
-			w.dir, w.dirKnown = dir, known
+			w.subshell(p.Stmts, a)
 			w.leave()
 		}
 	case *syntax.ArithmExp:
@@ -513,12 +515,18 @@ func (w *walker) program(args []*arg, ctx stmtCtx, a *assessment) {
 		a.failClosed(CodePathCommand, fmt.Sprintf("%s is run by path, not the trusted %s", name.val, path.Base(name.val)))
 		return
 	}
-	r, ok := rules[name.val]
-	if !ok {
-		a.writes(CodeUnknownCommand, RiskMediumWrite, fmt.Sprintf("%s is not a known read-only command", name.val))
+	c := &call{w: w, a: a, ctx: ctx, name: name.val, args: args}
+	if r, ok := rules[name.val]; ok {
+		r(c)
 		return
 	}
-	r(&call{w: w, a: a, ctx: ctx, name: name.val, args: args})
+	for _, in := range inspectors {
+		if in.Applies(name.val) {
+			inspect(c, in)
+			return
+		}
+	}
+	a.writes(CodeUnknownCommand, RiskMediumWrite, fmt.Sprintf("%s is not a known read-only command", name.val))
 }
 
 // script classifies text that a shell will run (bash -c, ssh host CMD,
