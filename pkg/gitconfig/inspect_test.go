@@ -208,12 +208,12 @@ func TestInspectRepositories(t *testing.T) {
 			return root, []Risk{{"alias.x", root + "/.git/config.worktree:3"}}
 		}},
 		{"include relative path", func(t *testing.T, root string) (string, []Risk) {
-			makeGitDir(t, filepath.Join(root, ".git"), "[include]\n\tpath = ../shared/git.inc\n[core]\n\tpager = p\n")
-			write(t, filepath.Join(root, "shared", "git.inc"), "[diff \"x\"]\n\ttextconv = evil\n[include]\n\tpath = more\n")
-			write(t, filepath.Join(root, "shared", "more"), "[gpg]\nprogram = evil\n")
+			makeGitDir(t, filepath.Join(root, ".git"), "[include]\n\tpath = ../common/git.inc\n[core]\n\tpager = p\n")
+			write(t, filepath.Join(root, "common", "git.inc"), "[diff \"x\"]\n\ttextconv = evil\n[include]\n\tpath = more\n")
+			write(t, filepath.Join(root, "common", "more"), "[gpg]\nprogram = evil\n")
 			return root, []Risk{
-				{"diff.x.textconv", root + "/.git/../shared/git.inc:2"},
-				{"gpg.program", root + "/.git/../shared/more:2"},
+				{"diff.x.textconv", root + "/.git/../common/git.inc:2"},
+				{"gpg.program", root + "/.git/../common/more:2"},
 				{"core.pager", root + "/.git/config:4"},
 			}
 		}},

@@ -89,6 +89,17 @@ func (p *parsedArgs) get(names ...string) (opt, bool) {
 	return opt{}, false
 }
 
+// shifted returns the options with indices moved by n: for arguments parsed
+// from a tail of a call's words (docker logs …) that srcExcept edits.
+func (p *parsedArgs) shifted(n int) *parsedArgs {
+	q := &parsedArgs{dashdash: -1}
+	for _, o := range p.opts {
+		o.index += n
+		q.opts = append(q.opts, o)
+	}
+	return q
+}
+
 // parseArgs parses args (without the program name) against s.
 func parseArgs(args []*arg, s *optSpec) *parsedArgs {
 	p := &parsedArgs{dashdash: -1}

@@ -112,12 +112,7 @@ func kubectlRule(c *call) {
 	case "rollout":
 		switch sub {
 		case "status", "history":
-			if sub == "status" && !p.has("--timeout") {
-				if o, ok := p.get("-w", "--watch"); !ok || o.value != "false" {
-					return // rollout status ends when the rollout does
-				}
-			}
-			return
+			return // rollout status watches, but ends when the rollout does
 		}
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "kubectl rollout "+sub+" changes workloads")
 		return
@@ -139,6 +134,11 @@ func kubectlRule(c *call) {
 				c.a.destroys("kubectl scale --replicas=0 takes a workload down")
 			}
 		}
+		return
+	}
+	if len(p.dynamic) > 0 && (verb == "logs" || verb == "get" || verb == "events") {
+		// None of these verbs' options writes, but one may watch forever.
+		c.a.never(UnboundedStream, "kubectl "+verb+": argument "+p.dynamic[0]+" may expand into a follow or watch option")
 		return
 	}
 	isFollow := func(o opt) bool {
@@ -301,23 +301,30 @@ func dockerRule(c *call) {
 var dockerReadSpec = spec("fn:tqsal", "follow", "tail=", "since=", "until=", "timestamps", "details",
 	"no-stream", "no-trunc", "all", "format=", "filter=", "last=", "latest", "quiet", "size", "type=", "help")
 
+var dockerListSpec = func() *optSpec {
+	s := *dockerReadSpec
+	s.short = map[byte]argKind{}
+	for k, v := range dockerReadSpec.short {
+		s.short[k] = v
+	}
+	s.short['f'] = needsValue
+	return &s
+}()
+
 // dockerReadVerb: logs -f and stats and events follow unless bounded.
 // Rewrites (seed 000): docker logs -f X → docker logs --tail=200 X;
 // docker stats → docker stats --no-stream.
 func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
-	for _, a := range rest {
-		if a.val == "-f" && verb != "logs" {
-			a.val = "--filter" // ps -f is --filter KEY=VALUE
-		}
+	s := dockerListSpec // ps -f is --filter KEY=VALUE
+	if verb == "logs" {
+		s = dockerReadSpec // logs -f is --follow
 	}
-	p := parseArgs(rest, dockerReadSpec)
-	for _, a := range rest {
-		if a.mayBeOption() && strings.HasPrefix(a.src, "$") {
-			c.a.writes(CodeDynamicCommand, RiskMediumWrite, "docker "+verb+": argument "+a.src+" may expand into an option")
-			return
-		}
+	p := parseArgs(rest, s)
+	if len(p.dynamic) > 0 && (verb == "logs" || verb == "stats" || verb == "events") {
+		// None of these verbs' options writes, but one may follow forever.
+		c.a.never(UnboundedStream, "docker "+verb+": argument "+p.dynamic[0]+" may expand into a follow option")
+		return
 	}
-	shift := func(o opt) opt { o.index += at - 1; return o }
 	switch verb {
 	case "logs":
 		follow := func(o opt) bool { return o.name == "-f" || o.name == "--follow" }
@@ -327,11 +334,7 @@ func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
 			if !p.has("--tail", "-n") {
 				extra = append(extra, "--tail=200")
 			}
-			shifted := &parsedArgs{dashdash: -1}
-			for _, o := range p.opts {
-				shifted.opts = append(shifted.opts, shift(o))
-			}
-			c.rewrite(c.srcExcept(shifted, at, follow, extra...)...)
+			c.rewrite(c.srcExcept(p.shifted(at-1), at, follow, extra...)...)
 		}
 	case "stats":
 		if !p.has("--no-stream") {
@@ -388,12 +391,7 @@ func dockerExec(c *call, rest []*arg, at int) {
 	c.inner(rest[p.operands[1]:], stmtCtx{})
 	if tty {
 		c.a.never(TTYFlag, "docker exec -t allocates a terminal and waits for input")
-		shifted := &parsedArgs{dashdash: -1}
-		for _, o := range p.opts {
-			o.index += at - 1
-			shifted.opts = append(shifted.opts, o)
-		}
-		c.rewrite(c.srcExcept(shifted, len(c.args), func(o opt) bool { return o.name == "-t" || o.name == "--tty" })...)
+		c.rewrite(c.srcExcept(p.shifted(at-1), len(c.args), func(o opt) bool { return o.name == "-t" || o.name == "--tty" })...)
 	}
 }
 

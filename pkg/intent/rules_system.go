@@ -103,10 +103,7 @@ func systemctlRule(c *call) {
 		"list-units", "list-unit-files", "list-sockets", "list-timers", "list-jobs",
 		"list-dependencies", "list-machines", "list-automounts", "list-paths", "get-default",
 		"show-environment", "help", "whoami":
-		if verb == "status" || verb == "list-units" || verb == "list-dependencies" || verb == "show" || verb == "cat" {
-			return // a pager opens only on a terminal; agents have none (DESIGN §4)
-		}
-		return
+		return // status pages only on a terminal, and agents have none (DESIGN §4)
 	case "stop", "kill", "mask", "isolate", "poweroff", "reboot", "halt", "kexec", "suspend",
 		"hibernate", "hybrid-sleep", "suspend-then-hibernate", "rescue", "emergency", "default",
 		"exit", "soft-reboot", "disable", "freeze", "clean":
