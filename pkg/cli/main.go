@@ -19,11 +19,15 @@ import (
 //   - a panic is an internal error: exit 3 with an error line, never a stack
 //     dump into an agent's transcript and never exit 0.
 func Main(prog string, root *cobra.Command, streams *IOStreams, args []string) (code int) {
+	var running *cobra.Command // the command whose own code started
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(streams.ErrOut, "%s: error: internal error: %v\n", prog, r)
 			fmt.Fprintf(streams.ErrOut, "%s: hint: this is a bug in %s; please report it with the input that caused it\n", prog, prog)
 			code = ExitFailure
+			if f, ok := failClosers[running]; ok {
+				code = f(fmt.Errorf("internal error: %v", r))
+			}
 		}
 	}()
 
@@ -65,7 +69,7 @@ func Main(prog string, root *cobra.Command, streams *IOStreams, args []string) (
 		}
 		if runE := c.RunE; runE != nil {
 			c.RunE = func(c *cobra.Command, args []string) error {
-				ran = true
+				ran, running = true, c
 				return runE(c, args)
 			}
 		} else {
@@ -84,8 +88,21 @@ func Main(prog string, root *cobra.Command, streams *IOStreams, args []string) (
 	if !ran && cmd != nil {
 		usageHint = helpHint(cmd)
 	}
-	return report(streams.ErrOut, prog, err, usageHint)
+	code = report(streams.ErrOut, prog, err, usageHint)
+	if f, ok := failClosers[cmd]; ok && code == ExitFailure {
+		code = f(err)
+	}
+	return code
 }
+
+// failClosers answer for commands whose callers take exit 3 as "go ahead".
+var failClosers = map[*cobra.Command]func(error) int{}
+
+// FailClosed makes f answer when c fails with a usage, config or internal
+// error (exit 3): f writes whatever c's caller needs to stop and returns the
+// exit code. classify hook uses it because every coding agent lets a tool
+// call run when its hook exits 3 (DESIGN §4: fail closed).
+func FailClosed(c *cobra.Command, f func(err error) int) { failClosers[c] = f }
 
 // fixCompletionCmd makes cobra's default completion command fail on an
 // unknown shell: left alone, `prog completion tcsh` prints help and exits 0,

@@ -38,14 +38,6 @@ type Options struct {
 type Classifier struct {
 	opts    Options
 	parsers sync.Pool
-
-	mu       sync.Mutex
-	gitCache map[string]gitConfigAnswer // RepoConfig answers by directory
-}
-
-type gitConfigAnswer struct {
-	risks []GitRisk
-	err   error
 }
 
 // New returns a Classifier with the given options.
@@ -125,17 +117,9 @@ func applySplices(src string, sp []splice) string {
 	return out
 }
 
-// repoConfig asks RepoConfig about dir once per Classifier.
+// repoConfig asks RepoConfig about dir. Answers are not cached: a batch can
+// outlive a change to the config (an agent writes core.fsmonitor, then asks
+// about git status), and a stale answer would be a hole.
 func (c *Classifier) repoConfig(dir string) ([]GitRisk, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ans, ok := c.gitCache[dir]; ok {
-		return ans.risks, ans.err
-	}
-	risks, err := c.opts.RepoConfig(dir)
-	if c.gitCache == nil {
-		c.gitCache = map[string]gitConfigAnswer{}
-	}
-	c.gitCache[dir] = gitConfigAnswer{risks, err}
-	return risks, err
+	return c.opts.RepoConfig(dir)
 }

@@ -117,6 +117,7 @@ Exit status (in a batch the worst wins: 3, then 1, then 2, then 0):
 	_ = cmd.MarkFlagDirname("cwd")
 	cli.SkipConfig(cmd.Flags(), "null")
 	cli.AddConfigFlag(cmd)
+	cmd.AddCommand(newCmdHook(streams, nil), newCmdDoctor(streams, nil))
 	return cmd
 }
 

@@ -1,0 +1,287 @@
+package classify
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/hook"
+)
+
+// DoctorOptions are the parsed flags and dependencies of `classify doctor`.
+type DoctorOptions struct {
+	IO    *cli.IOStreams
+	Agent string
+	Dir   string // the project directory (default: the working directory)
+	Home  string // the user's home (default: os.UserHomeDir)
+	Self  string // this binary (default: os.Executable)
+	// LookPath finds a program on PATH (exec.LookPath).
+	LookPath func(string) (string, error)
+}
+
+// doctorSamples are the commands round-tripped through a registered hook:
+// the first must be allowed, the second must not.
+var doctorSamples = [2]string{"ls -la", "rm -rf /tmp/govkit-doctor-sample"}
+
+func newCmdDoctor(streams *cli.IOStreams, runF func(*DoctorOptions) error) *cobra.Command {
+	opts := &DoctorOptions{IO: streams, LookPath: exec.LookPath}
+	cmd := &cobra.Command{
+		Use:   "doctor [--agent AGENT]",
+		Short: "Check that coding agents run classify as their hook, and that it answers",
+		Long: `Doctor checks that "classify" on PATH is this binary, that the agent's settings
+register "classify hook" with a command that exists, and sends a read-only and a
+write sample event through each registered command, reading the answers as the
+agent would. It prints what is wrong and how to fix it.
+
+Without --agent it checks every agent whose settings files exist.
+
+Exit status: 0 healthy, 1 problems found, 3 usage error.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.Agent != "" {
+				if _, ok := hook.Setups[opts.Agent]; !ok {
+					return cli.Failf("--agent %q is not a supported agent", opts.Agent).WithHint(agentHint)
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return doctorRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "check only this `AGENT`: "+strings.Join(hook.Agents(), ", "))
+	cmd.Flags().StringVar(&opts.Dir, "dir", "", "the project `DIR` whose agent settings to check (default: the working directory)")
+	return cmd
+}
+
+// doctor collects findings and prints them as it goes.
+type doctor struct {
+	w        io.Writer
+	problems int
+}
+
+func (d *doctor) ok(format string, args ...any) {
+	fmt.Fprintf(d.w, "ok    "+format+"\n", args...)
+}
+
+func (d *doctor) fail(fix, format string, args ...any) {
+	d.problems++
+	fmt.Fprintf(d.w, "FAIL  "+format+"\n", args...)
+	if fix != "" {
+		fmt.Fprintf(d.w, "      fix: %s\n", fix)
+	}
+}
+
+func doctorRun(opts *DoctorOptions) error {
+	if opts.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return cli.Failf("finding the working directory: %v", err).WithHint("pass --dir")
+		}
+		opts.Dir = wd
+	}
+	if opts.Home == "" {
+		opts.Home, _ = os.UserHomeDir()
+	}
+	if opts.Self == "" {
+		opts.Self = selfPath()
+	}
+	d := &doctor{w: opts.IO.Out}
+	d.checkPath(opts)
+
+	agents := hook.Agents()
+	if opts.Agent != "" {
+		agents = []string{opts.Agent}
+	}
+	checked := 0
+	for _, agent := range agents {
+		files := settingsFiles(hook.Setups[agent], opts)
+		if opts.Agent == "" && len(files) == 0 {
+			continue // that agent is not set up here
+		}
+		checked++
+		d.checkAgent(opts, agent, files)
+	}
+	if checked == 0 {
+		d.fail("run classify hook install --agent AGENT and add what it prints",
+			"no agent settings found in %s or %s", opts.Dir, opts.Home)
+	}
+	if d.problems > 0 {
+		fmt.Fprintf(opts.IO.Out, "%d problem(s) found\n", d.problems)
+		return cli.Silent(1)
+	}
+	fmt.Fprintln(opts.IO.Out, "healthy")
+	return nil
+}
+
+// checkPath: agents run "classify" from PATH unless the hook names a path.
+func (d *doctor) checkPath(opts *DoctorOptions) {
+	onPath, err := opts.LookPath("classify")
+	if err != nil {
+		d.ok("classify is not on PATH; hook commands must name it by absolute path (%s)", opts.Self)
+		return
+	}
+	abs, _ := filepath.Abs(onPath)
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	if abs != opts.Self {
+		d.fail("put "+filepath.Dir(opts.Self)+" first on PATH, or name "+opts.Self+" in the hook command",
+			"classify on PATH is %s, not this binary (%s): a hook that runs \"classify\" gets the other one", abs, opts.Self)
+		return
+	}
+	d.ok("classify on PATH is this binary (%s)", abs)
+}
+
+// settingsFiles lists the agent's settings files that exist.
+func settingsFiles(s hook.Setup, opts *DoctorOptions) []string {
+	var out []string
+	for _, f := range s.Files {
+		p := filepath.Join(opts.Dir, f)
+		if rest, ok := strings.CutPrefix(f, "~/"); ok {
+			if opts.Home == "" {
+				continue
+			}
+			p = filepath.Join(opts.Home, rest)
+		}
+		matches, _ := filepath.Glob(p)
+		out = append(out, matches...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (d *doctor) checkAgent(opts *DoctorOptions, agent string, files []string) {
+	s := hook.Setups[agent]
+	install := "run classify hook install --agent " + agent + " and add what it prints"
+	if len(files) == 0 {
+		d.fail(install, "%s: no settings file (looked for %s)", agent, strings.Join(s.Files, ", "))
+		return
+	}
+	var commands []string
+	for _, f := range files {
+		data, err := readBounded(f)
+		if err != nil {
+			d.fail("fix or remove "+f, "%s: %v", agent, err)
+			continue
+		}
+		cmds, err := s.RegisteredCommands(f, data)
+		if err != nil {
+			d.fail("fix the syntax of "+f, "%s: %v", agent, err)
+			continue
+		}
+		for _, c := range cmds {
+			d.ok("%s: %s registers %q", agent, f, c)
+		}
+		commands = append(commands, cmds...)
+	}
+	if len(commands) == 0 {
+		d.fail(install, "%s: no settings file registers classify hook (read %s)", agent, strings.Join(files, ", "))
+		return
+	}
+	for _, c := range commands {
+		d.checkCommand(opts, agent, s, c)
+	}
+}
+
+// checkCommand checks that the registered command exists and answers the
+// samples as it should, read as the agent reads it.
+func (d *doctor) checkCommand(opts *DoctorOptions, agent string, s hook.Setup, command string) {
+	argv := []string{"/bin/sh", "-c", command}
+	if s.Script {
+		if fi, err := os.Stat(command); err != nil || fi.Mode()&0o111 == 0 {
+			d.fail("chmod +x "+command, "%s: %s is not executable, so the agent skips it", agent, command)
+			return
+		}
+		argv = []string{command}
+	} else if prog := firstWord(command); prog != "" {
+		if _, err := opts.LookPath(prog); err != nil {
+			d.fail("use the absolute path printed by classify hook install --agent "+agent,
+				"%s: the hook command's program %s is not found (%v)", agent, prog, err)
+			return
+		}
+	}
+	if !strings.Contains(command, "--agent "+agent) && !strings.Contains(command, "--agent="+agent) && !s.Script {
+		d.fail("register classify hook --agent "+agent, "%s: the hook command does not say --agent %s: %q", agent, agent, command)
+	}
+	want := [2]string{"allow", "ask or deny"}
+	for i, sample := range doctorSamples {
+		got, detail := runSample(argv, opts.Dir, s.Sample(sample, opts.Dir), s.Outcome)
+		good := got == hook.Allow
+		if i == 1 {
+			good = got != hook.Allow
+		}
+		if !good {
+			d.fail("run the command by hand with a sample event (classify hook --help) and see classify doctor's output above",
+				"%s: %q answered %s for %q, want %s%s", agent, command, got, sample, want[i], detail)
+			continue
+		}
+		d.ok("%s: %q → %s", agent, sample, got)
+	}
+}
+
+// runSample runs a hook command with one event and reads the answer.
+func runSample(argv []string, dir string, event []byte, outcome func([]byte, int) hook.Permission) (hook.Permission, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(event)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	exit := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		exit = ee.ExitCode()
+	case err != nil:
+		return outcome(nil, -1), fmt.Sprintf(" (it did not run: %v)", err)
+	}
+	detail := ""
+	if msg := strings.TrimSpace(stderr.String()); msg != "" && exit != 0 && exit != 2 {
+		detail = " (exit " + fmt.Sprint(exit) + ": " + firstLine(msg) + ")"
+	}
+	return outcome(stdout.Bytes(), exit), detail
+}
+
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 1<<20 {
+		return nil, fmt.Errorf("%s is larger than 1 MiB", path)
+	}
+	return data, nil
+}
+
+// firstWord is the program of a simple hook command line.
+func firstWord(command string) string {
+	f := strings.Fields(command)
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.Trim(f[0], `"'`)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

@@ -1,0 +1,205 @@
+package classify
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/hook"
+	"github.com/govkit/govkit/pkg/intent"
+)
+
+// HookOptions are the parsed flags and dependencies of `classify hook`.
+type HookOptions struct {
+	IO          *cli.IOStreams
+	Agent       string
+	OnWrite     string
+	OnUnbounded string
+	Budget      time.Duration
+	// Classify classifies one command run in cwd; nil means the real
+	// classifier, checking git config in cwd. Tests inject panics here.
+	Classify func(command, cwd string) intent.Result
+}
+
+const agentHint = "pass --agent claude, codex, gemini, cursor, cline or copilot"
+
+// newCmdHook returns `classify hook`, which answers one coding-agent hook
+// event (DESIGN §4 "Hook mode").
+func newCmdHook(streams *cli.IOStreams, runF func(*HookOptions) error) *cobra.Command {
+	opts := &HookOptions{IO: streams}
+	cmd := &cobra.Command{
+		Use:   "hook --agent AGENT",
+		Short: "Answer a coding agent's pre-tool-call hook",
+		Long: `Hook reads one hook event (JSON) on standard input, as the agent sends it before
+a tool call, and answers in that agent's own protocol: read-only and bounded
+shell commands are allowed, writes ask the user (or are denied where the agent
+cannot ask), commands that never end are denied with a bounded rewrite. Other
+tools are judged by name: reading tools are allowed, editing and unknown tools
+are writes.
+
+It fails closed: a malformed, oversized or unexpected event, an internal error
+or a decision that takes longer than --budget is answered with the agent's
+blocking form, never an allow.
+
+Set it up with "classify hook install --agent AGENT"; check it with
+"classify doctor --agent AGENT".`,
+		Example: `  echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"}}' |
+    classify hook --agent claude
+  classify hook install --agent cursor`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return hookRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "the `AGENT` whose protocol to speak: "+strings.Join(hook.Agents(), ", "))
+	cmd.Flags().StringVar(&opts.OnWrite, "on-write", "ask", "answer for commands that are not provably read-only: ask, deny or allow")
+	cmd.Flags().StringVar(&opts.OnUnbounded, "on-unbounded", "deny", "answer for commands that may never finish: deny or ask")
+	cmd.Flags().DurationVar(&opts.Budget, "budget", 2*time.Second, "deny when no decision is made within this `DURATION`")
+	cli.AddConfigFlag(cmd)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return cli.Fail(err, "run classify hook --help")
+	})
+	// Every agent lets the call through when its hook exits 3: a usage or
+	// config error must still block.
+	cli.FailClosed(cmd, func(error) int { return failClosedHook(opts, os.Args[1:]) })
+	cmd.AddCommand(newCmdHookInstall(streams))
+	return cmd
+}
+
+// failClosedHook answers with the agent's deny when the hook cannot run
+// properly. When even the agent is unknown, exit 2 blocks in Claude Code,
+// Codex, Gemini CLI and Cursor.
+func failClosedHook(opts *HookOptions, args []string) int {
+	agent := opts.Agent
+	if agent == "" {
+		agent = agentFromArgs(args)
+	}
+	d, ok := hook.Dialects[agent]
+	if !ok {
+		return 2
+	}
+	ans := d.Encode(hook.Failure("the hook is misconfigured; run classify doctor"))
+	opts.IO.Out.Write(ans.Stdout)
+	return ans.Exit
+}
+
+// agentFromArgs finds --agent in raw arguments when flag parsing failed.
+func agentFromArgs(args []string) string {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--agent="); ok {
+			return v
+		}
+		if a == "--agent" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+func hookRun(opts *HookOptions) error {
+	d, ok := hook.Dialects[opts.Agent]
+	if !ok {
+		if opts.Agent == "" {
+			return cli.Failf("--agent is required").WithHint(agentHint)
+		}
+		return cli.Failf("--agent %q is not a supported agent", opts.Agent).WithHint(agentHint)
+	}
+	ans := hookAnswer(opts, d)
+	opts.IO.Out.Write(ans.Stdout)
+	if ans.Stderr != "" {
+		fmt.Fprintln(opts.IO.ErrOut, ans.Stderr)
+	}
+	if ans.Exit != 0 {
+		return cli.Silent(ans.Exit)
+	}
+	return nil
+}
+
+// hookAnswer reads the event and decides; every problem becomes the
+// dialect's deny.
+func hookAnswer(opts *HookOptions, d hook.Dialect) hook.Answer {
+	raw, err := io.ReadAll(io.LimitReader(opts.IO.In, hook.MaxEvent+1))
+	if err != nil {
+		return d.Encode(hook.Failure("reading the event: " + err.Error()))
+	}
+	policy := hook.Policy{OnWrite: hook.Permission(opts.OnWrite), OnUnbounded: hook.Permission(opts.OnUnbounded)}
+	if err := policy.Validate(); err != nil {
+		return d.Encode(hook.Failure("--" + err.Error()))
+	}
+	if opts.Budget <= 0 {
+		return d.Encode(hook.Failure("--budget must be positive"))
+	}
+	classify := opts.Classify
+	if classify == nil {
+		classify = classifyIn
+	}
+	return hook.Respond(d, raw, hook.NewJudge(policy, classify), opts.Budget)
+}
+
+// classifyIn classifies a command run in cwd, checking git commands against
+// the repository there (the agent tells us where it runs).
+func classifyIn(command, cwd string) intent.Result {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return intent.Classify(command)
+	}
+	return intent.New(intent.Options{Dir: cwd, RepoConfig: repoConfig}).Classify(command)
+}
+
+// newCmdHookInstall returns `classify hook install`, which prints the
+// settings to add; it never edits the user's files.
+func newCmdHookInstall(streams *cli.IOStreams) *cobra.Command {
+	var agent, command string
+	cmd := &cobra.Command{
+		Use:   "install --agent AGENT",
+		Short: "Print the settings that register classify as an agent's hook",
+		Long: `Install prints where and what to add so that the agent runs "classify hook" before
+each tool call. It does not edit any file. The hook command uses this binary's
+absolute path, so the agent does not depend on its PATH; change it with --command.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			s, ok := hook.Setups[agent]
+			if !ok {
+				return cli.Failf("--agent %q is not a supported agent", agent).WithHint(agentHint)
+			}
+			if command == "" {
+				command = selfPath() + " hook --agent " + agent
+			}
+			w := streams.Out
+			if s.Script {
+				fmt.Fprintf(w, "# Create %s with:\n%s", s.Target, s.Snippet(command))
+			} else {
+				fmt.Fprintf(w, "# Add to %s:\n%s", s.Target, s.Snippet(command))
+			}
+			fmt.Fprintf(w, "# The agent also reads: %s\n", strings.Join(s.Files, ", "))
+			for _, n := range s.Notes {
+				fmt.Fprintf(w, "# Note: %s\n", n)
+			}
+			fmt.Fprintf(w, "# Then check it: %s doctor --agent %s\n", selfPath(), agent)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "the `AGENT` to set up: "+strings.Join(hook.Agents(), ", "))
+	cmd.Flags().StringVar(&command, "command", "", "the hook `COMMAND` to register (default: this binary's absolute path + hook --agent AGENT)")
+	return cmd
+}
+
+// selfPath is this binary's absolute path, or "classify" when unknown.
+func selfPath() string {
+	p, err := os.Executable()
+	if err != nil {
+		return "classify"
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return p
+}
