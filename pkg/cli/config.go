@@ -88,7 +88,7 @@ func EnvName(f *pflag.Flag) string {
 
 func configurable(f *pflag.Flag) bool {
 	switch f.Name {
-	case "help", "version", configFlag:
+	case "help", "version", configFlag, "no-descriptions": // the last is cobra's completion flag
 		return false
 	}
 	return len(f.Annotations[annotationSkip]) == 0

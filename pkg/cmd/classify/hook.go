@@ -65,6 +65,8 @@ Set it up with "classify hook install --agent AGENT"; check it with
 	cmd.Flags().StringVar(&opts.OnUnbounded, "on-unbounded", "deny", "answer for commands that may never finish: deny or ask")
 	cmd.Flags().DurationVar(&opts.Budget, "budget", 2*time.Second, "deny when no decision is made within this `DURATION`")
 	cli.AddConfigFlag(cmd)
+	// Each registration names its agent: a config file must not change it.
+	cli.SkipConfig(cmd.Flags(), "agent")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cli.Fail(err, "run classify hook --help")
 	})
@@ -189,6 +191,7 @@ absolute path, so the agent does not depend on its PATH; change it with --comman
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "the `AGENT` to set up: "+strings.Join(hook.Agents(), ", "))
 	cmd.Flags().StringVar(&command, "command", "", "the hook `COMMAND` to register (default: this binary's absolute path + hook --agent AGENT)")
+	cli.SkipConfig(cmd.Flags(), "agent", "command")
 	return cmd
 }
 
