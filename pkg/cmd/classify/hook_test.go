@@ -1,0 +1,52 @@
+package classify
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/intent"
+)
+
+// A classifier that panics or hangs must end in the agent's deny, through
+// the real command.
+func TestHookRun_FailClosed(t *testing.T) {
+	event := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"cwd":"/tmp"}`
+	for name, classify := range map[string]func(string, string) intent.Result{
+		"panic": func(string, string) intent.Result { panic("injected") },
+		"hang":  func(string, string) intent.Result { time.Sleep(time.Second); return intent.Classify("ls") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			streams, in, out, errOut := cli.Test()
+			in.WriteString(event)
+			opts := &HookOptions{IO: streams, Agent: "claude", OnWrite: "ask", OnUnbounded: "deny",
+				Budget: 50 * time.Millisecond, Classify: classify}
+			err := hookRun(opts)
+			var ee *cli.ExitError
+			if !errors.As(err, &ee) || ee.Code != 2 {
+				t.Fatalf("err = %v, want exit 2", err)
+			}
+			if !strings.Contains(out.String(), `"permissionDecision":"deny"`) || errOut.Len() == 0 {
+				t.Errorf("stdout %q stderr %q", out, errOut)
+			}
+		})
+	}
+}
+
+// The event's cwd reaches the classifier, so git commands are checked in the
+// repository the agent works in.
+func TestHookRun_PassesCwd(t *testing.T) {
+	streams, in, out, _ := cli.Test()
+	in.WriteString(`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"git status","dir_path":"sub"},"cwd":"/repo"}`)
+	var gotCwd string
+	opts := &HookOptions{IO: streams, Agent: "gemini", OnWrite: "ask", OnUnbounded: "deny", Budget: time.Second,
+		Classify: func(cmd, cwd string) intent.Result { gotCwd = cwd; return intent.Classify(cmd) }}
+	if err := hookRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	if gotCwd != "/repo/sub" || strings.TrimSpace(out.String()) != "{}" {
+		t.Errorf("cwd %q, stdout %q", gotCwd, out)
+	}
+}
