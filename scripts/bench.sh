@@ -19,7 +19,12 @@ fi
 
 strict=()
 [ -z "${STRICT:-}" ] || strict=(-strict)
-go run ./internal/hookbench -runs "$runs" -bin "$classify" "${strict[@]}" "$corpus"
+go build -o bin/hookbench ./internal/hookbench
+bin/hookbench -runs "$runs" -bin "$classify" "${strict[@]}" "$corpus"
+# classify hook, one event per process, in every agent's dialect.
+for agent in ${AGENTS:-claude codex gemini cursor cline copilot}; do
+	bin/hookbench -runs "$runs" -bin "$classify" -agent "$agent" "${strict[@]}" "$corpus"
+done
 
 if command -v hyperfine >/dev/null 2>&1; then
 	hyperfine -N --warmup 20 --runs "$runs" \

@@ -13,6 +13,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,6 +24,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/govkit/govkit/pkg/hook"
 )
 
 const (
@@ -35,6 +38,7 @@ func main() {
 	warmup := flag.Int("warmup", 10, "unmeasured runs first, to warm caches")
 	bin := flag.String("bin", "bin/classify", "the classify `binary`")
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
+	agent := flag.String("agent", "", "measure `classify hook --agent AGENT` with each command in that agent's event")
 	flag.Parse()
 	if flag.NArg() != 1 || *runs < 1 {
 		fmt.Fprintln(os.Stderr, "usage: hookbench [-runs N] [-warmup N] [-strict] -bin BINARY CORPUS")
@@ -44,11 +48,18 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	times, err := measure(*bin, commands, *warmup, *runs)
+	if _, ok := hook.Setups[*agent]; *agent != "" && !ok {
+		fatal(fmt.Errorf("-agent %q: not one of %s", *agent, strings.Join(hook.Agents(), ", ")))
+	}
+	times, err := measure(*bin, *agent, commands, *warmup, *runs)
 	if err != nil {
 		fatal(err)
 	}
-	ok := report(os.Stdout, *bin, flag.Arg(0), len(commands), times)
+	what := *bin + ", one process per command"
+	if *agent != "" {
+		what = *bin + " hook --agent " + *agent + ", one process per event"
+	}
+	ok := report(os.Stdout, what, flag.Arg(0), len(commands), times)
 	if *strict && !ok {
 		os.Exit(1)
 	}
@@ -99,11 +110,17 @@ func readCorpus(path string) ([]string, error) {
 // measure runs bin once per command, warmup+runs times in all, and returns
 // the wall time of each measured run. Standard input and output are
 // /dev/null, as for a hook whose result is the exit code.
-func measure(bin string, commands []string, warmup, runs int) ([]time.Duration, error) {
+func measure(bin, agent string, commands []string, warmup, runs int) ([]time.Duration, error) {
 	times := make([]time.Duration, 0, runs)
 	for i := 0; i < warmup+runs; i++ {
 		command := commands[i%len(commands)]
 		cmd := exec.Command(bin, "--", command)
+		if agent != "" {
+			// The hook case proper: one event on stdin, the agent's answer
+			// on stdout.
+			cmd = exec.Command(bin, "hook", "--agent", agent)
+			cmd.Stdin = bytes.NewReader(hook.Setups[agent].Sample(command, "/tmp"))
+		}
 		start := time.Now()
 		err := cmd.Run()
 		elapsed := time.Since(start)
@@ -122,7 +139,7 @@ func measure(bin string, commands []string, warmup, runs int) ([]time.Duration, 
 }
 
 // report prints the percentiles and says whether the targets are met.
-func report(w io.Writer, bin, corpus string, ncommands int, times []time.Duration) bool {
+func report(w io.Writer, what, corpus string, ncommands int, times []time.Duration) bool {
 	slices.Sort(times)
 	pct := func(p float64) time.Duration {
 		i := int(p*float64(len(times))+0.5) - 1
@@ -136,7 +153,7 @@ func report(w io.Writer, bin, corpus string, ncommands int, times []time.Duratio
 		return fmt.Sprintf("target ≤ %v: MISSED", target)
 	}
 	p50, p99 := pct(0.50), pct(0.99)
-	fmt.Fprintf(w, "%s, one process per command: %d runs over %d commands from %s\n", bin, len(times), ncommands, corpus)
+	fmt.Fprintf(w, "%s: %d runs over %d commands from %s\n", what, len(times), ncommands, corpus)
 	fmt.Fprintf(w, "  min %s\n", ms(times[0]))
 	fmt.Fprintf(w, "  p50 %s   %s\n", ms(p50), verdict(p50, targetP50))
 	fmt.Fprintf(w, "  p90 %s\n", ms(pct(0.90)))
