@@ -45,17 +45,10 @@ func decodePreToolUse(raw []byte, shell string) (Event, error) {
 		return Event{}, errors.New("no tool_name")
 	}
 	ev := Event{Tool: e.ToolName, Cwd: e.Cwd}
-	if e.ToolName == shell {
-		cmd, ok, err := stringField(e.ToolInput, "command")
-		if err != nil {
-			return Event{}, err
-		}
-		if !ok {
-			return Event{}, errors.New("tool_input has no command")
-		}
-		ev.Shell, ev.Command = true, cmd
+	if e.ToolName != shell {
+		return ev, nil
 	}
-	return ev, nil
+	return shellEvent(ev, e.ToolInput)
 }
 
 func encodePreToolUse(d Decision) preToolUseAnswer {

@@ -53,15 +53,7 @@ func (cline) Decode(raw []byte) (Event, error) {
 	if tool != "execute_command" {
 		return ev, nil
 	}
-	cmd, ok, err := stringField(e.PreToolUse.Parameters, "command")
-	if err != nil {
-		return Event{}, err
-	}
-	if !ok {
-		return Event{}, errors.New("execute_command has no command parameter")
-	}
-	ev.Shell, ev.Command = true, cmd
-	return ev, nil
+	return shellEvent(ev, e.PreToolUse.Parameters)
 }
 
 func (cline) Encode(d Decision) Answer {

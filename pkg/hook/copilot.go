@@ -42,15 +42,7 @@ func (copilot) Decode(raw []byte) (Event, error) {
 	if tool != "bash" {
 		return ev, nil
 	}
-	cmd, ok, err := stringField(args, "command")
-	if err != nil {
-		return Event{}, err
-	}
-	if !ok {
-		return Event{}, errors.New("bash toolArgs has no command")
-	}
-	ev.Shell, ev.Command = true, cmd
-	return ev, nil
+	return shellEvent(ev, args)
 }
 
 func (copilot) Encode(d Decision) Answer {

@@ -47,11 +47,7 @@ func (cursor) Decode(raw []byte) (Event, error) {
 		if e.ToolName != "Shell" {
 			return Event{Tool: e.ToolName, Cwd: e.Cwd}, nil
 		}
-		cmd, ok, err := stringField(e.ToolInput, "command")
-		if err != nil || !ok {
-			return Event{}, errors.New("Shell tool_input has no command")
-		}
-		return Event{Tool: "Shell", Shell: true, Command: cmd, Cwd: e.Cwd}, nil
+		return shellEvent(Event{Tool: "Shell", Cwd: e.Cwd}, e.ToolInput)
 	}
 	return Event{}, errors.New("unsupported hook_event_name " + quoteShort(e.HookEventName))
 }

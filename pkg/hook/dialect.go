@@ -126,6 +126,20 @@ func stringField(input json.RawMessage, name string) (string, bool, error) {
 	return s, true, nil
 }
 
+// shellEvent completes ev as a shell call whose command is input's
+// "command" field; a shell call without one is malformed.
+func shellEvent(ev Event, input json.RawMessage) (Event, error) {
+	cmd, ok, err := stringField(input, "command")
+	if err != nil {
+		return Event{}, err
+	}
+	if !ok {
+		return Event{}, errors.New(ev.Tool + " input has no command")
+	}
+	ev.Shell, ev.Command = true, cmd
+	return ev, nil
+}
+
 // NewJudge returns the judge the hook uses: shell commands are classified
 // (in the event's working directory), other tools are judged by name.
 func NewJudge(p Policy, classify func(command, cwd string) intent.Result) Judge {

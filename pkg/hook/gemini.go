@@ -44,14 +44,10 @@ func (gemini) Decode(raw []byte) (Event, error) {
 	if e.ToolName != "run_shell_command" {
 		return ev, nil
 	}
-	cmd, ok, err := stringField(e.ToolInput, "command")
+	ev, err := shellEvent(ev, e.ToolInput)
 	if err != nil {
 		return Event{}, err
 	}
-	if !ok {
-		return Event{}, errors.New("tool_input has no command")
-	}
-	ev.Shell, ev.Command = true, cmd
 	if dir, ok, _ := stringField(e.ToolInput, "dir_path"); ok && dir != "" {
 		if filepath.IsAbs(dir) || ev.Cwd == "" {
 			ev.Cwd = dir
