@@ -39,23 +39,22 @@ func (cursor) Decode(raw []byte) (Event, error) {
 	case "beforeMCPExecution":
 		return Event{Tool: "mcp:" + e.ToolName, Cwd: e.Cwd}, nil
 	case "beforeReadFile":
-		return Event{Tool: "Read", Cwd: e.Cwd}, nil
+		return Event{Tool: "Read", Cwd: e.Cwd, NoAsk: true}, nil
 	case "preToolUse":
 		if e.ToolName == "" {
 			return Event{}, errors.New("preToolUse without tool_name")
 		}
 		if e.ToolName != "Shell" {
-			return Event{Tool: e.ToolName, Cwd: e.Cwd}, nil
+			return Event{Tool: e.ToolName, Cwd: e.Cwd, NoAsk: true}, nil
 		}
-		return shellEvent(Event{Tool: "Shell", Cwd: e.Cwd}, e.ToolInput)
+		return shellEvent(Event{Tool: "Shell", Cwd: e.Cwd, NoAsk: true}, e.ToolInput)
 	}
 	return Event{}, errors.New("unsupported hook_event_name " + quoteShort(e.HookEventName))
 }
 
 func (cursor) Encode(d Decision) Answer {
-	// Whether ask is enforced depends on the event, which Encode does not
-	// see; ask is kept only where the permission field is honoured, and
-	// Cursor's own docs say an unenforced ask does not allow.
+	// Events that do not enforce ask are marked NoAsk when decoded, and
+	// Respond turns their asks into denies before they get here.
 	d = settle(d, true)
 	ans := Answer{Stdout: encodeJSON(struct {
 		Permission   string `json:"permission"`

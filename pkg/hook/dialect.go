@@ -17,6 +17,9 @@ type Event struct {
 	Shell   bool   // the tool runs Command in a shell
 	Command string // the shell command, when Shell
 	Cwd     string // the directory the tool runs in, when the agent says
+	// NoAsk: for this event the agent does not enforce ask (Cursor's
+	// preToolUse and beforeReadFile), so an ask must become a deny.
+	NoAsk bool
 }
 
 // Dialect is one agent's hook protocol.

@@ -80,7 +80,7 @@ func TestOutcomes(t *testing.T) {
 		"gemini-allow":      Allow, "gemini-write": Deny, "gemini-unbounded": Deny, "gemini-read-tool": Allow,
 		"gemini-write-tool": Deny, "gemini-mcp-tool": Deny,
 		"cursor-allow": Allow, "cursor-write": Ask, "cursor-unbounded": Deny, "cursor-mcp": Ask,
-		"cursor-read-file": Allow,
+		"cursor-read-file": Allow, "cursor-pretooluse-write": Deny,
 		"cline-allow":      Allow, "cline-write": Deny, "cline-unbounded": Deny, "cline-read-tool": Allow,
 		"cline-write-tool": Deny, "cline-old-field": Allow,
 		"copilot-allow": Allow, "copilot-string-args": Ask, "copilot-unbounded": Deny, "copilot-pascal": Allow,

@@ -36,7 +36,11 @@ func Respond(d Dialect, raw []byte, judge Judge, budget time.Duration) (ans Answ
 	if err != nil {
 		return d.Encode(Failure("malformed event: " + err.Error()))
 	}
-	return d.Encode(judgeWithin(judge, ev, budget))
+	dec := judgeWithin(judge, ev, budget)
+	if ev.NoAsk {
+		dec = settle(dec, false)
+	}
+	return d.Encode(dec)
 }
 
 // judgeWithin runs judge with a deadline; a panic in judge or a decision
