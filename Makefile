@@ -25,8 +25,9 @@ build: ## Build every cmd/* binary into ./bin, stamped with VERSION (git describ
 test: ## Run all tests: unit, end-to-end scripts (testdata/script), doc checks
 	$(GO) test $(TESTFLAGS) ./...
 
-demo: build ## Build, then a scripted tour of classify (scripts/demo.sh)
+demo: build ## Build, then a scripted tour of classify and govexplain (scripts/demo*.sh)
 	CLASSIFY=$(BIN)/classify scripts/demo.sh
+	GOVEXPLAIN=$(BIN)/govexplain scripts/demo-govexplain.sh
 
 bench: build ## Go benchmarks of ./pkg/..., then whole-process latency (scripts/bench.sh)
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

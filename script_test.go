@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/govkit/govkit/pkg/cmd/classify"
+	"github.com/govkit/govkit/pkg/cmd/govexplain"
 )
 
 var update = flag.Bool("update", false, "rewrite golden output: cmp files in testdata/script and README.md's generated tables")
@@ -21,7 +22,8 @@ var update = flag.Bool("update", false, "rewrite golden output: cmp files in tes
 // command trees as separate processes, exactly as users do.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"classify": func() { os.Exit(classify.Main()) },
+		"classify":   func() { os.Exit(classify.Main()) },
+		"govexplain": func() { os.Exit(govexplain.Main()) },
 	})
 }
 

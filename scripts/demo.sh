@@ -86,5 +86,14 @@ status=0
 grep -v -e '^#' -e '^$' "$commands" | "$classify" -o json >/dev/null || status=$?
 echo "  ... $total objects in all; exit $status: $(verdict "$status")"
 
+# 5. As a coding agent's hook: one event in, the agent's own answer out.
+heading "== classify hook --agent claude (a Claude Code PreToolUse event on stdin)"
+for cmd in 'git status' 'rm -rf build' 'tail -f /var/log/syslog'; do
+	event='{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"'"$cmd"'"}}'
+	status=0
+	answer=$(printf '%s' "$event" | "$classify" hook --agent claude 2>/dev/null) || status=$?
+	printf '  %-26s exit %d  %s\n' "$cmd" "$status" "$answer"
+done
+
 heading "== Summary"
 echo "$total commands: $reads read-only, $writes write or unknown, $unbounded unbounded"

@@ -15,12 +15,14 @@ import (
 
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/cmd/classify"
+	"github.com/govkit/govkit/pkg/cmd/govexplain"
 )
 
 // roots returns the root command of every binary. Add each new binary here.
 func roots(streams *cli.IOStreams) []*cobra.Command {
 	return []*cobra.Command{
 		classify.NewCmdClassify(streams, nil),
+		govexplain.NewCmdGovexplain(streams, nil),
 	}
 }
 

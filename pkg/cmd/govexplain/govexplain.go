@@ -1,0 +1,239 @@
+// Package govexplain is the command tree of the govexplain binary: it
+// evaluates a request against a policy file and explains the decision, and
+// lints and tests policy files (DESIGN §5).
+package govexplain
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/govkit/govkit/pkg/build"
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/policy"
+)
+
+// ExplainOptions are the parsed flags of a hypothetical evaluation.
+type ExplainOptions struct {
+	IO            *cli.IOStreams
+	Output        cli.Format
+	PolicyFile    string
+	InfraFile     string
+	Resource      string
+	Action        string
+	Tags          []string
+	tagsSet       bool
+	User          string
+	Roles         []string
+	Service       string
+	Rows, Pods    int
+	At            string
+	DryRun        bool
+	DefaultEffect string
+	// Now is the clock for schedules when --at is absent (tests pin it).
+	Now func() time.Time
+}
+
+// NewCmdGovexplain returns the govexplain root command.
+func NewCmdGovexplain(streams *cli.IOStreams, runF func(*ExplainOptions) error) *cobra.Command {
+	opts := &ExplainOptions{IO: streams, Now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "govexplain --policy FILE --resource TYPE:NAME --action ACTION [flags]",
+		Short: "Evaluate a request against policy and explain the decision",
+		Long: `Govexplain answers "what would happen if this principal did this action to this
+resource?" from a policy file, without running anything, and explains why:
+which policies applied or were skipped, which rule decided, which conditions
+passed or failed, and what would change the outcome.
+
+Tags come from --tags, or else from the resource's entry in --infra.
+
+Exit status follows the enforced effect:
+
+    0  allowed
+    1  denied
+    2  requires approval
+    3  usage error, unreadable or invalid policy file, internal failure`,
+		Example: `  govexplain --policy policies.yaml --resource database:prod-db --tags production \
+    --action write --role dba
+  govexplain --policy policies.yaml --infra infra.yaml --resource database:prod-db \
+    --action write --rows 1500 -o json
+  govexplain lint --policy policies.yaml
+  govexplain test --policy policies.yaml examples/policy-tests.yaml`,
+		Version: build.String(),
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.tagsSet = c.Flags().Changed("tags") || cli.FlagSource(c.Flags(), "tags") != ""
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return explainRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	cli.AddOutputFlag(cmd, &opts.Output)
+	addPolicyFlag(cmd, &opts.PolicyFile)
+	addInfraFlag(cmd, &opts.InfraFile)
+	f.StringVar(&opts.Resource, "resource", "", "the resource as `TYPE:NAME` (database:prod-db)")
+	f.StringVar(&opts.Action, "action", "", "the `ACTION`: read, write or destructive")
+	f.StringSliceVar(&opts.Tags, "tags", nil, "the resource's `TAGS`, comma-separated (default: from --infra)")
+	f.StringVar(&opts.User, "user", "", "evaluate as this `USER` id")
+	f.StringSliceVar(&opts.Roles, "role", nil, "evaluate with this `ROLE` (repeatable)")
+	f.StringVar(&opts.Service, "service", "", "evaluate as this `SERVICE` account")
+	f.IntVar(&opts.Rows, "rows", 0, "rows affected, as after execution (`N`; 0 = not known)")
+	f.IntVar(&opts.Pods, "pods", 0, "pods affected, as after execution (`N`; 0 = not known)")
+	f.StringVar(&opts.At, "at", "", "evaluate at this `TIME` (RFC 3339) for schedules (default: now)")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "global dry-run: report the effect, enforce allow")
+	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the file's default_effect: deny, allow or require_approval")
+	cli.SetEnvName(f, "dry-run", "GOVKIT_POLICY_DRY_RUN")
+	cli.SkipConfig(f, "resource", "action", "tags", "user", "role", "service", "rows", "pods", "at")
+	cmd.AddCommand(newCmdLint(streams), newCmdTest(streams))
+	return cmd
+}
+
+// addPolicyFlag: --policy, also GOVKIT_POLICY_FILE (seed 003's
+// HELPDESK_POLICY_FILE).
+func addPolicyFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "policy", "", "the policy `FILE` (YAML, DESIGN §5)")
+	cli.SetEnvName(cmd.Flags(), "policy", "GOVKIT_POLICY_FILE")
+}
+
+// addInfraFlag: --infra, also GOVKIT_INFRA_CONFIG (seed 003's
+// HELPDESK_INFRA_CONFIG).
+func addInfraFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "infra", "", "the infrastructure `FILE` that gives resources their tags")
+	cli.SetEnvName(cmd.Flags(), "infra", "GOVKIT_INFRA_CONFIG")
+}
+
+func (o *ExplainOptions) validate() error {
+	if o.PolicyFile == "" {
+		return cli.Failf("--policy is required").WithHint("pass --policy FILE or set GOVKIT_POLICY_FILE")
+	}
+	if _, _, err := o.resource(); err != nil {
+		return err
+	}
+	switch policy.Action(o.Action) {
+	case policy.ActionRead, policy.ActionWrite, policy.ActionDestructive:
+	case "":
+		return cli.Failf("--action is required").WithHint("pass --action read, write or destructive")
+	default:
+		return cli.Failf("--action %q is not read, write or destructive", o.Action).WithHint("pass --action read, write or destructive")
+	}
+	if o.Rows < 0 || o.Pods < 0 {
+		return cli.Failf("--rows and --pods must not be negative")
+	}
+	if o.At != "" {
+		if _, err := time.Parse(time.RFC3339Nano, o.At); err != nil {
+			return cli.Failf("--at %q is not an RFC 3339 time", o.At).WithHint("pass --at like 2026-03-09T14:00:00-05:00")
+		}
+	}
+	switch policy.Effect(o.DefaultEffect) {
+	case "", policy.EffectAllow, policy.EffectDeny, policy.EffectRequireApproval:
+	default:
+		return cli.Failf("--default-effect %q is not deny, allow or require_approval", o.DefaultEffect)
+	}
+	return nil
+}
+
+func (o *ExplainOptions) resource() (typ, name string, err error) {
+	typ, name, ok := strings.Cut(o.Resource, ":")
+	if o.Resource == "" {
+		return "", "", cli.Failf("--resource is required").WithHint("pass --resource TYPE:NAME, e.g. --resource database:prod-db")
+	}
+	if !ok || typ == "" || name == "" {
+		return "", "", cli.Failf("--resource %q is not TYPE:NAME", o.Resource).WithHint("pass --resource TYPE:NAME, e.g. --resource database:prod-db")
+	}
+	return typ, name, nil
+}
+
+// request builds the policy request, taking tags from --infra when --tags
+// is not given; unknownToInfra reports a resource the infra file lacks.
+func (o *ExplainOptions) request(infra *policy.Infra) (req policy.Request, unknownToInfra bool) {
+	typ, name, _ := o.resource()
+	req = policy.Request{
+		Principal: policy.RequestPrincipal{UserID: o.User, Roles: o.Roles, Service: o.Service},
+		Resource:  policy.RequestResource{Type: typ, Name: name, Tags: o.Tags},
+		Action:    policy.Action(o.Action),
+		Context:   policy.RequestContext{RowsAffected: o.Rows, PodsAffected: o.Pods},
+	}
+	if o.At != "" {
+		req.Context.Time, _ = time.Parse(time.RFC3339Nano, o.At)
+	}
+	if !o.tagsSet && infra != nil {
+		tags, found := infra.Lookup(typ, name)
+		req.Resource.Tags = tags
+		unknownToInfra = !found
+	}
+	return req, unknownToInfra
+}
+
+// loadEngine loads the policy (and infra) files for any subcommand.
+func loadEngine(policyFile, infraFile string, dryRun bool, defaultEffect string, now func() time.Time) (*policy.Engine, *policy.Config, *policy.Infra, error) {
+	cfg, err := policy.LoadFile(policyFile)
+	if err != nil {
+		return nil, nil, nil, cli.Fail(err, "fix the policy file; govexplain lint --policy "+policyFile+" checks it")
+	}
+	var infra *policy.Infra
+	if infraFile != "" {
+		if infra, err = policy.LoadInfraFile(infraFile); err != nil {
+			return nil, nil, nil, cli.Fail(err, "fix the infrastructure file named by --infra")
+		}
+	}
+	e := policy.NewEngine(policy.EngineConfig{PolicyConfig: cfg, DefaultEffect: policy.Effect(defaultEffect), DryRun: dryRun, Clock: now})
+	return e, cfg, infra, nil
+}
+
+func explainRun(o *ExplainOptions) error {
+	e, _, infra, err := loadEngine(o.PolicyFile, o.InfraFile, o.DryRun, o.DefaultEffect, o.Now)
+	if err != nil {
+		return err
+	}
+	req, unknown := o.request(infra)
+	trace := e.Explain(req)
+	if err := printTrace(o.IO, o.Output.Resolve(o.IO), trace, unknown, o.InfraFile); err != nil {
+		return err
+	}
+	return exitFor(trace.Decision.EnforcedEffect)
+}
+
+// printTrace prints the trace as DESIGN §5's JSON or as the explanation.
+func printTrace(io_ *cli.IOStreams, format cli.Format, trace policy.DecisionTrace, unknownToInfra bool, infraFile string) error {
+	if format == cli.FormatJSON {
+		return writeJSON(io_.Out, struct {
+			SchemaVersion int `json:"schema_version"`
+			policy.DecisionTrace
+		}{1, trace})
+	}
+	text := strings.TrimRight(trace.Explanation, "\n")
+	fmt.Fprintln(io_.Out, text)
+	if unknownToInfra {
+		fmt.Fprintf(io_.Out, "\nNote: the resource is not in %s, so it has no tags.\n", infraFile)
+	}
+	return nil
+}
+
+// exitFor maps the enforced effect to DESIGN §5's exit code.
+func exitFor(e policy.Effect) error {
+	switch e {
+	case policy.EffectAllow:
+		return nil
+	case policy.EffectRequireApproval:
+		return cli.Silent(2)
+	}
+	return cli.Silent(1)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return cli.Failf("encoding output: %v", err)
+	}
+	return nil
+}
