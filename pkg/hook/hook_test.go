@@ -81,7 +81,7 @@ func TestOutcomes(t *testing.T) {
 		"gemini-write-tool": Deny, "gemini-mcp-tool": Deny,
 		"cursor-allow": Allow, "cursor-write": Ask, "cursor-unbounded": Deny, "cursor-mcp": Ask,
 		"cursor-read-file": Allow, "cursor-pretooluse-write": Deny,
-		"cline-allow":      Allow, "cline-write": Deny, "cline-unbounded": Deny, "cline-read-tool": Allow,
+		"cline-allow": Allow, "cline-write": Deny, "cline-unbounded": Deny, "cline-read-tool": Allow,
 		"cline-write-tool": Deny, "cline-old-field": Allow,
 		"copilot-allow": Allow, "copilot-string-args": Ask, "copilot-unbounded": Deny, "copilot-pascal": Allow,
 		"copilot-edit-tool": Ask,
