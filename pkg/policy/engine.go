@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"path"
 	"slices"
@@ -384,6 +385,9 @@ func (e *Engine) evaluate(req Request, post bool) *evaluation {
 			d.Effect, d.EnforcedEffect = EffectDeny, EffectDeny
 			d.Message = "unknown action " + quote(string(req.Action)) + " (want " + actionNames + ")"
 		}
+		if d.Effect == EffectRequireApproval {
+			d.ApprovalQuorum = 1 // DESIGN §5: the default quorum
+		}
 		e.finish(ev, false)
 		return ev
 	}
@@ -507,7 +511,7 @@ next:
 // traces the rules up to and including the deciding one.
 func (p *compiledPolicy) decide(ev *evaluation, mask actionMask, pt *PolicyTrace, buf *traceBuffers) (outcome, bool) {
 	start := len(buf.rules)
-	defer func() { pt.Rules = buf.rules[start:len(buf.rules):len(buf.rules)] }()
+	out, decided := noOutcome, false
 	for i := range p.rules {
 		r := &p.rules[i]
 		rt := RuleTrace{Index: i, Actions: r.actions, Effect: string(r.effect)}
@@ -518,14 +522,16 @@ func (p *compiledPolicy) decide(ev *evaluation, mask actionMask, pt *PolicyTrace
 			rt.SkipReason = SkipScheduleInactive
 		default:
 			rt.Matched = true
-			out := r.apply(ev, &rt, buf)
+			out, decided = r.apply(ev, &rt, buf), true
 			out.rule = i
-			buf.rules = append(buf.rules, rt)
-			return out, true
 		}
 		buf.rules = append(buf.rules, rt)
+		if decided {
+			break
+		}
 	}
-	return noOutcome, false
+	pt.Rules = buf.rules[start:len(buf.rules):len(buf.rules)]
+	return out, decided
 }
 
 // apply evaluates the deciding rule's conditions (seed 003 "Guardrails";
@@ -597,7 +603,14 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 	if d.Effect == EffectRequireApproval && j.ApprovalQuorum < 1 {
 		j.ApprovalQuorum = 1 // DESIGN §5: present when require_approval, default 1
 	}
-	return json.Marshal(j)
+	// Messages say "rows_affected=1500 > limit=1000": keep > readable.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(j); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON reads the "decision" object; a decision without

@@ -429,7 +429,11 @@ policies:
 			if !tr.DefaultApplied || !tr.Decision.DefaultApplied || !tr.PoliciesEvaluated[0].Matched {
 				t.Fatalf("default_applied %v / %v, policy matched %v", tr.DefaultApplied, tr.Decision.DefaultApplied, tr.PoliciesEvaluated[0].Matched)
 			}
-			check(t, tr.Decision, want{effect: tt.want})
+			w := want{effect: tt.want}
+			if tt.want == policy.EffectRequireApproval {
+				w.quorum = 1
+			}
+			check(t, tr.Decision, w)
 			// A decided request is not a default.
 			check(t, e.Evaluate(policy.Request{Resource: db, Action: policy.ActionRead}), want{effect: policy.EffectAllow, policy: "reads-only"})
 		})

@@ -127,7 +127,6 @@ type policyResult struct {
 	index  int
 	rule   int // -1: no rule applied
 	effect Effect
-	quorum int
 	failed []ConditionTrace
 }
 
@@ -277,7 +276,7 @@ func (x *explainer) blocks() []policyResult {
 			}
 			x.line("  Rule %d  %s%smatched", rt.Index, label, pad)
 			res.rule = rt.Index
-			res.effect, res.quorum, res.failed = ruleOutcome(r, rt)
+			res.effect, res.failed = ruleOutcome(r, rt)
 			x.conditions(r, rt)
 			if r.message != "" {
 				x.line("    Message: %q", r.message)
@@ -326,7 +325,7 @@ func ruleLabel(rt RuleTrace) string {
 }
 
 // ruleOutcome re-derives a deciding rule's outcome from its trace.
-func ruleOutcome(r *compiledRule, rt RuleTrace) (Effect, int, []ConditionTrace) {
+func ruleOutcome(r *compiledRule, rt RuleTrace) (Effect, []ConditionTrace) {
 	var failed []ConditionTrace
 	for _, c := range rt.Conditions {
 		if !c.Passed {
@@ -335,11 +334,11 @@ func ruleOutcome(r *compiledRule, rt RuleTrace) (Effect, int, []ConditionTrace) 
 	}
 	switch {
 	case len(failed) > 0:
-		return EffectDeny, 0, failed
+		return EffectDeny, failed
 	case r.effect == EffectRequireApproval, r.effect == EffectAllow && r.approval:
-		return EffectRequireApproval, r.quorum, nil
+		return EffectRequireApproval, nil
 	}
-	return r.effect, 0, nil
+	return r.effect, nil
 }
 
 // matchedBy describes why a policy applies: the principal that matched (if

@@ -163,3 +163,37 @@ func TestExplainLargeConfig(t *testing.T) {
 		t.Errorf("%d lines:\n%s", n, tr.Explanation)
 	}
 }
+
+// TestExplainEscapesRequest: request strings come from the agent; the
+// text must not carry their control characters to a terminal.
+func TestExplainEscapesRequest(t *testing.T) {
+	e := seed(t)
+	name := "prod-db\x1b[2J\nrm -rf /" + strings.Repeat("x", 500)
+	text := e.Explain(Request{Resource: RequestResource{Type: "database", Name: name, Tags: []string{"a\tb"}}, Action: ActionWrite}).Explanation
+	if strings.ContainsAny(text, "\x1b\t") || strings.Contains(text, "\nrm -rf") || len(text) > 4000 {
+		t.Errorf("unescaped or unbounded:\n%s", text)
+	}
+	if !strings.HasPrefix(text, `Access to prod-db\x1b[2J\nrm -rf /xxx`) {
+		t.Errorf("headline: %.80q", text)
+	}
+}
+
+// TestConcurrentUse: one Engine, many goroutines, Decisions explained
+// from several goroutines at once (go test -race).
+func TestConcurrentUse(t *testing.T) {
+	e := seed(t)
+	d := e.Evaluate(Request{Resource: RequestResource{Type: "database", Name: "x"}, Action: ActionWrite})
+	done := make(chan string)
+	for i := 0; i < 8; i++ {
+		go func() {
+			e.Explain(Request{Principal: RequestPrincipal{Roles: []string{"dba"}}, Resource: RequestResource{Type: "database", Name: "prod-db", Tags: []string{"production"}}, Action: ActionWrite})
+			done <- d.MustAllow().Error()
+		}()
+	}
+	first := <-done
+	for i := 1; i < 8; i++ {
+		if got := <-done; got != first {
+			t.Errorf("explanations differ")
+		}
+	}
+}

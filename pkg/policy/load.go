@@ -115,7 +115,7 @@ func readDocument(name string, r io.Reader, kind string) (*yaml.Node, error) {
 	if len(data) > MaxInputSize {
 		return nil, &LoadError{File: name, Msg: fmt.Sprintf("%s file exceeds the input size limit of %d bytes (1 MiB)", kind, MaxInputSize)}
 	}
-	if line, msg := checkText(data); msg != "" {
+	if line, msg := checkText(data, kind); msg != "" {
 		return nil, &LoadError{File: name, Line: line, Msg: msg}
 	}
 	return parseYAML(name, data, kind)
@@ -124,13 +124,13 @@ func readDocument(name string, r io.Reader, kind string) (*yaml.Node, error) {
 // checkText rejects what yaml.v3's reader would reject, but with a line
 // number (its own messages have none): invalid UTF-8 (including UTF-16,
 // which yaml.v3 would otherwise accept) and control characters.
-func checkText(data []byte) (line int, msg string) {
+func checkText(data []byte, kind string) (line int, msg string) {
 	line = 1
 	for i := 0; i < len(data); {
 		r, size := utf8.DecodeRune(data[i:])
 		switch {
 		case r == utf8.RuneError && size <= 1:
-			return line, "invalid UTF-8: a policy file must be UTF-8 text"
+			return line, "invalid UTF-8: " + kind + " files must be UTF-8 text"
 		case r == '\n':
 			line++
 		case r == '\t', r == '\r', r == 0x85:
@@ -180,9 +180,28 @@ func yamlError(name string, err error) error {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
+		if yamlParserProblem(m[2]) {
+			line++
+		}
 		return &LoadError{File: name, Line: max(line, 1), Msg: "invalid YAML: " + m[2]}
 	}
 	return &LoadError{File: name, Line: 1, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// yamlParserProblem recognises yaml.v3's parser (not scanner) errors: its
+// fail() reports their line 0-based and only adds 1 for scanner errors, so
+// "resources: [unclosed" on line 4 comes out as "line 3".
+func yamlParserProblem(msg string) bool {
+	for _, p := range []string{
+		"did not find expected <document start>", "did not find expected node content",
+		"did not find expected key", "did not find expected '-' indicator",
+		"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // decoder walks a yaml.Node tree strictly, filling Go values, recording the

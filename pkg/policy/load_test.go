@@ -101,7 +101,7 @@ func TestLoadErrors(t *testing.T) {
 		{"version", edit(t, `version: "1"`, `version: "2"`),
 			`policies.yaml:1: version: "2" is not supported (want "1")`},
 		{"no version", edit(t, `version: "1"`+"\n", ""),
-			`policies.yaml:1: version: required: version: "1"`},
+			`policies.yaml:1: version: required (want "1")`},
 		{"bad default", edit(t, "default_effect: deny", "default_effect: maybe"),
 			`policies.yaml:2: default_effect: "maybe" is not one of allow, deny, require_approval`},
 		{"enforcement", edit(t, "enforcement: enforce", "enforcement: dry-run"),
@@ -140,13 +140,13 @@ func TestLoadErrors(t *testing.T) {
 			`policies.yaml:…`},
 		{"tab indentation", "version: \"1\"\npolicies:\n\t- name: x\n",
 			`policies.yaml:3: invalid YAML: found character that cannot start any token`},
-		{"first-line syntax", "[\n", `policies.yaml:1: invalid YAML…`},
+		{"unfinished at end of input", "[\n", `policies.yaml:2: invalid YAML…`},
 		{"empty", "", `policies.yaml:1: empty policy file`},
 		{"comments only", "# nothing\n", `policies.yaml:1: empty policy file`},
 		{"two documents", base + "---\nversion: \"1\"\n", `policies.yaml:31: more than one YAML document…`},
 		{"not a mapping", "- a\n- b\n", `policies.yaml:1: want a mapping with keys version, default_effect, policies, got a list`},
 		{"control character", "version: \"1\"\npolicies: []\n# \x1b[31m\n", `policies.yaml:3: control character U+001B is not allowed`},
-		{"invalid utf-8", "version: \"1\"\n\xff\n", `policies.yaml:2: invalid UTF-8: a policy file must be UTF-8 text`},
+		{"invalid utf-8", "version: \"1\"\n\xff\n", `policies.yaml:2: invalid UTF-8: policy files must be UTF-8 text`},
 		{"utf-16", "\xff\xfev\x00", `policies.yaml:1: invalid UTF-8…`},
 	}
 	for _, tt := range tests {
@@ -284,5 +284,22 @@ func TestValidateHandBuilt(t *testing.T) {
 	cfg.Policies[0].Rules[0].Effect = "nope"
 	if err := cfg.Validate(); err == nil || err.Error() != `line 5: policies[0].rules[0].effect: "nope" is not one of allow, deny, require_approval` {
 		t.Errorf("%v", err)
+	}
+}
+
+// yaml.v3 reports parser errors one line early; the loader corrects them.
+func TestYAMLSyntaxErrorLines(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		line string
+	}{
+		{"version: \"1\"\npolicies:\n  - name: p\n    resources: [unclosed\n", ":4:"},
+		{"version: \"1\"\npolicies:\n  - name: p\n    rules: {a: b\n", ":4:"},
+		{"version: \"1\"\npolicies:\n\t- name: p\n", ":3:"}, // a scanner error (tab)
+	} {
+		_, err := LoadNamed("p.yaml", strings.NewReader(tt.text))
+		if err == nil || !strings.Contains(err.Error(), "p.yaml"+tt.line) {
+			t.Errorf("%q: error %v, want line %s", tt.text, err, tt.line)
+		}
 	}
 }

@@ -63,7 +63,7 @@ func (c *Config) validate(lines map[string]int) error {
 	switch c.Version {
 	case "1":
 	case "":
-		p.add("version", 1, `required: version: "1"`)
+		p.add("version", 1, `required (want "1")`)
 	default:
 		p.add("version", 1, quote(c.Version)+` is not supported (want "1")`)
 	}

@@ -196,6 +196,11 @@ func explainRun(o *ExplainOptions) error {
 	}
 	req, unknown := o.request(infra)
 	trace := e.Explain(req)
+	if o.Rows > 0 || o.Pods > 0 {
+		// Counts are only known after execution: that is the blast-radius
+		// check (seed 003 "Guardrails"), and the decision says so.
+		trace = e.CheckPostExecution(req)
+	}
 	if err := printTrace(o.IO, o.Output.Resolve(o.IO), trace, unknown, o.InfraFile); err != nil {
 		return err
 	}
