@@ -594,7 +594,9 @@ func (x *explainer) skipDetail(p *compiledPolicy, reason string) string {
 	}
 	var why []string
 	for j := range p.selectors {
-		why = append(why, selectorMiss(&p.shownResources[j], &p.selectors[j], &x.sub, x.req.Resource))
+		if w := selectorMiss(&p.shownResources[j], &p.selectors[j], &x.sub, x.req.Resource); !slices.Contains(why, w) {
+			why = append(why, w) // two selectors can miss for the same reason
+		}
 	}
 	return "resource — " + strings.Join(why, "; or ")
 }
