@@ -28,6 +28,7 @@ test: ## Run all tests: unit, end-to-end scripts (testdata/script), doc checks
 demo: build ## Build, then a scripted tour of classify and govexplain (scripts/demo*.sh)
 	CLASSIFY=$(BIN)/classify scripts/demo.sh
 	GOVEXPLAIN=$(BIN)/govexplain scripts/demo-govexplain.sh
+	AUDITD=$(BIN)/auditd CLASSIFY=$(BIN)/classify VERIFY_CHAIN=$(BIN)/verify-chain scripts/demo-auditd.sh
 
 bench: build ## Go benchmarks of ./pkg/..., then whole-process latency (scripts/bench.sh)
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

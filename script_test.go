@@ -1,19 +1,30 @@
 package govkit_test
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"errors"
 	"flag"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/client"
+
+	"github.com/govkit/govkit/pkg/cmd/auditd"
 	"github.com/govkit/govkit/pkg/cmd/classify"
 	"github.com/govkit/govkit/pkg/cmd/govexplain"
+	"github.com/govkit/govkit/pkg/cmd/verifychain"
 )
 
 var update = flag.Bool("update", false, "rewrite golden output: cmp files in testdata/script and README.md's generated tables")
@@ -22,8 +33,10 @@ var update = flag.Bool("update", false, "rewrite golden output: cmp files in tes
 // command trees as separate processes, exactly as users do.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"classify":   func() { os.Exit(classify.Main()) },
-		"govexplain": func() { os.Exit(govexplain.Main()) },
+		"auditd":       func() { os.Exit(auditd.Main()) },
+		"classify":     func() { os.Exit(classify.Main()) },
+		"govexplain":   func() { os.Exit(govexplain.Main()) },
+		"verify-chain": func() { os.Exit(verifychain.Main()) },
 	})
 }
 
@@ -44,6 +57,10 @@ func TestScripts(t *testing.T) {
 			"exits":      cmdExits,
 			"genline":    cmdGenline,
 			"writebytes": cmdWritebytes,
+			"freeport":   cmdFreeport,
+			"waitfor":    cmdWaitfor,
+			"auditpost":  cmdAuditpost,
+			"auditsub":   cmdAuditsub,
 		},
 	})
 }
@@ -103,4 +120,100 @@ func cmdWritebytes(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("writebytes: %s is not a Go string literal: %v", args[1], err)
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(data), 0o644))
+}
+
+// freeport VAR: set VAR to a TCP port on 127.0.0.1 that is free now, for a
+// daemon started in the background (exec auditd --addr 127.0.0.1:$VAR &).
+func cmdFreeport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Setenv(args[0], strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	ts.Check(l.Close())
+}
+
+// waitfor URL: wait up to 10 seconds for GET URL to answer 200.
+func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfor URL")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(args[0])
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfor %s: no 200 within 10s (last: %v)", args[0], err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// auditpost URL FILE: append each JSON line of FILE to the auditd at URL
+// through pkg/client, and print each stored event as a JSON line.
+func cmdAuditpost(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: auditpost URL FILE")
+	}
+	c, err := client.New(args[0])
+	ts.Check(err)
+	f, err := os.Open(ts.MkAbs(args[1]))
+	ts.Check(err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var ev audit.Event
+		ts.Check(json.Unmarshal(sc.Bytes(), &ev))
+		got, err := c.Append(context.Background(), ev)
+		if err != nil {
+			if neg {
+				ts.Logf("auditpost: %v", err)
+				return
+			}
+			ts.Fatalf("auditpost: %v", err)
+		}
+		b, err := json.Marshal(got)
+		ts.Check(err)
+		ts.Stdout().Write(append(b, '\n'))
+	}
+	ts.Check(sc.Err())
+	if neg {
+		ts.Fatalf("auditpost: every event was accepted")
+	}
+}
+
+// auditsub SOCKET SINCE N: read N events after seq SINCE from auditd's
+// stream through pkg/client (10 seconds at most) and print them as JSON
+// lines.
+func cmdAuditsub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: auditsub SOCKET SINCE N")
+	}
+	since, err1 := strconv.ParseInt(args[1], 10, 64)
+	n, err2 := strconv.Atoi(args[2])
+	if err1 != nil || err2 != nil {
+		ts.Fatalf("auditsub: SINCE and N must be numbers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := 0
+	errDone := errors.New("done")
+	err := client.Subscribe(ctx, ts.MkAbs(args[0]), since, func(ev audit.Event) error {
+		b, err := json.Marshal(ev)
+		ts.Check(err)
+		ts.Stdout().Write(append(b, '\n'))
+		if got++; got == n {
+			return errDone
+		}
+		return nil
+	})
+	if !errors.Is(err, errDone) {
+		ts.Fatalf("auditsub: %d of %d events: %v", got, n, err)
+	}
 }

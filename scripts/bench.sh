@@ -31,3 +31,21 @@ if command -v hyperfine >/dev/null 2>&1; then
 		"$classify -- 'git log --oneline -5'" \
 		"$classify -- 'ls && rm -rf /'"
 fi
+
+# auditd: durable ingest (synchronous=FULL) over HTTP at 1, 8 and 32
+# concurrent clients, next to SQLite's single-row-commit rate on the same disk
+# in the same run (targets: ≥ 10× that at 32 clients, ≥ 20k events/s where the
+# disk allows), then auditd's RSS while it ingests RSS_EVENTS events (target
+# < 100 MiB). The databases go in a temporary directory under the working
+# directory, so on the repository's disk; DIR=… puts them elsewhere.
+#
+#   CLIENTS=32 DURATION=10s RSS_EVENTS=0 scripts/bench.sh   # one point, no RSS run
+auditd=${AUDITD:-bin/auditd}
+if [ ! -x "$auditd" ]; then
+	go build -trimpath -o "$auditd" ./cmd/auditd
+fi
+go build -o bin/ingestbench ./internal/ingestbench
+dir=()
+[ -z "${DIR:-}" ] || dir=(-dir "$DIR")
+bin/ingestbench -bin "$auditd" -clients "${CLIENTS:-1,8,32}" -duration "${DURATION:-5s}" \
+	-rss-events "${RSS_EVENTS:-1000000}" "${dir[@]}" "${strict[@]}"

@@ -14,15 +14,19 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/cmd/auditd"
 	"github.com/govkit/govkit/pkg/cmd/classify"
 	"github.com/govkit/govkit/pkg/cmd/govexplain"
+	"github.com/govkit/govkit/pkg/cmd/verifychain"
 )
 
 // roots returns the root command of every binary. Add each new binary here.
 func roots(streams *cli.IOStreams) []*cobra.Command {
 	return []*cobra.Command{
+		auditd.NewCmdAuditd(streams, nil),
 		classify.NewCmdClassify(streams, nil),
 		govexplain.NewCmdGovexplain(streams, nil),
+		verifychain.NewCmdVerifyChain(streams, nil),
 	}
 }
 

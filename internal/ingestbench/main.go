@@ -1,0 +1,370 @@
+// Command ingestbench measures auditd's durable ingest over HTTP (DESIGN
+// §10): events/s at 1, 8 and 32 concurrent clients against the real binary
+// on a fresh SQLite file, next to SQLite's single-row-commit rate on the same
+// disk in the same run, and auditd's resident memory while it ingests a
+// large log. scripts/bench.sh runs it; it needs nothing but Go.
+//
+//	ingestbench [-bin bin/auditd] [-dir DIR] [-clients 1,8,32] [-duration 5s]
+//	            [-rss-events 1000000] [-strict]
+//
+// The baseline commits one row per transaction (WAL, synchronous=FULL, as
+// auditd runs) twice: into a one-column table, and through the audit store
+// (one event per Append). The first is the disk's floor, the second what
+// auditd would do without group commit.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/govkit/govkit/internal/auditdproc"
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/store/sqlite"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver for the plain baseline
+)
+
+func main() {
+	bin := flag.String("bin", "bin/auditd", "the auditd `binary`")
+	dir := flag.String("dir", "", "put the databases in `DIR` (default: a new directory under the working directory, i.e. on its disk)")
+	clientsFlag := flag.String("clients", "1,8,32", "concurrent client counts, comma-separated")
+	duration := flag.Duration("duration", 5*time.Second, "measure each client count for this long")
+	rssEvents := flag.Int("rss-events", 1_000_000, "events to ingest while sampling auditd's RSS (0 skips)")
+	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
+	raw = flag.Bool("raw", false, "post with net/http and skip decoding the answers (a lighter load generator than pkg/client)")
+	flag.Parse()
+
+	var clients []int
+	for _, s := range strings.Split(*clientsFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fatal(fmt.Errorf("-clients: %q is not a positive number", s))
+		}
+		clients = append(clients, n)
+	}
+	work := *dir
+	if work == "" {
+		var err error
+		if work, err = os.MkdirTemp(".", ".ingestbench-"); err != nil {
+			fatal(err)
+		}
+		defer os.RemoveAll(work)
+	}
+
+	fmt.Printf("auditd durable ingest: %s, databases in %s\n\n", *bin, work)
+	plain, err := baselinePlain(filepath.Join(work, "plain.db"), 2*time.Second)
+	if err != nil {
+		fatal(err)
+	}
+	store1, err := baselineStore(filepath.Join(work, "store.db"), 2*time.Second)
+	if err != nil {
+		fatal(err)
+	}
+	fmt.Printf("%-44s %9.0f commits/s\n", "SQLite single-row commit (one-column table)", plain)
+	fmt.Printf("%-44s %9.0f events/s\n", "audit store, one event per transaction", store1)
+	fmt.Println()
+
+	ok := true
+	fmt.Printf("%-8s %10s %9s %9s %9s %12s\n", "clients", "events/s", "p50", "p99", "x floor", "target")
+	for _, n := range clients {
+		r, err := ingest(*bin, filepath.Join(work, fmt.Sprintf("c%d.db", n)), n, *duration, 0)
+		if err != nil {
+			fatal(err)
+		}
+		target := ""
+		if n >= 32 {
+			pass := r.rate >= 10*plain
+			target = fmt.Sprintf("≥10x: %s", passWord(pass))
+			if r.rate < 20000 {
+				target += ", <20k/s"
+			}
+			ok = ok && pass
+		}
+		fmt.Printf("%-8d %10.0f %9s %9s %8.1fx %12s\n", n, r.rate, ms(r.p50), ms(r.p99), r.rate/plain, target)
+	}
+
+	if *rssEvents > 0 {
+		r, err := ingest(*bin, filepath.Join(work, "rss.db"), 32, 0, *rssEvents)
+		if err != nil {
+			fatal(err)
+		}
+		pass := r.peakRSS < 100<<20
+		ok = ok && pass
+		fmt.Printf("\nRSS while ingesting %d events (32 clients, %.0f events/s): max VmRSS %.1f MiB, VmHWM %.1f MiB (target < 100 MiB: %s)\n",
+			*rssEvents, r.rate, mib(r.maxRSS), mib(r.peakRSS), passWord(pass))
+	}
+	if *strict && !ok {
+		os.Exit(1)
+	}
+}
+
+var raw *bool
+
+// rawPoster posts events with plain net/http and checks only the status, so
+// that the load generator, which shares the machine's cores with auditd,
+// costs as little as it can.
+func rawPoster(base string) func(context.Context, audit.Event) error {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}}
+	return func(ctx context.Context, ev audit.Event) error {
+		body, err := client.EncodeEvent(ev)
+		if err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/events", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			return fmt.Errorf("auditd answered %d", resp.StatusCode)
+		}
+		return err
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintf(os.Stderr, "ingestbench: error: %v\n", err)
+	os.Exit(3)
+}
+
+func passWord(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISSED"
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
+func mib(b int64) float64       { return float64(b) / (1 << 20) }
+
+// baselinePlain commits one row per transaction into a one-column table with
+// auditd's pragmas, for d; it returns commits/s.
+func baselinePlain(path string, d time.Duration) (float64, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("CREATE TABLE t (x BLOB NOT NULL)"); err != nil {
+		return 0, err
+	}
+	row := make([]byte, 400)
+	n := 0
+	start := time.Now()
+	for time.Since(start) < d {
+		tx, err := db.Begin()
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.Exec("INSERT INTO t (x) VALUES (?)", row); err != nil {
+			return 0, err
+		}
+		if err := tx.Commit(); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// baselineStore appends one sealed event per transaction through the audit
+// store for d; it returns events/s.
+func baselineStore(path string, d time.Duration) (float64, error) {
+	st, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	ctx := context.Background()
+	prev := audit.ZeroHash
+	n := int64(0)
+	start := time.Now()
+	for time.Since(start) < d {
+		ev := event(int(n%32), int(n))
+		ev.EventID = audit.NewEventID(rand.Reader)
+		rec, err := audit.Seal(&ev, n+1, prev, time.Now())
+		if err != nil {
+			return 0, err
+		}
+		if err := st.Append(ctx, []audit.Record{rec}); err != nil {
+			return 0, err
+		}
+		prev = rec.EventHash
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// event is a realistic tool_execution record, ~600 bytes stored.
+func event(client, i int) audit.Event {
+	return audit.Event{
+		EventType:   audit.TypeToolExecution,
+		TraceID:     fmt.Sprintf("trace-%d-%d", client, i/10),
+		SessionID:   fmt.Sprintf("session-%d", client),
+		Agent:       fmt.Sprintf("agent-%d", client),
+		Principal:   &audit.Principal{UserID: "alice@example.com", Roles: []string{"sre"}},
+		ActionClass: audit.ActionRead,
+		Resource:    &audit.Resource{Type: "host", Name: "web-1", Tags: []string{"production"}},
+		Tool: &audit.Tool{
+			Name: "bash", RawCommand: fmt.Sprintf("journalctl -u nginx -n 200 --since '10 min ago' # %d", i),
+			Result:     strings.Repeat("Nov 21 06:00:00 web-1 nginx[812]: GET /healthz 200\n", 4),
+			DurationMS: 42,
+		},
+		Outcome: &audit.Outcome{Status: "success"},
+	}
+}
+
+type result struct {
+	rate          float64
+	p50, p99      time.Duration
+	maxRSS        int64
+	peakRSS       int64
+	acknowledged  int64
+	elapsed       time.Duration
+	stderrOnError string
+}
+
+// ingest starts auditd on a fresh database and posts with n clients, for d
+// or until total events are acknowledged, sampling its RSS; then stops it
+// with SIGTERM.
+func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
+	p, err := auditdproc.Start(bin, "--db", db, "--addr", "127.0.0.1:0")
+	if err != nil {
+		return result{}, err
+	}
+	c, err := client.New(p.URL)
+	if err != nil {
+		p.Kill()
+		return result{}, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	post := func(ctx context.Context, ev audit.Event) error {
+		_, err := c.Append(ctx, ev)
+		return err
+	}
+	if *raw {
+		post = rawPoster(p.URL)
+	}
+
+	var res result
+	var count atomic.Int64
+	stopRSS := make(chan struct{})
+	rssDone := make(chan struct{})
+	go func() {
+		defer close(rssDone)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if rss, peak, err := p.RSS(); err == nil {
+				res.maxRSS = max(res.maxRSS, rss)
+				res.peakRSS = max(res.peakRSS, peak)
+			}
+			select {
+			case <-stopRSS:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+
+	var mu sync.Mutex
+	var lat []time.Duration
+	keep := total == 0 // latencies only for the timed runs: 1M would cost memory
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for g := range n {
+		wg.Go(func() {
+			var mine []time.Duration
+			defer func() {
+				mu.Lock()
+				lat = append(lat, mine...)
+				mu.Unlock()
+			}()
+			for i := 0; ; i++ {
+				if total > 0 {
+					if count.Add(1) > int64(total) {
+						return
+					}
+				} else if time.Now().After(deadline) {
+					return
+				}
+				t0 := time.Now()
+				if err := post(ctx, event(g, i)); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				if keep {
+					mine = append(mine, time.Since(t0))
+					count.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	close(stopRSS)
+	<-rssDone
+	if total > 0 {
+		res.acknowledged = int64(total)
+	} else {
+		res.acknowledged = count.Load()
+	}
+	if os.Getenv("INGESTBENCH_DEBUG") != "" {
+		if resp, err := http.Get(p.URL + "/metrics"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(l, "govkit_auditd_batch_size_events_sum") || strings.HasPrefix(l, "govkit_auditd_batch_size_events_count") || strings.HasPrefix(l, "govkit_auditd_commit_duration_seconds_sum") || strings.HasPrefix(l, "process_cpu") {
+					fmt.Fprintln(os.Stderr, "  ", l)
+				}
+			}
+		}
+	}
+	stopErr := p.Stop()
+	if firstErr != nil {
+		return res, fmt.Errorf("%d clients: %v\n%s", n, firstErr, p.Stderr())
+	}
+	if stopErr != nil {
+		return res, fmt.Errorf("stopping auditd: %v\n%s", stopErr, p.Stderr())
+	}
+	res.rate = float64(res.acknowledged) / res.elapsed.Seconds()
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		res.p50 = lat[len(lat)/2]
+		res.p99 = lat[len(lat)*99/100]
+	}
+	if res.acknowledged == 0 {
+		return res, errors.New("no event acknowledged")
+	}
+	return res, nil
+}

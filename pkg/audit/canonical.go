@@ -1,0 +1,658 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Canonical returns the RFC 8785 (JCS) canonical JSON of v: v is encoded
+// with encoding/json and the result canonicalized. Numbers pass through
+// float64, as JCS requires, so integers beyond ±2^53 lose precision.
+func Canonical(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return CanonicalizeJSON(raw)
+}
+
+// CanonicalizeJSON returns the RFC 8785 (JSON Canonicalization Scheme) form
+// of one JSON text: no insignificant whitespace; object members sorted by
+// their names' UTF-16 code units; strings with only '"', '\' and U+0000–U+001F
+// escaped (\b \t \n \f \r, else \u00xx), everything else literal UTF-8;
+// numbers as ECMAScript's Number.prototype.toString writes them.
+//
+// Input that is not I-JSON is refused: invalid UTF-8, an escaped lone
+// surrogate, a duplicate member name (after unescaping), a number beyond
+// float64's range, trailing data, or nesting deeper than 1000. Unicode
+// noncharacters, which I-JSON also excludes, are accepted: tool output
+// carries arbitrary text, and they are valid UTF-8 that every parser keeps.
+func CanonicalizeJSON(raw []byte) ([]byte, error) {
+	n, err := parseJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	return appendNode(make([]byte, 0, len(raw)), &n), nil
+}
+
+// SyntaxError is a CanonicalizeJSON (and DecodeEvent, ParseExportLine)
+// refusal: the byte offset where the input stops being acceptable.
+type SyntaxError struct {
+	Offset int // bytes from the start of the input
+	msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.msg)
+}
+
+// maxDepth bounds nesting, so hostile input cannot make the parser recurse
+// without end.
+const maxDepth = 1000
+
+type kind uint8
+
+const (
+	kindNull kind = iota
+	kindFalse
+	kindTrue
+	kindNumber
+	kindString
+	kindArray
+	kindObject
+)
+
+// node is a parsed JSON value. Object members are kept sorted by name in
+// JCS order (keys[i] names elems[i]); names are unique.
+type node struct {
+	kind  kind
+	str   string  // a string's value
+	num   float64 // a number's value
+	elems []node  // array elements, object member values
+	keys  []string
+}
+
+// member returns the value of an object's member, or nil.
+func (n *node) member(name string) *node {
+	for i, k := range n.keys {
+		if k == name {
+			return &n.elems[i]
+		}
+	}
+	return nil
+}
+
+// without returns an object node without the member name, sharing storage
+// with n for everything else.
+func (n *node) without(name string) node {
+	out := node{kind: kindObject}
+	for i, k := range n.keys {
+		if k != name {
+			out.keys = append(out.keys, k)
+			out.elems = append(out.elems, n.elems[i])
+		}
+	}
+	return out
+}
+
+func parseJSON(raw []byte) (node, error) {
+	// Room for the members of a typical event (about one per 25 bytes)
+	// without growing, and no more for small values.
+	size := min(len(raw)/25+1, 32)
+	p := parser{data: raw, elems: make([]node, 0, size), keys: make([]string, 0, size)}
+	p.skipSpace()
+	n, err := p.value()
+	if err != nil {
+		return node{}, err
+	}
+	p.skipSpace()
+	if p.pos < len(p.data) {
+		return node{}, p.fail("unexpected data after the JSON value")
+	}
+	return n, nil
+}
+
+type parser struct {
+	data  []byte
+	pos   int
+	depth int
+	// Members and elements of the containers being parsed, innermost last:
+	// each container takes an exactly sized copy of its own when it ends,
+	// rather than growing a slice of its own member by member.
+	elems []node
+	keys  []string
+}
+
+func (p *parser) fail(msg string) error { return &SyntaxError{Offset: p.pos, msg: msg} }
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value() (node, error) {
+	if p.pos >= len(p.data) {
+		return node{}, p.fail("unexpected end of input")
+	}
+	switch c := p.data[p.pos]; {
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array()
+	case c == '"':
+		s, err := p.string()
+		return node{kind: kindString, str: s}, err
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	case c == 't':
+		return p.literal("true", kindTrue)
+	case c == 'f':
+		return p.literal("false", kindFalse)
+	case c == 'n':
+		return p.literal("null", kindNull)
+	}
+	return node{}, p.fail("unexpected character " + quoteByte(p.data[p.pos]))
+}
+
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return strconv.QuoteRune(rune(c))
+	}
+	return fmt.Sprintf("0x%02x", c)
+}
+
+func (p *parser) literal(word string, k kind) (node, error) {
+	if len(p.data)-p.pos < len(word) || string(p.data[p.pos:p.pos+len(word)]) != word {
+		return node{}, p.fail("invalid literal")
+	}
+	p.pos += len(word)
+	return node{kind: k}, nil
+}
+
+func (p *parser) enter() error {
+	p.depth++
+	if p.depth > maxDepth {
+		return p.fail("nesting deeper than 1000")
+	}
+	return nil
+}
+
+func (p *parser) array() (node, error) {
+	if err := p.enter(); err != nil {
+		return node{}, err
+	}
+	p.pos++ // [
+	n := node{kind: kindArray}
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+		p.depth--
+		return n, nil
+	}
+	base := len(p.elems)
+	for {
+		p.skipSpace()
+		v, err := p.value()
+		if err != nil {
+			return node{}, err
+		}
+		p.elems = append(p.elems, v)
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return node{}, p.fail("unexpected end of input in array")
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+		case ']':
+			p.pos++
+			p.depth--
+			n.elems = slices.Clone(p.elems[base:])
+			p.elems = p.elems[:base]
+			return n, nil
+		default:
+			return node{}, p.fail("expected ',' or ']' in array")
+		}
+	}
+}
+
+func (p *parser) object() (node, error) {
+	if err := p.enter(); err != nil {
+		return node{}, err
+	}
+	start := p.pos
+	p.pos++ // {
+	n := node{kind: kindObject}
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+		p.depth--
+		return n, nil
+	}
+	base, keyBase := len(p.elems), len(p.keys)
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return node{}, p.fail("expected a member name")
+		}
+		k, err := p.string()
+		if err != nil {
+			return node{}, err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return node{}, p.fail("expected ':' after a member name")
+		}
+		p.pos++
+		p.skipSpace()
+		v, err := p.value()
+		if err != nil {
+			return node{}, err
+		}
+		p.keys = append(p.keys, k)
+		p.elems = append(p.elems, v)
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return node{}, p.fail("unexpected end of input in object")
+		}
+		if p.data[p.pos] == ',' {
+			p.pos++
+			continue
+		}
+		if p.data[p.pos] != '}' {
+			return node{}, p.fail("expected ',' or '}' in object")
+		}
+		p.pos++
+		p.depth--
+		n.keys = slices.Clone(p.keys[keyBase:])
+		n.elems = slices.Clone(p.elems[base:])
+		p.keys, p.elems = p.keys[:keyBase], p.elems[:base]
+		if dup, ok := sortMembers(&n); !ok {
+			return node{}, &SyntaxError{Offset: start, msg: "duplicate member name " + quoteName(dup)}
+		}
+		return n, nil
+	}
+}
+
+// quoteName quotes an untrusted member name for an error message, bounded so
+// that an error never echoes a whole hostile input.
+func quoteName(s string) string {
+	const max = 64
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return strconv.Quote(s[:cut]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// sortMembers puts an object's members in JCS order and reports a duplicate
+// name. Input that is sorted already (every canonical body) costs one pass.
+func sortMembers(n *node) (dup string, ok bool) {
+	sorted := true
+	for i := 1; i < len(n.keys); i++ {
+		c := compareNames(n.keys[i-1], n.keys[i])
+		if c == 0 {
+			return n.keys[i], false
+		}
+		if c > 0 {
+			sorted = false
+		}
+	}
+	if sorted {
+		return "", true
+	}
+	idx := make([]int, len(n.keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return compareNames(n.keys[a], n.keys[b]) })
+	keys := make([]string, len(idx))
+	elems := make([]node, len(idx))
+	for i, j := range idx {
+		keys[i], elems[i] = n.keys[j], n.elems[j]
+		if i > 0 && keys[i] == keys[i-1] {
+			return keys[i], false
+		}
+	}
+	n.keys, n.elems = keys, elems
+	return "", true
+}
+
+// compareNames orders member names by their UTF-16 code units (RFC 8785
+// §3.2.3). For valid UTF-8 that is code point order except that characters
+// beyond U+FFFF (surrogate pairs, D800–DBFF first) sort before U+E000–U+FFFF.
+func compareNames(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	if i == n {
+		return len(a) - len(b)
+	}
+	if a[i] < utf8.RuneSelf && b[i] < utf8.RuneSelf {
+		return int(a[i]) - int(b[i])
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) { // a[:i] == b[:i]: same rune start
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[i:])
+	rb, _ := utf8.DecodeRuneInString(b[i:])
+	if ua, ub := firstUnit(ra), firstUnit(rb); ua != ub {
+		return int(ua) - int(ub)
+	}
+	return int(ra) - int(rb) // same high surrogate: the low ones follow code point order
+}
+
+func firstUnit(r rune) rune {
+	if r >= 0x10000 {
+		return 0xD800 + (r-0x10000)>>10
+	}
+	return r
+}
+
+// string parses a JSON string at p.pos (which holds '"') and returns its
+// value, refusing control characters, invalid UTF-8 and lone surrogates.
+func (p *parser) string() (string, error) {
+	p.pos++ // "
+	start := p.pos
+	// Fast path: printable ASCII up to the closing quote.
+	for p.pos < len(p.data) {
+		c := p.data[p.pos]
+		if c == '"' {
+			s := string(p.data[start:p.pos])
+			p.pos++
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		p.pos++
+	}
+	buf := append([]byte(nil), p.data[start:p.pos]...)
+	for p.pos < len(p.data) {
+		c := p.data[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			return string(buf), nil
+		case c < 0x20:
+			return "", p.fail("control character in string")
+		case c == '\\':
+			r, err := p.escape()
+			if err != nil {
+				return "", err
+			}
+			buf = utf8.AppendRune(buf, r)
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			p.pos++
+		default:
+			r, size := utf8.DecodeRune(p.data[p.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return "", p.fail("invalid UTF-8 in string")
+			}
+			buf = append(buf, p.data[p.pos:p.pos+size]...)
+			p.pos += size
+		}
+	}
+	return "", p.fail("unterminated string")
+}
+
+// escape decodes the escape sequence at p.pos (which holds '\').
+func (p *parser) escape() (rune, error) {
+	if p.pos+1 >= len(p.data) {
+		return 0, p.fail("unterminated string")
+	}
+	c := p.data[p.pos+1]
+	p.pos += 2
+	switch c {
+	case '"', '\\', '/':
+		return rune(c), nil
+	case 'b':
+		return '\b', nil
+	case 'f':
+		return '\f', nil
+	case 'n':
+		return '\n', nil
+	case 'r':
+		return '\r', nil
+	case 't':
+		return '\t', nil
+	case 'u':
+		r, ok := p.hex4()
+		if !ok {
+			return 0, p.fail(`invalid \u escape`)
+		}
+		if r < 0xD800 || r > 0xDFFF {
+			return r, nil
+		}
+		if r >= 0xDC00 {
+			return 0, p.fail("lone low surrogate in string")
+		}
+		if p.pos+1 < len(p.data) && p.data[p.pos] == '\\' && p.data[p.pos+1] == 'u' {
+			p.pos += 2
+			lo, ok := p.hex4()
+			if ok && lo >= 0xDC00 && lo <= 0xDFFF {
+				return 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00), nil
+			}
+		}
+		return 0, p.fail("lone high surrogate in string")
+	}
+	p.pos--
+	return 0, p.fail("invalid escape in string")
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if len(p.data)-p.pos < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.data[p.pos : p.pos+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	p.pos += 4
+	return r, true
+}
+
+// number parses a JSON number (RFC 8259 grammar) into its float64 value.
+func (p *parser) number() (node, error) {
+	start := p.pos
+	digits := func() int {
+		n := 0
+		for p.pos < len(p.data) && p.data[p.pos] >= '0' && p.data[p.pos] <= '9' {
+			p.pos++
+			n++
+		}
+		return n
+	}
+	if p.data[p.pos] == '-' {
+		p.pos++
+	}
+	if p.pos < len(p.data) && p.data[p.pos] == '0' {
+		p.pos++
+	} else if digits() == 0 {
+		return node{}, p.fail("invalid number")
+	}
+	if p.pos < len(p.data) && p.data[p.pos] == '.' {
+		p.pos++
+		if digits() == 0 {
+			return node{}, p.fail("invalid number")
+		}
+	}
+	if p.pos < len(p.data) && (p.data[p.pos] == 'e' || p.data[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(p.data) && (p.data[p.pos] == '+' || p.data[p.pos] == '-') {
+			p.pos++
+		}
+		if digits() == 0 {
+			return node{}, p.fail("invalid number")
+		}
+	}
+	f, err := strconv.ParseFloat(string(p.data[start:p.pos]), 64)
+	if err != nil || math.IsInf(f, 0) {
+		p.pos = start
+		return node{}, p.fail("number out of the range of a float64")
+	}
+	return node{kind: kindNumber, num: f}, nil
+}
+
+// appendNumber appends f as ECMAScript's Number.prototype.toString writes it
+// (ECMA-262 Number::toString, which RFC 8785 §3.2.2.3 adopts): the shortest
+// digits that round-trip, in fixed notation for 1e-7 <= |f| < 1e21 and in
+// exponent notation ("1e+21", "1.5e-7") otherwise. strconv's 'g' format
+// differs in where it switches and in writing "e+07"-style exponents. f must
+// be finite.
+func appendNumber(dst []byte, f float64) []byte {
+	if f == 0 {
+		return append(dst, '0') // also -0
+	}
+	if f < 0 {
+		dst = append(dst, '-')
+		f = -f
+	}
+	if f < 1<<53 && f == math.Trunc(f) {
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	// Shortest round-trip digits d1.d2…dk and exponent e: f = 0.d1…dk × 10^n
+	// with n = e+1 in the specification's terms.
+	var buf [32]byte
+	b := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
+	mant, exp := b, 0
+	for i, c := range b {
+		if c == 'e' {
+			mant = b[:i]
+			exp, _ = strconv.Atoi(string(b[i+1:]))
+			break
+		}
+	}
+	var digitBuf [24]byte
+	digits := digitBuf[:0]
+	for _, c := range mant {
+		if c != '.' {
+			digits = append(digits, c)
+		}
+	}
+	k, n := len(digits), exp+1
+	switch {
+	case k <= n && n <= 21:
+		dst = append(dst, digits...)
+		for range n - k {
+			dst = append(dst, '0')
+		}
+	case 0 < n && n <= 21:
+		dst = append(dst, digits[:n]...)
+		dst = append(dst, '.')
+		dst = append(dst, digits[n:]...)
+	case -6 < n && n <= 0:
+		dst = append(dst, '0', '.')
+		for range -n {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits...)
+	default:
+		dst = append(dst, digits[0])
+		if k > 1 {
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
+		}
+		dst = append(dst, 'e')
+		if n-1 >= 0 {
+			dst = append(dst, '+')
+		}
+		dst = strconv.AppendInt(dst, int64(n-1), 10)
+	}
+	return dst
+}
+
+// appendNode appends n's canonical form.
+func appendNode(dst []byte, n *node) []byte {
+	switch n.kind {
+	case kindNull:
+		return append(dst, "null"...)
+	case kindFalse:
+		return append(dst, "false"...)
+	case kindTrue:
+		return append(dst, "true"...)
+	case kindNumber:
+		return appendNumber(dst, n.num)
+	case kindString:
+		return appendString(dst, n.str)
+	case kindArray:
+		dst = append(dst, '[')
+		for i := range n.elems {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendNode(dst, &n.elems[i])
+		}
+		return append(dst, ']')
+	}
+	dst = append(dst, '{')
+	for i := range n.elems {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, n.keys[i])
+		dst = append(dst, ':')
+		dst = appendNode(dst, &n.elems[i])
+	}
+	return append(dst, '}')
+}
+
+// appendString appends s as a JCS string (RFC 8785 §3.2.2.2): only '"',
+// '\' and control characters are escaped; "<", ">", "&" and U+2028 stay
+// literal, unlike encoding/json.
+func appendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

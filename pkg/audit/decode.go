@@ -1,0 +1,326 @@
+package audit
+
+import (
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Limits on a client's event (DESIGN §3: bounded input). DecodeEvent refuses
+// an event beyond any of them.
+const (
+	// MaxEventBytes bounds the whole JSON text of one event (DESIGN §3's
+	// 1 MiB request body).
+	MaxEventBytes = 1 << 20
+	// MaxString bounds, in bytes, every string field but tool.result
+	// (which Seal cuts to MaxResult characters anyway).
+	MaxString = 64 << 10
+	// MaxJSONField bounds each JSON-valued field (tool.parameters,
+	// policy_decision, data), in bytes of its canonical form.
+	MaxJSONField = 256 << 10
+	// MaxListLen bounds principal.roles and resource.tags.
+	MaxListLen = 256
+	// MaxEventIDLen and MaxEventTypeLen bound the two identifiers.
+	MaxEventIDLen   = 128
+	MaxEventTypeLen = 64
+)
+
+// Action classes (DESIGN §6).
+const (
+	ActionRead        = "read"
+	ActionWrite       = "write"
+	ActionDestructive = "destructive"
+)
+
+// DecodeEvent parses a client's event (POST /api/events): exactly one JSON
+// object with the members of DESIGN §6. It refuses, with an error that names
+// the member:
+//
+//   - the server-assigned seq, timestamp, prev_hash and event_hash;
+//   - members it does not know, at any level (matching is exact, unlike
+//     encoding/json's case-insensitive fields), and duplicate members;
+//   - wrong types, a missing or malformed event_type, an event_id outside
+//     [A-Za-z0-9_.:-]{1,128}, an action_class other than read, write or
+//     destructive, a schema_version other than 1, a negative or fractional
+//     tool.duration_ms;
+//   - anything over the limits above, invalid UTF-8 and lone surrogates.
+//
+// A known member that is null counts as absent (the server-assigned ones
+// are refused even as null). event_id may be absent: auditd
+// then assigns one (NewEventID). JSON-valued fields come back canonical.
+func DecodeEvent(raw []byte) (Event, error) {
+	var e Event
+	if len(raw) > MaxEventBytes {
+		return e, fmt.Errorf("event is over %d bytes", MaxEventBytes)
+	}
+	root, err := parseJSON(raw)
+	if err != nil {
+		return e, err
+	}
+	if root.kind != kindObject {
+		return e, errors.New("an event must be a JSON object")
+	}
+	d := decoder{}
+	for i, name := range root.keys {
+		v := &root.elems[i]
+		switch name {
+		case "seq", "timestamp", "prev_hash", "event_hash":
+			return e, fmt.Errorf("%s is assigned by auditd; remove it", name)
+		}
+		if !knownFields[name] {
+			return e, fmt.Errorf("unknown field %s", quoteName(name))
+		}
+		if v.kind == kindNull {
+			continue
+		}
+		switch name {
+		case "schema_version":
+			if v.kind != kindNumber || v.num != SchemaVersion {
+				return e, fmt.Errorf("schema_version must be %d", SchemaVersion)
+			}
+		case "event_id":
+			e.EventID = d.str(name, v)
+			if d.err == nil && !validEventID(e.EventID) {
+				d.err = fmt.Errorf("event_id %s is not 1 to %d of A-Z a-z 0-9 _ . : -", quoteName(e.EventID), MaxEventIDLen)
+			}
+		case "event_type":
+			e.EventType = d.str(name, v)
+		case "trace_id":
+			e.TraceID = d.str(name, v)
+		case "session_id":
+			e.SessionID = d.str(name, v)
+		case "agent":
+			e.Agent = d.str(name, v)
+		case "principal":
+			e.Principal = d.principal(v)
+		case "action_class":
+			e.ActionClass = d.str(name, v)
+			switch e.ActionClass {
+			case "", ActionRead, ActionWrite, ActionDestructive:
+			default:
+				if d.err == nil {
+					d.err = fmt.Errorf("action_class %s is not read, write or destructive", quoteName(e.ActionClass))
+				}
+			}
+		case "resource":
+			e.Resource = d.resource(v)
+		case "tool":
+			e.Tool = d.tool(v)
+		case "outcome":
+			e.Outcome = d.outcome(v)
+		case "policy_decision":
+			e.PolicyDecision = d.json(name, v)
+		case "approval_id":
+			e.ApprovalID = d.str(name, v)
+		case "data":
+			e.Data = d.json(name, v)
+		}
+		if d.err != nil {
+			return Event{}, d.err
+		}
+	}
+	if e.EventType == "" {
+		return Event{}, errors.New("event_type is required")
+	}
+	if !validEventType(e.EventType) {
+		return Event{}, fmt.Errorf("event_type %s is not a letter then up to %d of A-Z a-z 0-9 _ . -", quoteName(e.EventType), MaxEventTypeLen-1)
+	}
+	return e, nil
+}
+
+// knownFields are the members a client may send.
+var knownFields = map[string]bool{
+	"schema_version": true, "event_id": true, "event_type": true, "trace_id": true, "session_id": true,
+	"agent": true, "principal": true, "action_class": true, "resource": true, "tool": true,
+	"outcome": true, "policy_decision": true, "approval_id": true, "data": true,
+}
+
+// decoder converts parsed members, keeping the first error.
+type decoder struct{ err error }
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf(format, args...)
+	}
+}
+
+func (d *decoder) str(name string, v *node) string {
+	if v.kind != kindString {
+		d.fail("%s must be a string", name)
+		return ""
+	}
+	if len(v.str) > MaxString {
+		d.fail("%s is over %d bytes", name, MaxString)
+		return ""
+	}
+	return v.str
+}
+
+func (d *decoder) list(name string, v *node) []string {
+	if v.kind != kindArray {
+		d.fail("%s must be an array of strings", name)
+		return nil
+	}
+	if len(v.elems) > MaxListLen {
+		d.fail("%s has over %d entries", name, MaxListLen)
+		return nil
+	}
+	if len(v.elems) == 0 {
+		return nil // as absent: the body omits an empty list
+	}
+	out := make([]string, 0, len(v.elems))
+	for i := range v.elems {
+		out = append(out, d.str(fmt.Sprintf("%s[%d]", name, i), &v.elems[i]))
+	}
+	return out
+}
+
+func (d *decoder) json(name string, v *node) json.RawMessage {
+	c := appendNode(nil, v)
+	if len(c) > MaxJSONField {
+		d.fail("%s is over %d bytes", name, MaxJSONField)
+		return nil
+	}
+	return c
+}
+
+// members calls f for each non-null member of the object v after checking
+// that every member, null or not, is one of known.
+func (d *decoder) members(name string, v *node, known []string, f func(key string, v *node)) {
+	if v.kind != kindObject {
+		d.fail("%s must be an object", name)
+		return
+	}
+	for i, k := range v.keys {
+		if !slices.Contains(known, k) {
+			d.fail("unknown field %s", quoteName(name+"."+k))
+			return
+		}
+		if v.elems[i].kind == kindNull {
+			continue
+		}
+		if f(k, &v.elems[i]); d.err != nil {
+			return
+		}
+	}
+}
+
+func (d *decoder) principal(v *node) *Principal {
+	p := &Principal{}
+	d.members("principal", v, []string{"user_id", "roles"}, func(k string, v *node) {
+		switch k {
+		case "user_id":
+			p.UserID = d.str("principal.user_id", v)
+		case "roles":
+			p.Roles = d.list("principal.roles", v)
+		}
+	})
+	return p
+}
+
+func (d *decoder) resource(v *node) *Resource {
+	r := &Resource{}
+	d.members("resource", v, []string{"type", "name", "tags"}, func(k string, v *node) {
+		switch k {
+		case "type":
+			r.Type = d.str("resource.type", v)
+		case "name":
+			r.Name = d.str("resource.name", v)
+		case "tags":
+			r.Tags = d.list("resource.tags", v)
+		}
+	})
+	return r
+}
+
+func (d *decoder) tool(v *node) *Tool {
+	t := &Tool{}
+	known := []string{"name", "parameters", "raw_command", "result", "error", "duration_ms"}
+	d.members("tool", v, known, func(k string, v *node) {
+		switch k {
+		case "name":
+			t.Name = d.str("tool.name", v)
+		case "parameters":
+			t.Parameters = d.json("tool.parameters", v)
+		case "raw_command":
+			t.RawCommand = d.str("tool.raw_command", v)
+		case "result":
+			// Not bounded by MaxString: Seal keeps the first MaxResult
+			// characters, so a client may send a tool's whole output.
+			if v.kind != kindString {
+				d.fail("tool.result must be a string")
+			}
+			t.Result = v.str
+		case "error":
+			t.Error = d.str("tool.error", v)
+		case "duration_ms":
+			if v.kind != kindNumber || v.num < 0 || v.num > maxSafeInteger || v.num != math.Trunc(v.num) {
+				d.fail("tool.duration_ms must be a whole number of milliseconds from 0 to %d", int64(maxSafeInteger))
+			}
+			t.DurationMS = int64(v.num)
+		}
+	})
+	return t
+}
+
+func (d *decoder) outcome(v *node) *Outcome {
+	o := &Outcome{}
+	d.members("outcome", v, []string{"status"}, func(_ string, v *node) {
+		o.Status = d.str("outcome.status", v)
+	})
+	return o
+}
+
+func validEventID(s string) bool {
+	if len(s) == 0 || len(s) > MaxEventIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(isAlnum(c) || c == '_' || c == '.' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validEventType(s string) bool {
+	if len(s) == 0 || len(s) > MaxEventTypeLen || !isLetter(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(isAlnum(c) || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isAlnum(c byte) bool  { return isLetter(c) || c >= '0' && c <= '9' }
+
+// eventIDEncoding is lowercase base32 without padding: 16 bytes become 26
+// characters that are safe in URLs, file names and SQL.
+var eventIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// NewEventID returns a fresh event id, "evt_" and 26 base32 characters of 16
+// bytes read from rand (crypto/rand.Reader in auditd, a fixed reader in
+// tests; no clock is involved). It panics if rand fails, which
+// crypto/rand.Reader never does.
+func NewEventID(rand io.Reader) string {
+	var b [16]byte
+	if _, err := io.ReadFull(rand, b[:]); err != nil {
+		panic("audit: NewEventID: reading random bytes: " + err.Error())
+	}
+	var sb strings.Builder
+	sb.Grow(4 + 26)
+	sb.WriteString("evt_")
+	sb.WriteString(eventIDEncoding.EncodeToString(b[:]))
+	return sb.String()
+}

@@ -1,0 +1,132 @@
+// Package audit is the audit log's event model, its canonical bytes (RFC
+// 8785 JCS), the hash chain, and verification over stored bytes (seed 003
+// "Audit System"; DESIGN §6). It does no I/O.
+package audit
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SchemaVersion is the event schema version.
+const SchemaVersion = 1
+
+// ZeroHash is the prev_hash of the first event.
+const ZeroHash = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// Event types (DESIGN §6); others are allowed.
+const (
+	TypeToolExecution     = "tool_execution"
+	TypePolicyDecision    = "policy_decision"
+	TypeApprovalRequested = "approval_requested"
+	TypeApprovalDecided   = "approval_decided"
+	TypeIncident          = "incident"
+	TypeDelegation        = "delegation"
+)
+
+// Event is one audit event (DESIGN §6 contract). Seq, Timestamp, PrevHash and
+// EventHash are assigned by auditd; a client that sets them is refused.
+// EventHash is not part of the hashed body.
+type Event struct {
+	SchemaVersion  int             `json:"schema_version"`
+	Seq            int64           `json:"seq"`
+	EventID        string          `json:"event_id"`
+	Timestamp      time.Time       `json:"timestamp"` // server receive time, UTC
+	EventType      string          `json:"event_type"`
+	TraceID        string          `json:"trace_id,omitempty"`
+	SessionID      string          `json:"session_id,omitempty"`
+	Agent          string          `json:"agent,omitempty"`
+	Principal      *Principal      `json:"principal,omitempty"`
+	ActionClass    string          `json:"action_class,omitempty"` // read | write | destructive
+	Resource       *Resource       `json:"resource,omitempty"`
+	Tool           *Tool           `json:"tool,omitempty"`
+	Outcome        *Outcome        `json:"outcome,omitempty"`
+	PolicyDecision json.RawMessage `json:"policy_decision,omitempty"` // decision, trace, explanation (pkg/policy)
+	ApprovalID     string          `json:"approval_id,omitempty"`
+	// Data carries an event type's own payload (an incident's details, an
+	// approval's state) so later event types need no schema change.
+	Data      json.RawMessage `json:"data,omitempty"`
+	PrevHash  string          `json:"prev_hash"`
+	EventHash string          `json:"event_hash,omitempty"`
+}
+
+// Principal is who acted.
+type Principal struct {
+	UserID string   `json:"user_id,omitempty"`
+	Roles  []string `json:"roles,omitempty"`
+}
+
+// Resource is what was acted on.
+type Resource struct {
+	Type string   `json:"type,omitempty"`
+	Name string   `json:"name,omitempty"`
+	Tags []string `json:"tags,omitempty"`
+}
+
+// Tool is the tool call an event records.
+type Tool struct {
+	Name       string          `json:"name,omitempty"`
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+	RawCommand string          `json:"raw_command,omitempty"`
+	Result     string          `json:"result,omitempty"` // first MaxResult characters
+	Error      string          `json:"error,omitempty"`
+	DurationMS int64           `json:"duration_ms,omitempty"`
+}
+
+// MaxResult bounds Tool.Result (DESIGN §6: first 500 characters).
+const MaxResult = 500
+
+// Outcome is how the action ended.
+type Outcome struct {
+	Status string `json:"status,omitempty"`
+}
+
+// Record is an event as stored: the canonical body bytes (which are hashed)
+// next to the columns that queries filter on. Verification hashes Body and
+// checks that the columns agree with it.
+type Record struct {
+	Seq         int64
+	EventID     string
+	Timestamp   time.Time
+	EventType   string
+	TraceID     string
+	SessionID   string
+	Agent       string
+	ActionClass string
+	ToolName    string
+	PrevHash    string
+	EventHash   string
+	Body        []byte // RFC 8785 canonical JSON of the event without event_hash
+}
+
+// BrokenLink is one verification failure (DESIGN §6 verify-chain output).
+type BrokenLink struct {
+	Seq     int64  `json:"seq"`
+	EventID string `json:"event_id"`
+	Kind    string `json:"kind"` // hash_mismatch | prev_mismatch | seq_gap | column_mismatch
+}
+
+// Verification kinds.
+const (
+	KindHashMismatch   = "hash_mismatch"
+	KindPrevMismatch   = "prev_mismatch"
+	KindSeqGap         = "seq_gap"
+	KindColumnMismatch = "column_mismatch"
+)
+
+// Report is verify-chain's output and GET /api/verify's body (DESIGN §6).
+type Report struct {
+	Verified    bool         `json:"verified"`
+	TotalEvents int64        `json:"total_events"`
+	BrokenLinks []BrokenLink `json:"broken_links"`
+	FirstEvent  *EventRef    `json:"first_event"`
+	LastEvent   *EventRef    `json:"last_event"`
+}
+
+// EventRef names an event in a report.
+type EventRef struct {
+	Seq       int64     `json:"seq"`
+	EventID   string    `json:"event_id"`
+	Timestamp time.Time `json:"timestamp"`
+	EventHash string    `json:"event_hash"`
+}

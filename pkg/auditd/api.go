@@ -1,0 +1,302 @@
+package auditd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/store"
+)
+
+// Handler returns the HTTP API (DESIGN §6):
+//
+//	POST /api/events       append one event: 201 and the stored event; 200 and the
+//	                       original when its event_id is stored already
+//	GET  /api/events       query: filters ANDed, seq-cursor pagination (Page)
+//	GET  /api/events/{id}  one event
+//	GET  /api/verify       the chain's verification report (verify-chain's object)
+//	GET  /health           liveness and the chain head (Health)
+//	GET  /metrics          Prometheus metrics
+//
+// Every error is JSON: {"schema_version":1,"error":"…"}.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/events", s.postEvent)
+	mux.HandleFunc("GET /api/events", s.queryEvents)
+	mux.HandleFunc("GET /api/events/{id}", s.getEvent)
+	mux.HandleFunc("GET /api/verify", s.verify)
+	mux.HandleFunc("GET /health", s.health)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	for path, allow := range map[string]string{
+		"/api/events": "GET, POST", "/api/events/{id}": "GET", "/api/verify": "GET",
+		"/health": "GET", "/metrics": "GET",
+	} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			s.fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow))
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s", r.URL.Path))
+	})
+	return mux
+}
+
+// Page is the body of GET /api/events. NextAfterSeq is the cursor for the
+// next page: the seq of the last event returned (the request's after_seq
+// when none was). HasMore tells whether another matching event exists now;
+// polling with after_seq=NextAfterSeq later returns events committed since.
+type Page struct {
+	SchemaVersion int               `json:"schema_version"`
+	Events        []json.RawMessage `json:"events"`
+	NextAfterSeq  int64             `json:"next_after_seq"`
+	HasMore       bool              `json:"has_more"`
+}
+
+// Health is the body of GET /health. Chain is the result of the last
+// verification: unverified, verified or broken.
+type Health struct {
+	SchemaVersion int    `json:"schema_version"`
+	Status        string `json:"status"`
+	HeadSeq       int64  `json:"head_seq"`
+	HeadHash      string `json:"head_hash"`
+	Chain         string `json:"chain"`
+}
+
+// VerifyReport is the body of GET /api/verify: audit.Report with the schema
+// version every govkit object carries.
+type VerifyReport struct {
+	SchemaVersion int `json:"schema_version"`
+	audit.Report
+}
+
+func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
+	// The writer holds a batch open a little while appends are on their
+	// way (writer.collect); the writer's answer ends this one's count.
+	s.w.pending.Add(1)
+	submitted := false
+	defer func() {
+		if !submitted {
+			s.w.pending.Add(-1)
+		}
+	}()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes (1 MiB)", MaxBody))
+			return
+		}
+		s.fail(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		return
+	}
+	ev, err := audit.DecodeEvent(body)
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	req := &appendReq{ev: ev, recv: s.cfg.Now().UTC().Round(0), done: make(chan appendResult, 1), w: s.w}
+	if ev.EventID != "" {
+		// An idempotency key: a retry of a committed event gets it back.
+		rec, ok, err := s.st.Get(r.Context(), ev.EventID)
+		if err != nil {
+			s.fail(w, http.StatusInternalServerError, "looking up event_id: "+err.Error())
+			return
+		}
+		if ok {
+			s.m.duplicates.Inc()
+			s.writeStored(w, http.StatusOK, rec)
+			return
+		}
+		req.clientID = true
+	} else {
+		req.ev.EventID = audit.NewEventID(s.cfg.Rand)
+	}
+	if err := s.w.submit(r.Context(), req); err != nil {
+		s.fail(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	submitted = true
+	// Wait for the commit even if the client went away: the event is being
+	// stored either way, and the answer costs nothing.
+	res := <-req.done
+	var bad *requestError
+	switch {
+	case errors.As(res.err, &bad):
+		s.fail(w, http.StatusBadRequest, res.err.Error())
+	case res.err != nil:
+		s.fail(w, http.StatusInternalServerError, "storing the event: "+res.err.Error())
+	case res.created:
+		w.Header().Set("Location", "/api/events/"+url.PathEscape(req.ev.EventID))
+		writeJSON(w, http.StatusCreated, res.json)
+	default:
+		writeJSON(w, http.StatusOK, res.json)
+	}
+}
+
+func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	rec, ok, err := s.st.Get(r.Context(), id)
+	switch {
+	case err != nil:
+		s.fail(w, http.StatusInternalServerError, "reading the event: "+err.Error())
+	case !ok:
+		s.fail(w, http.StatusNotFound, "no event with event_id "+strconv.Quote(truncate(id, 100)))
+	default:
+		s.writeStored(w, http.StatusOK, rec)
+	}
+}
+
+func (s *Server) queryEvents(w http.ResponseWriter, r *http.Request) {
+	f, err := ParseFilter(r.URL.Query())
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	recs, err := s.st.Query(r.Context(), f)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, "querying events: "+err.Error())
+		return
+	}
+	next, more := f.AfterSeq, false
+	if len(recs) > 0 {
+		next = recs[len(recs)-1].Seq
+	}
+	if len(recs) >= f.Limit {
+		// A full page: look one event ahead so that has_more is exact.
+		probe := f
+		probe.AfterSeq, probe.Limit = next, 1
+		ahead, err := s.st.Query(r.Context(), probe)
+		if err != nil {
+			s.fail(w, http.StatusInternalServerError, "querying events: "+err.Error())
+			return
+		}
+		more = len(ahead) > 0
+	}
+	buf := make([]byte, 0, 64+len(recs)*512)
+	buf = append(buf, `{"schema_version":1,"events":[`...)
+	for i, rec := range recs {
+		line, err := storedJSON(rec)
+		if err != nil {
+			s.fail(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, line...)
+	}
+	buf = fmt.Appendf(buf, `],"next_after_seq":%d,"has_more":%t}`, next, more)
+	writeJSON(w, http.StatusOK, buf)
+}
+
+// Query parameters of GET /api/events.
+var filterParams = map[string]bool{
+	"agent": true, "trace_id": true, "session_id": true, "action_class": true, "tool_name": true,
+	"event_type": true, "since": true, "until": true, "after_seq": true, "limit": true,
+}
+
+// ParseFilter reads GET /api/events's query parameters strictly: an unknown
+// or repeated parameter, or a bad value, is an error naming it. Limit is
+// always set (store.DefaultLimit when absent).
+func ParseFilter(q url.Values) (store.Filter, error) {
+	for k, v := range q {
+		if !filterParams[k] {
+			return store.Filter{}, fmt.Errorf("unknown query parameter %q", truncate(k, 40))
+		}
+		if len(v) > 1 {
+			return store.Filter{}, fmt.Errorf("query parameter %q given more than once", k)
+		}
+	}
+	f := store.Filter{
+		Agent: q.Get("agent"), TraceID: q.Get("trace_id"), SessionID: q.Get("session_id"),
+		ActionClass: q.Get("action_class"), ToolName: q.Get("tool_name"), EventType: q.Get("event_type"),
+		Limit: store.DefaultLimit,
+	}
+	var err error
+	for name, t := range map[string]*time.Time{"since": &f.Since, "until": &f.Until} {
+		if v := q.Get(name); v != "" {
+			if *t, err = time.Parse(time.RFC3339Nano, v); err != nil {
+				return store.Filter{}, fmt.Errorf("%s=%q is not an RFC 3339 time (like 2026-03-09T14:00:00Z)", name, truncate(v, 40))
+			}
+		}
+	}
+	if v := q.Get("after_seq"); v != "" {
+		if f.AfterSeq, err = strconv.ParseInt(v, 10, 64); err != nil || f.AfterSeq < 0 {
+			return store.Filter{}, fmt.Errorf("after_seq=%q is not a seq (an integer >= 0)", truncate(v, 40))
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > store.MaxLimit {
+			return store.Filter{}, fmt.Errorf("limit=%q is not between 1 and %d", truncate(v, 40), store.MaxLimit)
+		}
+	}
+	return f, nil
+}
+
+func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.Verify(r.Context())
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, "verifying the chain: "+err.Error())
+		return
+	}
+	if rep.BrokenLinks == nil {
+		rep.BrokenLinks = []audit.BrokenLink{}
+	}
+	b, err := json.Marshal(VerifyReport{SchemaVersion: audit.SchemaVersion, Report: rep})
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	seq, hash := s.head.get()
+	b, _ := json.Marshal(Health{SchemaVersion: audit.SchemaVersion, Status: "ok", HeadSeq: seq, HeadHash: hash, Chain: s.chain()})
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (s *Server) writeStored(w http.ResponseWriter, code int, rec audit.Record) {
+	line, err := storedJSON(rec)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, code, line)
+}
+
+// fail answers with a JSON error object and counts it.
+func (s *Server) fail(w http.ResponseWriter, code int, msg string) {
+	s.m.rejected.WithLabelValues(strconv.Itoa(code)).Inc()
+	b, _ := json.Marshal(struct {
+		SchemaVersion int    `json:"schema_version"`
+		Error         string `json:"error"`
+	}{audit.SchemaVersion, msg})
+	writeJSON(w, code, b)
+}
+
+func writeJSON(w http.ResponseWriter, code int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(body)
+	w.Write([]byte{'\n'})
+}
+
+// truncate bounds untrusted input echoed in an error (DESIGN §3).
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

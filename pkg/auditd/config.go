@@ -1,0 +1,106 @@
+// Package auditd is the audit daemon: the HTTP API of DESIGN §6 over a
+// store.Store, one group-commit writer that numbers and chains events, and
+// the Unix-socket stream of committed events (pkg/stream).
+package auditd
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+)
+
+// DefaultAddr is where auditd listens by default: loopback only.
+const DefaultAddr = "127.0.0.1:1199"
+
+// MaxBody bounds a request body (DESIGN §3: 1 MiB).
+const MaxBody = 1 << 20
+
+// Config is the daemon's typed configuration (DESIGN §3: packages never read
+// flags or the environment themselves).
+type Config struct {
+	// MaxBatch is the most events one commit holds (default 256).
+	MaxBatch int
+	// MaxDelay is how long the writer may hold a batch open for more events
+	// when it expects them (default 2ms; see writer.collect).
+	MaxDelay time.Duration
+	// QueueSize bounds events waiting for the writer (default 4096);
+	// beyond it, POST /api/events waits.
+	QueueSize int
+	// SubscriberBuffer is how many events a stream subscriber may fall
+	// behind before it is dropped (default stream.DefaultBuffer).
+	SubscriberBuffer int
+	// Logf receives the daemon's messages (one line each, no prefix).
+	// Nil discards them.
+	Logf func(format string, args ...any)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Rand is the source of generated event ids (default crypto/rand).
+	Rand io.Reader
+	// VerifyOnStart verifies the whole chain in the background at start
+	// and logs a break (DESIGN §6 "Tampered database").
+	VerifyOnStart bool
+}
+
+// DefaultConfig returns the configuration auditd runs with.
+func DefaultConfig() Config {
+	return Config{MaxBatch: 256, MaxDelay: 2 * time.Millisecond, QueueSize: 4096, VerifyOnStart: true}
+}
+
+// Validate reports the first invalid field, naming it and its value.
+func (c Config) Validate() error {
+	switch {
+	case c.MaxBatch < 0 || c.MaxBatch > 10000:
+		return fmt.Errorf("auditd config: MaxBatch %d is not between 1 and 10000", c.MaxBatch)
+	case c.MaxDelay < 0 || c.MaxDelay > time.Second:
+		return fmt.Errorf("auditd config: MaxDelay %s is not between 0 and 1s", c.MaxDelay)
+	case c.QueueSize < 0:
+		return fmt.Errorf("auditd config: QueueSize %d is negative", c.QueueSize)
+	case c.SubscriberBuffer < 0:
+		return fmt.Errorf("auditd config: SubscriberBuffer %d is negative", c.SubscriberBuffer)
+	}
+	return nil
+}
+
+func (c *Config) setDefaults() {
+	d := DefaultConfig()
+	if c.MaxBatch == 0 {
+		c.MaxBatch = d.MaxBatch
+	}
+	if c.QueueSize == 0 {
+		c.QueueSize = d.QueueSize
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Reader
+	}
+}
+
+// CheckLoopback refuses an address that is not on the loopback interface:
+// until auditd authenticates requests (a later issue: tokens), anyone who
+// can reach it can write to the audit log, so it must not be reachable from
+// the network.
+func CheckLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q is not HOST:PORT", addr)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		if host == "" {
+			host = "every interface"
+		}
+		return fmt.Errorf("address %q is not a loopback address (it listens on %s); auditd has no authentication yet, so it listens only on loopback", addr, host)
+	}
+	return nil
+}

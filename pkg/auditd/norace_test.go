@@ -1,0 +1,5 @@
+//go:build !race
+
+package auditd_test
+
+const raceEnabled = false

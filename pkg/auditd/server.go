@@ -1,0 +1,250 @@
+package auditd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/stream"
+)
+
+// Chain states reported by GET /health.
+const (
+	ChainUnverified = "unverified"
+	ChainVerified   = "verified"
+	ChainBroken     = "broken"
+)
+
+// Server is an audit daemon over one store. New starts its writer; Run
+// serves it until its context ends; Close stops it (Run calls Close).
+type Server struct {
+	cfg    Config
+	st     store.Store
+	hub    *stream.Hub
+	head   *headState
+	w      *writer
+	m      *metrics
+	stream *stream.Server
+
+	verifyMu sync.Mutex // one verification at a time: each scans the whole log
+
+	chainMu    sync.Mutex
+	chainState string
+
+	closeOnce sync.Once
+}
+
+// New reads the chain head from st, so that an auditd restarted on the same
+// file continues the chain, and starts the writer. The caller keeps st and
+// closes it after Close.
+func New(cfg Config, st store.Store) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	ctx := context.Background()
+	seq, hash, err := st.Head(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the chain head: %w", err)
+	}
+	var last time.Time
+	if seq > 0 {
+		recs, err := st.Query(ctx, store.Filter{AfterSeq: seq - 1, Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("reading the last event: %w", err)
+		}
+		if len(recs) == 1 {
+			last = recs[0].Timestamp
+			if !isHash(hash) {
+				// Someone edited the column: the chain continues from what
+				// the stored body hashes to, and verification reports
+				// the edit.
+				cfg.Logf("warning: the last event (seq %d) has an invalid event_hash column; continuing the chain from the hash of its body", seq)
+				hash = audit.Hash(recs[0].Body)
+			}
+		}
+	}
+	s := &Server{cfg: cfg, st: st, chainState: ChainUnverified, head: &headState{}}
+	s.head.set(seq, hash)
+	s.hub = stream.NewHub(cfg.SubscriberBuffer, seq)
+	s.m = newMetrics(s.hub, s.head)
+	s.w = newWriter(st, &s.cfg, s.hub, s.m, s.head, last)
+	go s.w.run()
+	s.stream = stream.NewServer(stream.Config{
+		Hub:    s.hub,
+		Replay: s.replay,
+		Logf:   cfg.Logf,
+	})
+	return s, nil
+}
+
+// Head returns the seq and hash of the last committed event.
+func (s *Server) Head() (int64, string) { return s.head.get() }
+
+// Run serves the HTTP API on ln and, when sock is not nil, the event stream
+// on sock, until ctx ends or serving fails. Then it shuts down gracefully:
+// it stops accepting, lets requests in flight finish (each waits for its
+// commit), commits what is queued, ends the stream and removes its socket,
+// and returns. The caller closes the store afterwards.
+func (s *Server) Run(ctx context.Context, ln net.Listener, sock net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(logWriter(s.cfg.Logf), "http: ", 0),
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- hs.Serve(ln) }()
+	if sock != nil {
+		go func() { errc <- s.stream.Serve(sock) }()
+	}
+	bg, stopBG := context.WithCancel(context.Background())
+	var bgDone sync.WaitGroup
+	if s.cfg.VerifyOnStart {
+		bgDone.Go(func() { s.verifyAtStart(bg) })
+	}
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+	}
+	stopBG()
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if serr := hs.Shutdown(shutdown); serr != nil && err == nil {
+		err = fmt.Errorf("stopping the HTTP server: %w", serr)
+	}
+	s.close(shutdown)
+	bgDone.Wait()
+	return err
+}
+
+// Close commits what is queued and ends the stream. For servers used
+// through Handler; Run closes by itself.
+func (s *Server) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.close(ctx)
+}
+
+func (s *Server) close(ctx context.Context) {
+	s.closeOnce.Do(func() {
+		s.w.close()
+		s.stream.Shutdown(ctx)
+		s.hub.Close()
+	})
+}
+
+// ServeStream serves the event stream on ln until Close; for servers used
+// through Handler (Run serves the stream by itself).
+func (s *Server) ServeStream(ln net.Listener) error { return s.stream.Serve(ln) }
+
+// Verify verifies the whole chain from the store with pkg/audit's Verifier:
+// the report of GET /api/verify and verify-chain.
+func (s *Server) Verify(ctx context.Context) (audit.Report, error) {
+	s.verifyMu.Lock()
+	defer s.verifyMu.Unlock()
+	v := audit.NewVerifier()
+	err := s.st.Scan(ctx, 0, func(r audit.Record) error {
+		v.Add(r)
+		return nil
+	})
+	if err != nil {
+		s.m.verifications.WithLabelValues("error").Inc()
+		return audit.Report{}, err
+	}
+	rep := v.Report()
+	state := ChainVerified
+	if !rep.Verified {
+		state = ChainBroken
+	}
+	s.m.verifications.WithLabelValues(state).Inc()
+	s.m.brokenLinks.Set(float64(len(rep.BrokenLinks)))
+	s.chainMu.Lock()
+	s.chainState = state
+	s.chainMu.Unlock()
+	return rep, nil
+}
+
+func (s *Server) chain() string {
+	s.chainMu.Lock()
+	defer s.chainMu.Unlock()
+	return s.chainState
+}
+
+// verifyAtStart checks the chain once at start and logs a break: auditd
+// still serves a tampered database (DESIGN §6), and says so.
+func (s *Server) verifyAtStart(ctx context.Context) {
+	rep, err := s.Verify(ctx)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		s.cfg.Logf("error: verifying the chain at start: %v", err)
+	case rep.Verified:
+		s.cfg.Logf("chain verified: %d events", rep.TotalEvents)
+	default:
+		first := rep.BrokenLinks[0]
+		s.cfg.Logf("warning: chain broken: %d broken links in %d events, the first at seq %d (%s); GET /api/verify lists them",
+			len(rep.BrokenLinks), rep.TotalEvents, first.Seq, first.Kind)
+	}
+}
+
+// replay reads committed events after afterSeq for stream subscribers, a
+// page at a time (no read transaction stays open while a subscriber reads).
+func (s *Server) replay(ctx context.Context, afterSeq int64, fn func(stream.Item) error) error {
+	for {
+		recs, err := s.st.Query(ctx, store.Filter{AfterSeq: afterSeq, Limit: store.MaxLimit})
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			line, err := storedJSON(rec)
+			if err != nil {
+				return err
+			}
+			if err := fn(stream.Item{Seq: rec.Seq, Line: line}); err != nil {
+				return err
+			}
+			afterSeq = rec.Seq
+		}
+		if len(recs) < store.MaxLimit {
+			return nil
+		}
+	}
+}
+
+// logWriter adapts Logf for http.Server's error log.
+type logWriter func(format string, args ...any)
+
+func (f logWriter) Write(p []byte) (int, error) {
+	f("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// isHash reports whether s is 64 lowercase hex digits, as Seal requires of
+// prev_hash.
+func isHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,139 @@
+package auditd
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/store/sqlite"
+	"github.com/govkit/govkit/pkg/stream"
+)
+
+// newTestWriter is a writer over a real SQLite file that the test drives
+// batch by batch (its goroutine is not started).
+func newTestWriter(t *testing.T) (*writer, *sqlite.Store) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "audit.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cfg := DefaultConfig()
+	cfg.setDefaults()
+	hub := stream.NewHub(0, 0)
+	head := &headState{}
+	head.set(0, audit.ZeroHash)
+	return newWriter(st, &cfg, hub, newMetrics(hub, head), head, time.Time{}), st
+}
+
+func req(w *writer, id string, clientID bool) *appendReq {
+	return &appendReq{
+		w:        w,
+		ev:       audit.Event{EventID: id, EventType: "tool_execution", Agent: "a1"},
+		recv:     time.Now(),
+		clientID: clientID,
+		done:     make(chan appendResult, 1),
+	}
+}
+
+func result(t *testing.T, r *appendReq) (audit.Event, bool) {
+	t.Helper()
+	res := <-r.done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	var ev audit.Event
+	if err := json.Unmarshal(res.json, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev, res.created
+}
+
+// Two requests for one event_id in the same batch: one event, both get it.
+func TestCommitDedupesWithinBatch(t *testing.T) {
+	w, st := newTestWriter(t)
+	a, b, dup, c := req(w, "k1", true), req(w, "gen-1", false), req(w, "k1", true), req(w, "gen-2", false)
+	w.commit([]*appendReq{a, b, dup, c})
+	evA, createdA := result(t, a)
+	evDup, createdDup := result(t, dup)
+	evC, _ := result(t, c)
+	if !createdA || createdDup || evA.EventHash != evDup.EventHash || evA.Seq != 1 || evC.Seq != 3 {
+		t.Fatalf("a=%d created=%v dup=%d created=%v c=%d", evA.Seq, createdA, evDup.Seq, createdDup, evC.Seq)
+	}
+	if seq, _, _ := st.Head(context.Background()); seq != 3 {
+		t.Fatalf("head %d, want 3", seq)
+	}
+}
+
+// A retry whose original was committed after the handler looked (so the
+// store reports a duplicate): the retry gets the original, the rest of the
+// batch is stored, the chain stays continuous.
+func TestCommitDuplicateFromEarlierBatch(t *testing.T) {
+	w, st := newTestWriter(t)
+	orig := req(w, "k1", true)
+	w.commit([]*appendReq{orig})
+	first, _ := result(t, orig)
+
+	x, retry, y := req(w, "gen-1", false), req(w, "k1", true), req(w, "gen-2", false)
+	retry.ev.Agent = "someone-else"
+	w.commit([]*appendReq{x, retry, y})
+	evRetry, created := result(t, retry)
+	evX, _ := result(t, x)
+	evY, _ := result(t, y)
+	if created || evRetry.EventHash != first.EventHash || evRetry.Agent != "a1" {
+		t.Fatalf("retry got %+v (created=%v), want the original", evRetry, created)
+	}
+	if evX.Seq != 2 || evY.Seq != 3 || evX.PrevHash != first.EventHash || evY.PrevHash != evX.EventHash {
+		t.Fatalf("chain after the duplicate: x=%d y=%d", evX.Seq, evY.Seq)
+	}
+	v := audit.NewVerifier()
+	st.Scan(context.Background(), 0, func(r audit.Record) error { v.Add(r); return nil })
+	if rep := v.Report(); !rep.Verified || rep.TotalEvents != 3 {
+		t.Fatalf("verify: %+v", rep)
+	}
+}
+
+// Timestamps never go backwards along the chain, even when a request
+// received earlier is committed later.
+func TestCommitTimestampsMonotonic(t *testing.T) {
+	w, _ := newTestWriter(t)
+	late, early := req(w, "", false), req(w, "", false)
+	late.ev.EventID, early.ev.EventID = "l", "e"
+	early.recv = late.recv.Add(-time.Second)
+	w.commit([]*appendReq{late, early})
+	a, _ := result(t, late)
+	b, _ := result(t, early)
+	if b.Timestamp.Before(a.Timestamp) {
+		t.Fatalf("seq %d at %v after seq %d at %v", b.Seq, b.Timestamp, a.Seq, a.Timestamp)
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:1199": true, "localhost:0": true, "[::1]:1199": true, "127.3.4.5:80": true,
+		"0.0.0.0:1199": false, ":1199": false, "10.0.0.1:1199": false, "example.com:80": false,
+		"[::]:1199": false, "127.0.0.1": false,
+	} {
+		if err := CheckLoopback(addr); (err == nil) != ok {
+			t.Errorf("CheckLoopback(%q) = %v", addr, err)
+		}
+	}
+}
+
+func TestEventJSON(t *testing.T) {
+	rec := audit.Record{Seq: 1, Body: []byte(`{"a":1}`), EventHash: "ab"}
+	if got := string(eventJSON(rec)); got != `{"a":1,"event_hash":"ab"}` {
+		t.Fatal(got)
+	}
+	rec.EventHash = `x"}`
+	if got := eventJSON(rec); !json.Valid(got) {
+		t.Fatalf("a hostile hash column broke the JSON: %s", got)
+	}
+	for _, body := range []string{``, `{`, `[1]`, `{"a":}`} {
+		if _, err := storedJSON(audit.Record{Body: []byte(body)}); err == nil {
+			t.Errorf("storedJSON accepted %q", body)
+		}
+	}
+}

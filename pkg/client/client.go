@@ -1,0 +1,349 @@
+// Package client is the one Go client of auditd's HTTP API and event stream
+// (DESIGN §6); every govkit CLI and any Go agent talks to auditd through it.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/build"
+	"github.com/govkit/govkit/pkg/store"
+)
+
+// DefaultURL is auditd's default address (DESIGN §7: GOVKIT_AUDIT_URL).
+const DefaultURL = "http://127.0.0.1:1199"
+
+// maxResponse bounds a response body: a page of store.MaxLimit events of up
+// to 1 MiB each would be 1 GiB, far beyond any real page.
+const maxResponse = 256 << 20
+
+// UserHeader carries the acting user's name in local mode (DESIGN §7).
+const UserHeader = "X-Govkit-User"
+
+// Client calls one auditd. It is safe for concurrent use.
+type Client struct {
+	base  *url.URL
+	http  *http.Client
+	token string
+	user  string
+	agent string
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithToken sends token as a bearer token (auditd with a tokens file).
+func WithToken(token string) Option { return func(c *Client) { c.token = token } }
+
+// WithUser names the acting user in the X-Govkit-User header (auditd in
+// local mode takes approvers' names from it).
+func WithUser(name string) Option { return func(c *Client) { c.user = name } }
+
+// WithHTTPClient replaces the HTTP client (default: one with a 30s timeout).
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
+
+// WithUserAgent sets the User-Agent, e.g. "approvals/v1.2.0".
+func WithUserAgent(ua string) Option { return func(c *Client) { c.agent = ua } }
+
+// New returns a client for the auditd at baseURL (http://host:port, with
+// an optional path prefix).
+func New(baseURL string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("auditd URL %q is not http://HOST:PORT", baseURL)
+	}
+	if u.User != nil {
+		return nil, errors.New("auditd URL must not carry credentials; use a token")
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawQuery, u.Fragment = "", ""
+	c := &Client{
+		base:  u,
+		http:  &http.Client{Timeout: 30 * time.Second, Transport: defaultTransport},
+		agent: "govkit/" + build.String(),
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// defaultTransport keeps connections to auditd open for reuse: concurrent
+// agents in one process would otherwise open a connection per event
+// (net/http keeps only 2 idle connections per host by default).
+var defaultTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 256
+	return t
+}()
+
+// Error is an answer from auditd other than success: the HTTP status and
+// the server's message.
+type Error struct {
+	StatusCode int
+	Message    string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("auditd answered %d %s: %s", e.StatusCode, strings.ToLower(http.StatusText(e.StatusCode)), e.Message)
+}
+
+// IsNotFound reports whether err is auditd's 404.
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.StatusCode == http.StatusNotFound
+}
+
+// Append records ev and returns it as stored, with seq, timestamp,
+// prev_hash and event_hash. ev must leave those four unset. With an
+// EventID, Append is idempotent: a retry returns the event stored first
+// (Created reports which happened when called through AppendResult).
+func (c *Client) Append(ctx context.Context, ev audit.Event) (audit.Event, error) {
+	res, err := c.AppendResult(ctx, ev)
+	return res.Event, err
+}
+
+// AppendResult is what an append returned.
+type AppendResult struct {
+	Event audit.Event
+	// Created is true when this call stored the event (201), false when
+	// its event_id was stored already and Event is the original (200).
+	Created bool
+}
+
+// AppendResult is Append that also tells whether the event was created.
+func (c *Client) AppendResult(ctx context.Context, ev audit.Event) (AppendResult, error) {
+	body, err := EncodeEvent(ev)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	var res AppendResult
+	code, err := c.do(ctx, http.MethodPost, "/api/events", nil, body, &res.Event)
+	res.Created = code == http.StatusCreated
+	return res, err
+}
+
+// EncodeEvent is the JSON a client sends for ev: without the fields auditd
+// assigns (Go's zero values of seq, timestamp and prev_hash would otherwise
+// be sent, and refused). It refuses an event that sets them.
+func EncodeEvent(ev audit.Event) ([]byte, error) {
+	switch {
+	case ev.Seq != 0:
+		return nil, errors.New("seq is assigned by auditd; leave it zero")
+	case !ev.Timestamp.IsZero():
+		return nil, errors.New("timestamp is assigned by auditd; leave it zero")
+	case ev.PrevHash != "":
+		return nil, errors.New("prev_hash is assigned by auditd; leave it empty")
+	case ev.EventHash != "":
+		return nil, errors.New("event_hash is assigned by auditd; leave it empty")
+	}
+	if ev.SchemaVersion == 0 {
+		ev.SchemaVersion = audit.SchemaVersion
+	}
+	return json.Marshal(clientEvent{
+		SchemaVersion: ev.SchemaVersion, EventID: ev.EventID, EventType: ev.EventType, TraceID: ev.TraceID,
+		SessionID: ev.SessionID, Agent: ev.Agent, Principal: ev.Principal, ActionClass: ev.ActionClass,
+		Resource: ev.Resource, Tool: ev.Tool, Outcome: ev.Outcome, PolicyDecision: ev.PolicyDecision,
+		ApprovalID: ev.ApprovalID, Data: ev.Data,
+	})
+}
+
+// clientEvent is audit.Event as a client sends it: without the members
+// auditd assigns, and without event_id when auditd is to choose one. A test
+// keeps its members equal to audit.Event's.
+type clientEvent struct {
+	SchemaVersion  int              `json:"schema_version"`
+	EventID        string           `json:"event_id,omitempty"`
+	EventType      string           `json:"event_type"`
+	TraceID        string           `json:"trace_id,omitempty"`
+	SessionID      string           `json:"session_id,omitempty"`
+	Agent          string           `json:"agent,omitempty"`
+	Principal      *audit.Principal `json:"principal,omitempty"`
+	ActionClass    string           `json:"action_class,omitempty"`
+	Resource       *audit.Resource  `json:"resource,omitempty"`
+	Tool           *audit.Tool      `json:"tool,omitempty"`
+	Outcome        *audit.Outcome   `json:"outcome,omitempty"`
+	PolicyDecision json.RawMessage  `json:"policy_decision,omitempty"`
+	ApprovalID     string           `json:"approval_id,omitempty"`
+	Data           json.RawMessage  `json:"data,omitempty"`
+}
+
+// Get returns the event with id; a missing one is an *Error with status 404
+// (IsNotFound).
+func (c *Client) Get(ctx context.Context, id string) (audit.Event, error) {
+	var ev audit.Event
+	_, err := c.do(ctx, http.MethodGet, "/api/events/"+url.PathEscape(id), nil, nil, &ev)
+	return ev, err
+}
+
+// Page is one page of a query.
+type Page struct {
+	Events []audit.Event `json:"events"`
+	// NextAfterSeq is the cursor of the next page: pass it as
+	// Filter.AfterSeq. It is the last returned seq (the filter's AfterSeq
+	// when the page is empty), so polling with it picks up new events.
+	NextAfterSeq int64 `json:"next_after_seq"`
+	// HasMore tells whether more matching events exist right now.
+	HasMore bool `json:"has_more"`
+}
+
+// Query returns one page of events matching f, in seq order. f.Limit 0
+// means the server's default (store.DefaultLimit).
+func (c *Client) Query(ctx context.Context, f store.Filter) (Page, error) {
+	var p Page
+	_, err := c.do(ctx, http.MethodGet, "/api/events", FilterQuery(f), nil, &p)
+	return p, err
+}
+
+// QueryAll iterates over every event matching f, following the cursor page
+// by page from f.AfterSeq (f.Limit is the page size). It stops at the first
+// error, which it yields.
+func (c *Client) QueryAll(ctx context.Context, f store.Filter) iter.Seq2[audit.Event, error] {
+	return func(yield func(audit.Event, error) bool) {
+		for {
+			p, err := c.Query(ctx, f)
+			if err != nil {
+				yield(audit.Event{}, err)
+				return
+			}
+			for _, ev := range p.Events {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			if !p.HasMore || p.NextAfterSeq <= f.AfterSeq {
+				return
+			}
+			f.AfterSeq = p.NextAfterSeq
+		}
+	}
+}
+
+// FilterQuery is the query string of GET /api/events for f.
+func FilterQuery(f store.Filter) url.Values {
+	q := url.Values{}
+	for _, p := range [...]struct{ name, value string }{
+		{"agent", f.Agent}, {"trace_id", f.TraceID}, {"session_id", f.SessionID},
+		{"action_class", f.ActionClass}, {"tool_name", f.ToolName}, {"event_type", f.EventType},
+	} {
+		if p.value != "" {
+			q.Set(p.name, p.value)
+		}
+	}
+	if !f.Since.IsZero() {
+		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
+	}
+	if !f.Until.IsZero() {
+		q.Set("until", f.Until.UTC().Format(time.RFC3339Nano))
+	}
+	if f.AfterSeq != 0 {
+		q.Set("after_seq", strconv.FormatInt(f.AfterSeq, 10))
+	}
+	if f.Limit != 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	return q
+}
+
+// Verify asks auditd to verify the whole chain (verify-chain's report).
+func (c *Client) Verify(ctx context.Context) (audit.Report, error) {
+	var r audit.Report
+	_, err := c.do(ctx, http.MethodGet, "/api/verify", nil, nil, &r)
+	return r, err
+}
+
+// Health is GET /health: Chain is the last verification's result
+// (unverified, verified or broken).
+type Health struct {
+	Status   string `json:"status"`
+	HeadSeq  int64  `json:"head_seq"`
+	HeadHash string `json:"head_hash"`
+	Chain    string `json:"chain"`
+}
+
+// Health checks that auditd answers and returns its chain head.
+func (c *Client) Health(ctx context.Context) (Health, error) {
+	var h Health
+	_, err := c.do(ctx, http.MethodGet, "/health", nil, nil, &h)
+	return h, err
+}
+
+// do sends one request and decodes a 2xx JSON answer into out; any other
+// answer becomes an *Error. It returns the status code.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte, out any) (int, error) {
+	target := c.base.String() + path // path is escaped by the caller
+	if len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.agent != "" {
+		req.Header.Set("User-Agent", c.agent)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.user != "" {
+		req.Header.Set(UserHeader, c.user)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("reading auditd's answer: %w", err)
+	}
+	if len(data) > maxResponse {
+		return resp.StatusCode, fmt.Errorf("auditd's answer is larger than %d bytes", maxResponse)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, responseError(resp.StatusCode, data)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return resp.StatusCode, fmt.Errorf("auditd's answer to %s %s is not the expected JSON: %w", method, path, err)
+	}
+	return resp.StatusCode, nil
+}
+
+// responseError reads auditd's {"error":"…"}, or describes a body that is
+// not one (a proxy's HTML page, say) without echoing it whole.
+func responseError(code int, data []byte) *Error {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		return &Error{StatusCode: code, Message: e.Error}
+	}
+	msg := strings.TrimSpace(string(data))
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	if msg == "" {
+		msg = "empty answer"
+	}
+	return &Error{StatusCode: code, Message: msg}
+}

@@ -1,0 +1,262 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/store"
+)
+
+// timestampLayout is RFC 3339 in UTC with a fixed nine fraction digits.
+// time.RFC3339Nano drops trailing zeros, and then "…:05Z" sorts after
+// "…:05.1Z" as text; fixed width keeps text order equal to time order, so
+// Since/Until compare strings and use the timestamp index.
+const timestampLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// scanPage is how many rows Scan reads per query (about 4 MB of 600-byte
+// events).
+const scanPage = 4096
+
+const columns = `seq, event_id, timestamp, event_type, trace_id, session_id,
+	agent, action_class, tool_name, prev_hash, event_hash, body`
+
+const insertSQL = `INSERT INTO events (` + columns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+var errReadOnly = errors.New("store: append: the store is read-only")
+
+// Append stores batch in one transaction, which is durable when Append
+// returns nil: synchronous=FULL syncs the WAL at every commit. A duplicate
+// event_id (within the batch, too) rolls back the whole batch and returns an
+// error wrapping store.ErrDuplicate. A seq that is already stored rolls it
+// back too, with an error of its own: the seq primary key is what stops a
+// second writer from forking the chain.
+func (s *Store) Append(ctx context.Context, batch []audit.Record) (err error) {
+	if s.writer == nil {
+		return errReadOnly
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: append: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	// The statement prepared at Open, reused on the one write connection.
+	insert := tx.StmtContext(ctx, s.insert)
+	for i := range batch {
+		r := &batch[i]
+		if r.Seq <= 0 {
+			return fmt.Errorf("store: append: event %q: seq %d, want > 0", r.EventID, r.Seq)
+		}
+		if r.EventID == "" {
+			return fmt.Errorf("store: append: seq %d: empty event_id", r.Seq)
+		}
+		_, err := insert.ExecContext(ctx,
+			r.Seq, r.EventID, formatTime(r.Timestamp), r.EventType, r.TraceID, r.SessionID,
+			r.Agent, r.ActionClass, r.ToolName, r.PrevHash, r.EventHash, r.Body)
+		if err != nil {
+			switch sqliteCode(err) {
+			case sqlite3.SQLITE_CONSTRAINT_UNIQUE: // event_id is the one UNIQUE column
+				return fmt.Errorf("%w: %q", store.ErrDuplicate, r.EventID)
+			case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+				return fmt.Errorf("store: append: seq %d is already stored", r.Seq)
+			}
+			return fmt.Errorf("store: append: seq %d: %w", r.Seq, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: append: commit: %w", err)
+	}
+	return nil
+}
+
+// Head returns the last record's seq and event hash, or (0, audit.ZeroHash)
+// when the log is empty.
+func (s *Store) Head(ctx context.Context) (int64, string, error) {
+	var seq int64
+	var hash string
+	err := s.reader.QueryRowContext(ctx, "SELECT seq, event_hash FROM events ORDER BY seq DESC LIMIT 1").Scan(&seq, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, audit.ZeroHash, nil
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("store: head: %w", err)
+	}
+	return seq, hash, nil
+}
+
+// Get returns the record with eventID.
+func (s *Store) Get(ctx context.Context, eventID string) (audit.Record, bool, error) {
+	row := s.reader.QueryRowContext(ctx, "SELECT "+columns+" FROM events WHERE event_id = ?", eventID)
+	r, err := scanRecord(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return audit.Record{}, false, nil
+	}
+	if err != nil {
+		return audit.Record{}, false, fmt.Errorf("store: get: %w", err)
+	}
+	return r, true, nil
+}
+
+// Query returns the records matching f in seq order, at most f.Limit
+// (store.DefaultLimit when 0, never more than store.MaxLimit). The next
+// page is f with AfterSeq set to the last record's seq.
+func (s *Store) Query(ctx context.Context, f store.Filter) ([]audit.Record, error) {
+	var where []string
+	var args []any
+	equal := func(column, value string) {
+		if value != "" {
+			where = append(where, column+" = ?")
+			args = append(args, value)
+		}
+	}
+	equal("agent", f.Agent)
+	equal("trace_id", f.TraceID)
+	equal("session_id", f.SessionID)
+	equal("action_class", f.ActionClass)
+	equal("tool_name", f.ToolName)
+	equal("event_type", f.EventType)
+	if !f.Since.IsZero() {
+		where = append(where, "timestamp >= ?")
+		args = append(args, formatTime(f.Since))
+	}
+	if !f.Until.IsZero() {
+		where = append(where, "timestamp < ?")
+		args = append(args, formatTime(f.Until))
+	}
+	if f.AfterSeq > 0 {
+		where = append(where, "seq > ?")
+		args = append(args, f.AfterSeq)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = store.DefaultLimit
+	}
+	limit = min(limit, store.MaxLimit)
+
+	q := "SELECT " + columns + " FROM events"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY seq LIMIT ?"
+	args = append(args, limit)
+	records, err := s.query(ctx, make([]audit.Record, 0, min(limit, 64)), q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: query: %w", err)
+	}
+	return records, nil
+}
+
+// Scan calls fn for every record with seq > afterSeq in seq order, until fn
+// returns an error (returned as is) or the records end. Records appended
+// while it runs are included.
+//
+// It reads scanPage rows per query, each query its own short read
+// transaction, so a scan over millions of rows does not pin the WAL (a
+// checkpoint cannot go past the oldest reader's snapshot) and no
+// transaction is open while fn runs. The next page is read while fn works
+// through the current one: reading a row costs a few microseconds of CPU
+// in modernc.org/sqlite, as much as verifying it, so on two cores a
+// verifier runs at the speed of the slower of the two instead of their sum.
+func (s *Store) Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) error) error {
+	const q = "SELECT " + columns + " FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
+	type page struct {
+		records []audit.Record
+		after   int64
+		err     error
+	}
+	readCtx, cancel := context.WithCancel(ctx)
+	pages := make(chan page, 1) // one page ahead, one being read
+	go func() {
+		defer close(pages)
+		after := afterSeq
+		for {
+			records, err := s.query(readCtx, make([]audit.Record, 0, scanPage), q, after, scanPage)
+			select {
+			case pages <- page{records, after, err}:
+			case <-readCtx.Done():
+				return
+			}
+			if err != nil || len(records) < scanPage {
+				return
+			}
+			after = records[len(records)-1].Seq
+		}
+	}()
+	defer func() {
+		cancel()
+		for range pages { // wait for the reader to finish
+		}
+	}()
+
+	last := afterSeq
+	for p := range pages {
+		if err := ctx.Err(); err != nil {
+			break
+		}
+		if p.err != nil {
+			return fmt.Errorf("store: scan after seq %d: %w", p.after, p.err)
+		}
+		for _, r := range p.records {
+			if err := fn(r); err != nil {
+				return err
+			}
+			last = r.Seq
+		}
+	}
+	// The reader stops early only when ctx is done.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: scan after seq %d: %w", last, err)
+	}
+	return nil
+}
+
+// query appends the records q selects to dst.
+func (s *Store) query(ctx context.Context, dst []audit.Record, q string, args ...any) ([]audit.Record, error) {
+	rows, err := s.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return dst, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, r)
+	}
+	return dst, rows.Err()
+}
+
+// scanRecord reads one row of columns. It returns what is stored, even when
+// it is wrong: a timestamp that does not parse becomes the zero time, which
+// verification reports as a column mismatch against the body, rather than
+// an error that would stop verification at the tampered row.
+func scanRecord(row interface{ Scan(...any) error }) (audit.Record, error) {
+	var r audit.Record
+	var ts string
+	err := row.Scan(&r.Seq, &r.EventID, &ts, &r.EventType, &r.TraceID, &r.SessionID,
+		&r.Agent, &r.ActionClass, &r.ToolName, &r.PrevHash, &r.EventHash, &r.Body)
+	if err != nil {
+		return audit.Record{}, err
+	}
+	r.Timestamp, _ = time.Parse(time.RFC3339Nano, ts)
+	return r, nil
+}
+
+func formatTime(t time.Time) string {
+	return t.UTC().Format(timestampLayout)
+}

@@ -1,0 +1,134 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations are the schema's versions: migrations[i] takes the database
+// from version i to version i+1. Append to the list; never edit or reorder
+// an entry that has shipped, since databases in the field have applied it.
+// Each entry runs in the same transaction as its schema_migrations row.
+//
+// Keep the DESIGN §6 storage contract: events holds one row per event with
+// the canonical bytes in body and the hash in event_hash, and no other
+// table has an event_hash column (a test checks).
+var migrations = []string{
+	// 1: the audit log. seq is the caller's (auditd numbers the chain), so
+	// no AUTOINCREMENT; as INTEGER PRIMARY KEY it is the rowid, which every
+	// index below carries, so "WHERE agent = ? AND seq > ? ORDER BY seq"
+	// walks one index in order. timestamp is RFC 3339 UTC with nine
+	// fraction digits so that it sorts as text.
+	`CREATE TABLE events (
+		seq          INTEGER PRIMARY KEY,
+		event_id     TEXT NOT NULL UNIQUE,
+		timestamp    TEXT NOT NULL,
+		event_type   TEXT NOT NULL DEFAULT '',
+		trace_id     TEXT NOT NULL DEFAULT '',
+		session_id   TEXT NOT NULL DEFAULT '',
+		agent        TEXT NOT NULL DEFAULT '',
+		action_class TEXT NOT NULL DEFAULT '',
+		tool_name    TEXT NOT NULL DEFAULT '',
+		prev_hash    TEXT NOT NULL,
+		event_hash   TEXT NOT NULL,
+		body         BLOB NOT NULL
+	);
+	CREATE INDEX events_timestamp    ON events (timestamp);
+	CREATE INDEX events_event_type   ON events (event_type);
+	CREATE INDEX events_trace_id     ON events (trace_id);
+	CREATE INDEX events_session_id   ON events (session_id);
+	CREATE INDEX events_agent        ON events (agent);
+	CREATE INDEX events_action_class ON events (action_class);
+	CREATE INDEX events_tool_name    ON events (tool_name);`,
+}
+
+// SchemaVersion is the schema version this binary needs.
+func SchemaVersion() int { return len(migrations) }
+
+// migrationsTable records each applied version, so an operator can see the
+// schema's history with plain SQL (PRAGMA user_version would hold only the
+// number).
+const migrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	applied_at TEXT NOT NULL
+)`
+
+// migrate brings the database to SchemaVersion in one transaction, and
+// refuses a database newer than this binary. The transaction is BEGIN
+// IMMEDIATE (the writer's _txlock), so two processes opening the same new
+// file cannot both apply a version.
+func migrate(ctx context.Context, db *sql.DB) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if _, err := tx.ExecContext(ctx, migrationsTable); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	var have int
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&have); err != nil {
+		return err
+	}
+	if have > len(migrations) {
+		return versionError(have)
+	}
+	applied := have < len(migrations)
+	for v := have + 1; v <= len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+			return fmt.Errorf("schema migration %d: %w", v, err)
+		}
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", v, now); err != nil {
+			return fmt.Errorf("schema migration %d: %w", v, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if applied {
+		// Move the new schema from the WAL into the database file, so
+		// that a copy of the file alone (without its -wal) has it.
+		if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			return fmt.Errorf("checkpoint after migration: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkVersion refuses a database whose schema is not this binary's; a
+// read-only Store cannot migrate.
+func checkVersion(ctx context.Context, db *sql.DB) error {
+	have, err := schemaVersion(ctx, db)
+	if err != nil {
+		return err
+	}
+	if have != len(migrations) {
+		return versionError(have)
+	}
+	return nil
+}
+
+// schemaVersion returns the database's schema version: 0 without a
+// schema_migrations table (a new or foreign file).
+func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+	var n int
+	err := db.QueryRowContext(ctx,
+		"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").Scan(&n)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	var v int
+	err = db.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
+	return v, err
+}
+
+func versionError(have int) error {
+	return fmt.Errorf("database has schema version %d, this binary needs %d", have, len(migrations))
+}

@@ -1,0 +1,321 @@
+// Package sqlite stores the audit log in a SQLite file.
+//
+// The file is the DESIGN §6 storage contract: table events, one row per
+// event, the canonical bytes in body and the hash in event_hash, so that an
+// operator can inspect it with the sqlite3 shell. It uses modernc.org/sqlite
+// (pure Go, no cgo).
+//
+// A read-write Store has two connection pools: one connection for writes
+// (auditd appends from one goroutine; a second pool connection could only
+// wait for the write lock anyway) and a pool of read-only connections that
+// read concurrently with it, which WAL allows. A read-only Store has only
+// the read pool: it opens the file with mode=ro, so verify-chain can read a
+// database a running auditd is writing to, or a copy of one.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	msqlite "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/govkit/govkit/pkg/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// driverName is the name modernc.org/sqlite registers (mattn/go-sqlite3's
+// is "sqlite3").
+const driverName = "sqlite"
+
+// DefaultBusyTimeout is how long a connection waits for a lock another
+// connection holds before it fails with SQLITE_BUSY.
+const DefaultBusyTimeout = 5 * time.Second
+
+// maxReaders bounds the read pool: each connection costs a page cache, and
+// reads are short (Scan pages; Query is bounded by store.MaxLimit).
+const maxReaders = 8
+
+// Options configure Open.
+type Options struct {
+	// ReadOnly opens an existing database without writing to it: no file
+	// creation, no migrations, no journal mode change. Append fails.
+	ReadOnly bool
+	// BusyTimeout is how long to wait for another connection's lock;
+	// zero means DefaultBusyTimeout.
+	BusyTimeout time.Duration
+}
+
+// Store is an audit log in a SQLite file. It is safe for concurrent use;
+// Append calls are serialized on the one write connection.
+type Store struct {
+	path   string
+	writer *sql.DB   // nil when read-only; one connection
+	insert *sql.Stmt // on writer
+	reader *sql.DB   // mode=ro connections
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the audit database at path. Read-write, it creates the file
+// (mode 0600) if it does not exist, switches it to WAL with
+// synchronous=FULL, checks that both took effect, and applies the pending
+// schema migrations. Read-only, the file must exist and have exactly the
+// schema version this binary needs.
+func Open(path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open audit database: empty path")
+	}
+	if opts.BusyTimeout < 0 {
+		return nil, fmt.Errorf("open audit database %s: negative busy timeout %s", path, opts.BusyTimeout)
+	}
+	if opts.BusyTimeout == 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	s, err := open(path, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open audit database %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func open(path string, opts Options) (_ *Store, err error) {
+	s := &Store{path: path}
+	defer func() {
+		if err != nil {
+			s.closeQuietly()
+		}
+	}()
+	ctx := context.Background()
+	if opts.ReadOnly {
+		// mode=ro never creates the file, but SQLite's "unable to open
+		// database file" does not say why; stat first for a clear error.
+		fi, err := os.Stat(path)
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return nil, pe.Err // Open names the path already
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, errors.New("not a regular file")
+		}
+	} else {
+		if err := createFile(path); err != nil {
+			return nil, err
+		}
+		s.writer, err = sql.Open(driverName, dsn(path, opts))
+		if err != nil {
+			return nil, err
+		}
+		// One connection: SQLite has one writer at a time, and a
+		// connection's pragmas are verified once, below.
+		s.writer.SetMaxOpenConns(1)
+		s.writer.SetMaxIdleConns(1)
+		s.writer.SetConnMaxIdleTime(0)
+		s.writer.SetConnMaxLifetime(0)
+		if err := checkPragmas(ctx, s.writer); err != nil {
+			return nil, err
+		}
+		if err := migrate(ctx, s.writer); err != nil {
+			return nil, err
+		}
+		s.insert, err = s.writer.PrepareContext(ctx, insertSQL)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	ro := opts
+	ro.ReadOnly = true
+	s.reader, err = sql.Open(driverName, dsn(path, ro))
+	if err != nil {
+		return nil, err
+	}
+	s.reader.SetMaxOpenConns(maxReaders)
+	s.reader.SetMaxIdleConns(maxReaders)
+	if opts.ReadOnly {
+		// The writer's migrate did this check for a read-write Store.
+		if err := checkVersion(ctx, s.reader); err != nil {
+			return nil, err
+		}
+	} else if err := s.reader.PingContext(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// createFile creates the database file with mode 0600 if it does not exist:
+// SQLite would create it 0644, and its -wal and -shm files take the main
+// file's mode. The new directory entry is synced so that the file (and so
+// the first committed events) survives a power loss.
+func createFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
+
+// dsn is a modernc.org/sqlite data source name: a SQLite URI
+// (https://sqlite.org/uri.html) whose _pragma parameters the driver runs on
+// every new connection (busy_timeout first, then the others in lexical
+// order), before any statement of ours.
+func dsn(path string, opts Options) string {
+	params := []string{
+		"_pragma=busy_timeout(" + strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10) + ")",
+	}
+	if opts.ReadOnly {
+		// mode=ro: SQLite opens the file O_RDONLY and never creates it.
+		// query_only is belt and braces.
+		params = append(params, "mode=ro", "_pragma=query_only(1)")
+	} else {
+		params = append(params,
+			"_pragma=journal_mode(WAL)",
+			// FULL: in WAL mode, every commit syncs the WAL, so an
+			// acknowledged event survives power loss (DESIGN §6).
+			// NORMAL would only sync at checkpoints.
+			"_pragma=synchronous(FULL)",
+			"_pragma=foreign_keys(1)",
+			// BEGIN IMMEDIATE: take the write lock at the start of a
+			// write transaction, so busy_timeout applies to it, rather
+			// than failing at the first INSERT with SQLITE_BUSY.
+			"_txlock=immediate",
+		)
+	}
+	return "file:" + uriPath(path) + "?" + strings.Join(params, "&")
+}
+
+// uriPath escapes the characters that end or escape a SQLite URI's path.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
+// checkPragmas verifies the pragmas that fail silently. SQLite ignores an
+// unknown or misspelt pragma, and journal_mode answers with the mode it is
+// in when it cannot switch (litestream checks the same thing).
+func checkPragmas(ctx context.Context, db *sql.DB) error {
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory or locking?)", mode)
+	}
+	checks := []struct {
+		pragma string
+		want   int
+	}{
+		{"synchronous", 2}, // FULL
+		{"foreign_keys", 1},
+	}
+	for _, c := range checks {
+		var got int
+		if err := db.QueryRowContext(ctx, "PRAGMA "+c.pragma).Scan(&got); err != nil {
+			return err
+		}
+		if got != c.want {
+			return fmt.Errorf("pragma %s is %d, want %d", c.pragma, got, c.want)
+		}
+	}
+	return nil
+}
+
+// Close closes the store. A read-write store first checkpoints the WAL into
+// the database file and truncates it, so the file alone is complete.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		if s.reader != nil {
+			errs = append(errs, s.reader.Close())
+		}
+		if s.writer != nil {
+			if s.insert != nil {
+				errs = append(errs, s.insert.Close())
+			}
+			// TRUNCATE waits (up to the busy timeout) for readers in
+			// other processes; busy=1 means one kept it from
+			// finishing: not an error, the WAL stays for next time.
+			var busy, logFrames, checkpointed int
+			err := s.writer.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("checkpoint: %w", err))
+			}
+			errs = append(errs, s.writer.Close())
+		}
+		if err := errors.Join(errs...); err != nil {
+			s.closeErr = fmt.Errorf("close audit database %s: %w", s.path, err)
+		}
+	})
+	return s.closeErr
+}
+
+// closeQuietly releases what a failed Open had opened, without the
+// checkpoint.
+func (s *Store) closeQuietly() {
+	s.closeOnce.Do(func() {
+		if s.reader != nil {
+			s.reader.Close()
+		}
+		if s.insert != nil {
+			s.insert.Close()
+		}
+		if s.writer != nil {
+			s.writer.Close()
+		}
+	})
+}
+
+// Stats describe the store for metrics.
+type Stats struct {
+	Events    int64 // rows in events
+	FileBytes int64 // the database file
+	WALBytes  int64 // its write-ahead log (0 after a checkpoint)
+}
+
+// Stats returns the event count and file sizes. The count is SELECT
+// count(*), which SQLite answers by walking the smallest index: a few
+// milliseconds per 100k events, so do not call it per request.
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	if err := s.reader.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&st.Events); err != nil {
+		return Stats{}, fmt.Errorf("store: stats: %w", err)
+	}
+	if fi, err := os.Stat(s.path); err == nil {
+		st.FileBytes = fi.Size()
+	}
+	if fi, err := os.Stat(s.path + "-wal"); err == nil {
+		st.WALBytes = fi.Size()
+	}
+	return st, nil
+}
+
+// sqliteCode returns err's SQLite (extended) result code, or 0.
+func sqliteCode(err error) int {
+	var se *msqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
+}

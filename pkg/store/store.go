@@ -1,0 +1,58 @@
+// Package store defines the audit log's storage: an append-only sequence of
+// records with the query filters of DESIGN §6. Implementations live in
+// subpackages (store/sqlite).
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/govkit/govkit/pkg/audit"
+)
+
+// Store is the audit log's storage. Appends come from one writer at a time
+// (auditd's group-commit goroutine); reads may run concurrently with it.
+type Store interface {
+	// Head returns the last record's seq and event hash: (0, audit.ZeroHash)
+	// when the log is empty.
+	Head(ctx context.Context) (seq int64, hash string, err error)
+	// Append stores records, already numbered and chained by the caller,
+	// in one transaction. It returns only after the transaction is durable
+	// (the caller acknowledges clients after it). A record whose event_id
+	// exists already is an error (ErrDuplicate); nothing of the batch is
+	// stored then.
+	Append(ctx context.Context, batch []audit.Record) error
+	// Get returns the record with an event id.
+	Get(ctx context.Context, eventID string) (audit.Record, bool, error)
+	// Query returns records matching f in seq order, at most f.Limit.
+	Query(ctx context.Context, f Filter) ([]audit.Record, error)
+	// Scan calls fn for every record with seq > afterSeq, in seq order,
+	// until fn returns an error (returned as is) or the records end.
+	Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) error) error
+	// Close releases the store.
+	Close() error
+}
+
+// Filter selects records; zero fields do not filter. Filters are ANDed.
+type Filter struct {
+	Agent       string
+	TraceID     string
+	SessionID   string
+	ActionClass string
+	ToolName    string
+	EventType   string
+	Since       time.Time // timestamp >= Since
+	Until       time.Time // timestamp < Until
+	AfterSeq    int64     // seq > AfterSeq: the pagination cursor
+	Limit       int       // 0 means DefaultLimit; never more than MaxLimit
+}
+
+// Query limits.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
+// ErrDuplicate reports an event id that is already stored.
+var ErrDuplicate = errors.New("store: duplicate event_id")
