@@ -5,7 +5,7 @@
 // large log. scripts/bench.sh runs it; it needs nothing but Go.
 //
 //	ingestbench [-bin bin/auditd] [-dir DIR] [-clients 1,8,32] [-duration 5s]
-//	            [-rss-events 1000000] [-strict]
+//	            [-rss-events 1000000] [-raw] [-v] [-strict]
 //
 // The baseline commits one row per transaction (WAL, synchronous=FULL, as
 // auditd runs) twice: into a one-column table, and through the audit store
@@ -47,6 +47,7 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "measure each client count for this long")
 	rssEvents := flag.Int("rss-events", 1_000_000, "events to ingest while sampling auditd's RSS (0 skips)")
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
+	verbose = flag.Bool("v", false, "print auditd's batch, commit and CPU metrics after each run")
 	raw = flag.Bool("raw", false, "post with net/http and skip decoding the answers (a lighter load generator than pkg/client)")
 	flag.Parse()
 
@@ -114,7 +115,7 @@ func main() {
 	}
 }
 
-var raw *bool
+var raw, verbose *bool
 
 // rawPoster posts events with plain net/http and checks only the status, so
 // that the load generator, which shares the machine's cores with auditd,
@@ -237,13 +238,12 @@ func event(client, i int) audit.Event {
 }
 
 type result struct {
-	rate          float64
-	p50, p99      time.Duration
-	maxRSS        int64
-	peakRSS       int64
-	acknowledged  int64
-	elapsed       time.Duration
-	stderrOnError string
+	rate         float64
+	p50, p99     time.Duration
+	maxRSS       int64
+	peakRSS      int64
+	acknowledged int64
+	elapsed      time.Duration
 }
 
 // ingest starts auditd on a fresh database and posts with n clients, for d
@@ -339,7 +339,7 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 	} else {
 		res.acknowledged = count.Load()
 	}
-	if os.Getenv("INGESTBENCH_DEBUG") != "" {
+	if *verbose {
 		if resp, err := http.Get(p.URL + "/metrics"); err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
