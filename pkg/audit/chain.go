@@ -46,7 +46,7 @@ func Seal(e *Event, seq int64, prev string, now time.Time) (Record, error) {
 	if seq < 1 || seq > maxSafeInteger {
 		return Record{}, fmt.Errorf("seal: seq %d out of range", seq)
 	}
-	if !isHash(prev) {
+	if !IsHash(prev) {
 		return Record{}, errors.New("seal: prev_hash is not 64 lowercase hex digits")
 	}
 	e.SchemaVersion = SchemaVersion
@@ -127,8 +127,8 @@ func truncateRunes(s string, n int) string {
 	return s
 }
 
-// isHash reports whether s looks like an event hash: 64 lowercase hex digits.
-func isHash(s string) bool {
+// IsHash reports whether s looks like an event hash: 64 lowercase hex digits.
+func IsHash(s string) bool {
 	if len(s) != 64 {
 		return false
 	}

@@ -64,7 +64,7 @@ func New(cfg Config, st store.Store) (*Server, error) {
 		}
 		if len(recs) == 1 {
 			last = recs[0].Timestamp
-			if !isHash(hash) {
+			if !audit.IsHash(hash) {
 				// Someone edited the column: the chain continues from what
 				// the stored body hashes to, and verification reports
 				// the edit.
@@ -235,18 +235,4 @@ type logWriter func(format string, args ...any)
 func (f logWriter) Write(p []byte) (int, error) {
 	f("%s", strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-// isHash reports whether s is 64 lowercase hex digits, as Seal requires of
-// prev_hash.
-func isHash(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
