@@ -49,3 +49,16 @@ dir=()
 [ -z "${DIR:-}" ] || dir=(-dir "$DIR")
 bin/ingestbench -bin "$auditd" -clients "${CLIENTS:-1,8,32}" -duration "${DURATION:-5s}" \
 	-rss-events "${RSS_EVENTS:-1000000}" "${dir[@]}" "${strict[@]}"
+
+# verify-chain on a large log (DESIGN §10: ≥ 500k events/s from SQLite).
+if [ -n "${VERIFY_EVENTS:-}" ] || [ -z "${SKIP_VERIFY:-}" ]; then
+	n=${VERIFY_EVENTS:-500000}
+	tmp=$(mktemp -d)
+	go run ./internal/chaingen -db "$tmp/chain.db" -n "$n"
+	[ -x bin/verify-chain ] || go build -o bin/verify-chain ./cmd/verify-chain
+	start=$(date +%s.%N)
+	bin/verify-chain --db "$tmp/chain.db" -o text
+	end=$(date +%s.%N)
+	awk -v n="$n" -v s="$start" -v e="$end" 'BEGIN { printf "verify-chain: %d events in %.2f s = %.0f events/s (target ≥ 500k)\n", n, e - s, n / (e - s) }'
+	rm -rf "$tmp"
+fi

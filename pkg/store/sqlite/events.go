@@ -172,7 +172,6 @@ func (s *Store) Query(ctx context.Context, f store.Filter) ([]audit.Record, erro
 // in modernc.org/sqlite, as much as verifying it, so on two cores a
 // verifier runs at the speed of the slower of the two instead of their sum.
 func (s *Store) Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) error) error {
-	const q = "SELECT " + columns + " FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
 	type page struct {
 		records []audit.Record
 		after   int64
@@ -182,9 +181,18 @@ func (s *Store) Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) 
 	pages := make(chan page, 1) // one page ahead, one being read
 	go func() {
 		defer close(pages)
+		d, err := openDirect(s.path, s.busy)
+		if err != nil {
+			select {
+			case pages <- page{nil, afterSeq, err}:
+			case <-readCtx.Done():
+			}
+			return
+		}
+		defer d.close()
 		after := afterSeq
 		for {
-			records, err := s.query(readCtx, make([]audit.Record, 0, scanPage), q, after, scanPage)
+			records, err := d.page(make([]audit.Record, 0, scanPage), after, scanPage)
 			select {
 			case pages <- page{records, after, err}:
 			case <-readCtx.Done():

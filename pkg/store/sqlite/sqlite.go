@@ -59,9 +59,10 @@ type Options struct {
 // Append calls are serialized on the one write connection.
 type Store struct {
 	path   string
-	writer *sql.DB   // nil when read-only; one connection
-	insert *sql.Stmt // on writer
-	reader *sql.DB   // mode=ro connections
+	busy   time.Duration // busy timeout, also for Scan's own connection
+	writer *sql.DB       // nil when read-only; one connection
+	insert *sql.Stmt     // on writer
+	reader *sql.DB       // mode=ro connections
 
 	closeOnce sync.Once
 	closeErr  error
@@ -90,7 +91,7 @@ func Open(path string, opts Options) (*Store, error) {
 }
 
 func open(path string, opts Options) (_ *Store, err error) {
-	s := &Store{path: path}
+	s := &Store{path: path, busy: opts.BusyTimeout}
 	defer func() {
 		if err != nil {
 			s.closeQuietly()
