@@ -52,6 +52,19 @@ func spec(short string, longs ...string) *optSpec {
 	return s
 }
 
+// withShort returns a copy of s in which short option c takes k: the same
+// letter means different things in different subcommands (kubectl logs -f
+// is --follow, kubectl get -f is --filename).
+func (s *optSpec) withShort(c byte, k argKind) *optSpec {
+	t := *s
+	t.short = make(map[byte]argKind, len(s.short))
+	for x, v := range s.short {
+		t.short[x] = v
+	}
+	t.short[c] = k
+	return &t
+}
+
 // opt is one option occurrence.
 type opt struct {
 	name     string // "-f" or "--follow" (long names expanded from abbreviations)

@@ -39,15 +39,7 @@ var kubectlSpec = func() *optSpec {
 	return s
 }()
 
-var kubectlLogsSpec = func() *optSpec {
-	s := *kubectlSpec
-	s.short = map[byte]argKind{}
-	for k, v := range kubectlSpec.short {
-		s.short[k] = v
-	}
-	s.short['f'] = noValue
-	return &s
-}()
+var kubectlLogsSpec = kubectlSpec.withShort('f', noValue)
 
 var kubectlRead = map[string]bool{
 	"get": true, "describe": true, "logs": true, "top": true, "explain": true, "version": true,
@@ -301,15 +293,7 @@ func dockerRule(c *call) {
 var dockerReadSpec = spec("fn:tqsal", "follow", "tail=", "since=", "until=", "timestamps", "details",
 	"no-stream", "no-trunc", "all", "format=", "filter=", "last=", "latest", "quiet", "size", "type=", "help")
 
-var dockerListSpec = func() *optSpec {
-	s := *dockerReadSpec
-	s.short = map[byte]argKind{}
-	for k, v := range dockerReadSpec.short {
-		s.short[k] = v
-	}
-	s.short['f'] = needsValue
-	return &s
-}()
+var dockerListSpec = dockerReadSpec.withShort('f', needsValue) // ps -f is --filter
 
 // dockerReadVerb: logs -f and stats and events follow unless bounded.
 // Rewrites (seed 000): docker logs -f X → docker logs --tail=200 X;
