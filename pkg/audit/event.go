@@ -20,6 +20,8 @@ const (
 	TypePolicyDecision    = "policy_decision"
 	TypeApprovalRequested = "approval_requested"
 	TypeApprovalDecided   = "approval_decided"
+	TypeApprovalVoted     = "approval_voted"   // a vote that leaves the request pending (quorum > 1)
+	TypeApprovalExpired   = "approval_expired" // no decision before expires_at
 	TypeIncident          = "incident"
 	TypeDelegation        = "delegation"
 )

@@ -7,13 +7,17 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/token"
 )
 
 // Handler returns the HTTP API (DESIGN §6):
@@ -26,22 +30,57 @@ import (
 //	GET  /health           liveness and the chain head (Health)
 //	GET  /metrics          Prometheus metrics
 //
-// Every error is JSON: {"schema_version":1,"error":"…"}.
+// and the approvals API of DESIGN §7 (api_approvals.go). With a tokens file
+// every endpoint but /health needs a bearer token of the roles listed
+// below (auth.go). Every error is JSON: {"schema_version":1,"error":"…"},
+// with a "code" when a rule refused the request.
 func (s *Server) Handler() http.Handler {
+	type route struct {
+		h     http.HandlerFunc
+		roles []token.Role // nil: no authentication
+	}
+	metrics := promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}).ServeHTTP
+	agent, auditor, approver := []token.Role{token.Agent}, []token.Role{token.Auditor}, []token.Role{token.Approver}
+	readers := []token.Role{token.Approver, token.Auditor, token.Agent} // agents see their own requests
+	// Paths without methods, so that the literal /v1/approvals/pending
+	// outranks /v1/approvals/{id}; methods are dispatched below, with a
+	// JSON 405 for the others.
+	paths := map[string]map[string]route{
+		"/api/events":                {"POST": {s.postEvent, agent}, "GET": {s.queryEvents, auditor}},
+		"/api/events/{id}":           {"GET": {s.getEvent, auditor}},
+		"/api/verify":                {"GET": {s.verify, auditor}},
+		"/health":                    {"GET": {s.health, nil}}, // the one endpoint without auth (DESIGN §7)
+		"/metrics":                   {"GET": {metrics, auditor}},
+		"/v1/approvals":              {"POST": {s.postApproval, agent}, "GET": {s.listApprovals, readers}},
+		"/v1/approvals/pending":      {"GET": {s.pendingApprovals, readers}},
+		"/v1/approvals/{id}":         {"GET": {s.getApproval, readers}},
+		"/v1/approvals/{id}/approve": {"POST": {s.approve, approver}},
+		"/v1/approvals/{id}/deny":    {"POST": {s.deny, approver}},
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /api/events", s.postEvent)
-	mux.HandleFunc("GET /api/events", s.queryEvents)
-	mux.HandleFunc("GET /api/events/{id}", s.getEvent)
-	mux.HandleFunc("GET /api/verify", s.verify)
-	mux.HandleFunc("GET /health", s.health)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
-	for path, allow := range map[string]string{
-		"/api/events": "GET, POST", "/api/events/{id}": "GET", "/api/verify": "GET",
-		"/health": "GET", "/metrics": "GET",
-	} {
+	for path, methods := range paths {
+		handlers := map[string]http.HandlerFunc{}
+		var allow []string
+		for method, rt := range methods {
+			h := rt.h
+			if rt.roles != nil {
+				h = s.authorize(h, rt.roles...)
+			}
+			handlers[method] = h
+			allow = append(allow, method)
+		}
+		if h, ok := handlers["GET"]; ok {
+			handlers["HEAD"] = h
+		}
+		slices.Sort(allow)
+		allowed := strings.Join(allow, ", ")
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Allow", allow)
-			s.fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow))
+			if h, ok := handlers[r.Method]; ok {
+				h(w, r)
+				return
+			}
+			w.Header().Set("Allow", allowed)
+			s.fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allowed))
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -101,6 +140,12 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 	ev, err := audit.DecodeEvent(body)
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if approval.IsEventType(ev.EventType) {
+		// Only auditd records approval changes: a posted one could
+		// otherwise claim an approval that no approver gave.
+		s.fail(w, http.StatusBadRequest, fmt.Sprintf("event_type %q is recorded by auditd itself; request approvals with POST /v1/approvals", ev.EventType))
 		return
 	}
 	req := &appendReq{ev: ev, recv: s.cfg.Now().UTC().Round(0), done: make(chan appendResult, 1), w: s.w}
@@ -275,13 +320,17 @@ func (s *Server) writeStored(w http.ResponseWriter, code int, rec audit.Record) 
 }
 
 // fail answers with a JSON error object and counts it.
-func (s *Server) fail(w http.ResponseWriter, code int, msg string) {
-	s.m.rejected.WithLabelValues(strconv.Itoa(code)).Inc()
+func (s *Server) fail(w http.ResponseWriter, status int, msg string) { s.failCode(w, status, "", msg) }
+
+// failCode is fail with the code of the rule that refused the request.
+func (s *Server) failCode(w http.ResponseWriter, status int, code, msg string) {
+	s.m.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
 	b, _ := json.Marshal(struct {
 		SchemaVersion int    `json:"schema_version"`
 		Error         string `json:"error"`
-	}{audit.SchemaVersion, msg})
-	writeJSON(w, code, b)
+		Code          string `json:"code,omitempty"`
+	}{audit.SchemaVersion, msg, code})
+	writeJSON(w, status, b)
 }
 
 func writeJSON(w http.ResponseWriter, code int, body []byte) {

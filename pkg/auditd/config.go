@@ -10,6 +10,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/govkit/govkit/pkg/approval"
 )
 
 // DefaultAddr is where auditd listens by default: loopback only.
@@ -42,11 +44,26 @@ type Config struct {
 	// VerifyOnStart verifies the whole chain in the background at start
 	// and logs a break (DESIGN §6 "Tampered database").
 	VerifyOnStart bool
+	// Tokens authenticates bearer tokens (DESIGN §7 "Auth"). Nil is local
+	// mode: no credentials, the user named by the X-Govkit-User header,
+	// and loopback only (CheckLoopback).
+	Tokens Authenticator
+	// ApprovalTTL is how long an approval request stays pending when the
+	// request names no ttl (GOVKIT_APPROVAL_TIMEOUT; default 5m).
+	ApprovalTTL time.Duration
+	// SweepInterval is how often pending requests past their expiry are
+	// expired (default 1s); reads expire them too.
+	SweepInterval time.Duration
+	// OnApprovalChange is called after each approval change is recorded
+	// (created, voted, decided, expired), from the request's goroutine: it
+	// must not block (auditd hands it to pkg/notify's dispatcher).
+	OnApprovalChange func(approval.Request)
 }
 
 // DefaultConfig returns the configuration auditd runs with.
 func DefaultConfig() Config {
-	return Config{MaxBatch: 256, MaxDelay: 2 * time.Millisecond, QueueSize: 4096, VerifyOnStart: true}
+	return Config{MaxBatch: 256, MaxDelay: 2 * time.Millisecond, QueueSize: 4096, VerifyOnStart: true,
+		ApprovalTTL: approval.DefaultTTL, SweepInterval: time.Second}
 }
 
 // Validate reports the first invalid field, naming it and its value.
@@ -60,6 +77,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("auditd config: QueueSize %d is negative", c.QueueSize)
 	case c.SubscriberBuffer < 0:
 		return fmt.Errorf("auditd config: SubscriberBuffer %d is negative", c.SubscriberBuffer)
+	case c.ApprovalTTL != 0 && (c.ApprovalTTL < approval.MinTTL || c.ApprovalTTL > approval.MaxTTL):
+		return fmt.Errorf("auditd config: ApprovalTTL %s is not between %s and %s", c.ApprovalTTL, approval.MinTTL, approval.MaxTTL)
+	case c.SweepInterval < 0:
+		return fmt.Errorf("auditd config: SweepInterval %s is negative", c.SweepInterval)
 	}
 	return nil
 }
@@ -71,6 +92,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.QueueSize == 0 {
 		c.QueueSize = d.QueueSize
+	}
+	if c.ApprovalTTL == 0 {
+		c.ApprovalTTL = d.ApprovalTTL
+	}
+	if c.SweepInterval == 0 {
+		c.SweepInterval = d.SweepInterval
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
@@ -84,9 +111,9 @@ func (c *Config) setDefaults() {
 }
 
 // CheckLoopback refuses an address that is not on the loopback interface:
-// until auditd authenticates requests (a later issue: tokens), anyone who
-// can reach it can write to the audit log, so it must not be reachable from
-// the network.
+// in local mode (no tokens file) anyone who can reach auditd can write to
+// the audit log and decide approvals, so it must not be reachable from the
+// network (DESIGN §7).
 func CheckLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -100,7 +127,7 @@ func CheckLoopback(addr string) error {
 		if host == "" {
 			host = "every interface"
 		}
-		return fmt.Errorf("address %q is not a loopback address (it listens on %s); auditd has no authentication yet, so it listens only on loopback", addr, host)
+		return fmt.Errorf("address %q is not a loopback address (it listens on %s); without a tokens file auditd authenticates no one, so it listens only on loopback", addr, host)
 	}
 	return nil
 }

@@ -19,6 +19,8 @@ type metrics struct {
 	commitSeconds prometheus.Histogram
 	verifications *prometheus.CounterVec
 	brokenLinks   prometheus.Gauge
+	approvals     *prometheus.CounterVec
+	notifications *prometheus.CounterVec
 }
 
 func newMetrics(hub *stream.Hub, head *headState) *metrics {
@@ -59,9 +61,17 @@ func newMetrics(hub *stream.Hub, head *headState) *metrics {
 			Namespace: ns, Name: "chain_broken_links",
 			Help: "Broken links found by the last chain verification.",
 		}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "approval_changes_total",
+			Help: "Approval request changes recorded, by the status after the change.",
+		}, []string{"status"}),
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "approval_notifications_total",
+			Help: "Approval notification attempts, by notifier and result: sent, retry, failed or dropped.",
+		}, []string{"notifier", "result"}),
 	}
 	m.reg.MustRegister(m.appended, m.duplicates, m.rejected, m.commitErrors, m.batchSize,
-		m.commitSeconds, m.verifications, m.brokenLinks,
+		m.commitSeconds, m.verifications, m.brokenLinks, m.approvals, m.notifications,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: ns, Name: "chain_head_seq",
 			Help: "Seq of the last committed event.",

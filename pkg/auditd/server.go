@@ -34,6 +34,7 @@ type Server struct {
 	w      *writer
 	m      *metrics
 	stream *stream.Server
+	ap     *approvals
 
 	verifyMu sync.Mutex // one verification at a time: each scans the whole log
 
@@ -84,7 +85,28 @@ func New(cfg Config, st store.Store) (*Server, error) {
 		Replay: s.replay,
 		Logf:   cfg.Logf,
 	})
+	s.ap = newApprovals(s)
+	if n, err := s.ap.catchUp(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("rebuilding approval requests from the audit log: %w", err)
+	} else if n > 0 {
+		cfg.Logf("approvals: applied %d approval changes from the audit log that a stop had left out", n)
+	}
 	return s, nil
+}
+
+// append submits ev (with an EventID) to the writer and returns the
+// stored event's JSON once it is durable: how auditd records its own
+// events, such as approval changes.
+func (s *Server) append(ctx context.Context, ev audit.Event) ([]byte, error) {
+	s.w.pending.Add(1)
+	req := &appendReq{ev: ev, recv: s.cfg.Now().UTC().Round(0), done: make(chan appendResult, 1), w: s.w}
+	if err := s.w.submit(ctx, req); err != nil {
+		s.w.pending.Add(-1)
+		return nil, err
+	}
+	res := <-req.done
+	return res.json, res.err
 }
 
 // Head returns the seq and hash of the last committed event.
@@ -114,6 +136,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener, sock net.Listener) er
 	if s.cfg.VerifyOnStart {
 		bgDone.Go(func() { s.verifyAtStart(bg) })
 	}
+	bgDone.Go(func() { s.ap.sweep(bg, s.cfg.SweepInterval) })
 
 	var err error
 	select {
@@ -235,4 +258,10 @@ type logWriter func(format string, args ...any)
 func (f logWriter) Write(p []byte) (int, error) {
 	f("%s", strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// ObserveNotification counts one approval notification attempt in
+// /metrics (pkg/notify's Options.Observe).
+func (s *Server) ObserveNotification(notifier, result string) {
+	s.m.notifications.WithLabelValues(notifier, result).Inc()
 }

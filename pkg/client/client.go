@@ -94,6 +94,9 @@ var defaultTransport = func() *http.Transport {
 type Error struct {
 	StatusCode int
 	Message    string
+	// Code names the rule behind a refusal when auditd gives one (e.g.
+	// approval.RefusedSelfApproval); empty otherwise.
+	Code string
 }
 
 func (e *Error) Error() string {
@@ -334,9 +337,10 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 func responseError(code int, data []byte) *Error {
 	var e struct {
 		Error string `json:"error"`
+		Code  string `json:"code"`
 	}
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
-		return &Error{StatusCode: code, Message: e.Error}
+		return &Error{StatusCode: code, Message: e.Error, Code: e.Code}
 	}
 	msg := strings.TrimSpace(string(data))
 	if len(msg) > 200 {

@@ -32,6 +32,7 @@ type Store interface {
 	Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) error) error
 	// Close releases the store.
 	Close() error
+	Approvals
 }
 
 // Filter selects records; zero fields do not filter. Filters are ANDed.

@@ -11,16 +11,21 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/govkit/govkit/pkg/approval"
 	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/notify"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 	"github.com/govkit/govkit/pkg/stream"
+	"github.com/govkit/govkit/pkg/token"
 )
 
 // ServeOptions are the parsed flags and dependencies of the daemon.
@@ -29,6 +34,11 @@ type ServeOptions struct {
 	Addr   string
 	DB     string
 	Socket string
+	// Tokens is the tokens file; empty is local mode (DESIGN §7).
+	Tokens          string
+	ApprovalTimeout time.Duration
+	Notify          notify.Config
+	emailTo         string
 	// Context ends the daemon; nil means on SIGTERM or SIGINT.
 	Context context.Context
 }
@@ -38,7 +48,7 @@ type ServeOptions struct {
 func NewCmdAuditd(streams *cli.IOStreams, runF func(*ServeOptions) error) *cobra.Command {
 	opts := &ServeOptions{IO: streams}
 	cmd := &cobra.Command{
-		Use:   "auditd [--addr HOST:PORT] [--db FILE] [--socket PATH]",
+		Use:   "auditd [--addr HOST:PORT] [--db FILE] [--socket PATH] [--tokens FILE]",
 		Short: "Run the audit daemon: a durable, hash-chained event log with an HTTP API",
 		Long: `Auditd keeps the audit log: every event that agents, gates and approvers post is
 numbered, chained to the previous one by its SHA-256 hash, and committed to a
@@ -46,7 +56,7 @@ SQLite file before it is acknowledged. Concurrent posts are committed in
 groups (one fsync for up to 256 events), by one writer, so the chain never
 forks.
 
-HTTP API (loopback only until authentication arrives):
+HTTP API:
 
     POST /api/events        append an event: 201 and the stored event, or 200 and
                             the original when its event_id was stored before
@@ -58,6 +68,25 @@ HTTP API (loopback only until authentication arrives):
     GET  /api/verify        verify the chain (verify-chain's report)
     GET  /health            liveness and the chain head
     GET  /metrics           Prometheus metrics
+    POST /v1/approvals      request an approval; GET lists them (status=,
+                            after_seq=, wait= to long-poll changes)
+    GET  /v1/approvals/pending, /v1/approvals/{id} (wait= holds a pending one)
+    POST /v1/approvals/{id}/approve, /v1/approvals/{id}/deny  {"reason":"…"}
+
+Every approval change (requested, voted, decided, expired) is appended to the
+chain and streamed. Requests expire after --approval-timeout unless they name
+a ttl; the requester can never decide their own request.
+
+Auth: with --tokens FILE every endpoint but /health needs a bearer token
+(auditd token create); roles: agent (post events, request approvals, read
+its own), approver (decide), auditor (read everything), admin. Without a
+tokens file auditd runs in local mode: loopback only, no credentials, and
+the acting user is the X-Govkit-User header, which the CLIs fill from $USER.
+
+Notifications of new and resolved requests: --approval-slack-webhook,
+--approval-webhook (JSON; a hooks.slack.com URL gets Slack), email with
+--smtp-* and --approval-email-to. A failing channel is retried with backoff
+and counted in /metrics; it never delays or loses a request.
 
 With --socket, committed events are also streamed as JSON Lines on a Unix
 socket (mode 0600). A subscriber may first send {"subscribe":{"since_seq":N}}
@@ -73,6 +102,7 @@ through /api/verify.
 Exit status: 0 after a clean stop, 3 on a usage error or a failure.`,
 		Example: `  auditd --db /var/lib/govkit/audit.db --socket /run/govkit/audit.sock
   GOVKIT_AUDITD_ADDR=127.0.0.1:0 auditd --db audit.db     # any free port
+  auditd --tokens /etc/govkit/tokens.yaml --addr 0.0.0.0:1199 --approval-timeout 15m
   auditd export --db audit.db > audit.jsonl && verify-chain --jsonl audit.jsonl`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,
@@ -90,10 +120,23 @@ Exit status: 0 after a clean stop, 3 on a usage error or a failure.`,
 	f.StringVar(&opts.Addr, "addr", daemon.DefaultAddr, "listen on `HOST:PORT` (loopback only; port 0 picks a free one)")
 	addDBFlag(cmd, &opts.DB)
 	f.StringVar(&opts.Socket, "socket", "", "stream committed events on the Unix socket `PATH` (default: no stream)")
+	f.StringVar(&opts.Tokens, "tokens", "", "authenticate clients with the tokens `FILE` (auditd token create); without it, local mode: loopback only, no credentials")
+	f.DurationVar(&opts.ApprovalTimeout, "approval-timeout", approval.DefaultTTL, "how long an approval request stays pending when it names no ttl")
+	f.StringVar(&opts.Notify.Webhook, "approval-webhook", "", "POST approval notifications as JSON to `URL` (a hooks.slack.com URL gets Slack messages)")
+	f.StringVar(&opts.Notify.SlackWebhook, "approval-slack-webhook", "", "send approval notifications to the Slack incoming webhook `URL`")
+	f.StringVar(&opts.Notify.BaseURL, "approval-base-url", "", "the auditd `URL` approvers use, for links and commands in notifications")
+	f.StringVar(&opts.emailTo, "approval-email-to", "", "email approval notifications to `ADDRESSES` (comma-separated; needs --smtp-host and --smtp-from)")
+	f.StringVar(&opts.Notify.SMTP.Host, "smtp-host", "", "SMTP server `HOST` for approval emails")
+	f.IntVar(&opts.Notify.SMTP.Port, "smtp-port", notify.DefaultSMTPPort, "SMTP server `PORT` (587: STARTTLS; 465: TLS)")
+	f.StringVar(&opts.Notify.SMTP.User, "smtp-user", "", "SMTP `USER` (AUTH PLAIN, only over TLS)")
+	f.StringVar(&opts.Notify.SMTP.Password, "smtp-password", "", "SMTP `PASSWORD`; prefer GOVKIT_SMTP_PASSWORD, a flag shows in ps")
+	f.StringVar(&opts.Notify.SMTP.From, "smtp-from", "", "the `ADDRESS` approval emails come from")
 	cli.SetEnvName(f, "addr", "GOVKIT_AUDITD_ADDR")
 	cli.SetEnvName(f, "socket", "GOVKIT_AUDIT_SOCKET")
+	cli.SetEnvName(f, "tokens", "GOVKIT_TOKENS_FILE")
 	cli.AddConfigFlag(cmd)
 	cmd.AddCommand(newCmdExport(streams, nil))
+	cmd.AddCommand(newCmdToken(streams))
 	return cmd
 }
 
@@ -105,8 +148,20 @@ func addDBFlag(cmd *cobra.Command, p *string) {
 }
 
 func (o *ServeOptions) validate() error {
-	if err := daemon.CheckLoopback(o.Addr); err != nil {
-		return cli.Fail(err, "pass --addr 127.0.0.1:PORT (or set GOVKIT_AUDITD_ADDR); auditd accepts remote clients once it authenticates them (a later release)")
+	if o.Tokens == "" {
+		if err := daemon.CheckLoopback(o.Addr); err != nil {
+			return cli.Fail(err, "pass --addr 127.0.0.1:PORT (or set GOVKIT_AUDITD_ADDR), or authenticate clients with --tokens FILE (auditd token create)")
+		}
+	}
+	if o.ApprovalTimeout < approval.MinTTL || o.ApprovalTimeout > approval.MaxTTL {
+		return cli.Failf("--approval-timeout %s is not between %s and %s", o.ApprovalTimeout, approval.MinTTL, approval.MaxTTL).
+			WithHint("pass a duration such as 15m (or set GOVKIT_APPROVAL_TIMEOUT)")
+	}
+	if o.emailTo != "" {
+		o.Notify.SMTP.To = []string{o.emailTo}
+	}
+	if err := o.Notify.Validate(); err != nil {
+		return cli.Fail(err, "fix the notification settings: flags --approval-*/--smtp-* or the GOVKIT_ variables named above")
 	}
 	if o.DB == "" {
 		return cli.Failf("--db is empty").WithHint("pass --db FILE or set GOVKIT_AUDIT_DB")
@@ -167,11 +222,59 @@ func serveRun(o *ServeOptions) (err error) {
 	}()
 	cfg := daemon.DefaultConfig()
 	cfg.Logf = log.logf
+	cfg.ApprovalTTL = o.ApprovalTimeout
+	if o.Tokens != "" {
+		set, err := token.NewSet(o.Tokens, log.logf, time.Now)
+		if err != nil {
+			closeListener(sock)
+			ln.Close()
+			return cli.Fail(err, "check --tokens (or GOVKIT_TOKENS_FILE); auditd token create --tokens FILE makes one")
+		}
+		cfg.Tokens = set
+		if set.Len() == 0 {
+			log.logf("warning: %s holds no tokens: every request but /health is refused until auditd token create adds one", o.Tokens)
+		}
+	}
+	notifiers, err := notify.New(o.Notify)
+	if err != nil {
+		closeListener(sock)
+		ln.Close()
+		return cli.Fail(err, "")
+	}
+	// The dispatcher needs the server's metrics and the server the
+	// dispatcher: the hook reads it once both exist.
+	var dispatch *notify.Dispatcher
+	cfg.OnApprovalChange = func(r approval.Request) {
+		if dispatch == nil {
+			return
+		}
+		switch {
+		case r.Status != approval.Pending:
+			dispatch.Send(notify.Message{Kind: notify.Resolved, Request: r})
+		case len(r.Votes) == 0:
+			dispatch.Send(notify.Message{Kind: notify.Requested, Request: r})
+		}
+	}
 	srv, err := daemon.New(cfg, st)
 	if err != nil {
 		closeListener(sock)
 		ln.Close()
 		return cli.Fail(err, "")
+	}
+	if len(notifiers) > 0 {
+		dispatch = notify.NewDispatcher(notifiers, notify.Options{Logf: log.logf, Observe: srv.ObserveNotification})
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := dispatch.Close(ctx); err != nil {
+				log.logf("warning: approval notifications still queued at exit: %v", err)
+			}
+		}()
+		names := make([]string, len(notifiers))
+		for i, n := range notifiers {
+			names[i] = n.Name()
+		}
+		log.logf("approval notifications: %s", strings.Join(names, ", "))
 	}
 
 	ctx := o.Context
@@ -185,6 +288,14 @@ func serveRun(o *ServeOptions) (err error) {
 		log.logf("streaming events on %s", o.Socket)
 	}
 	log.logf("database %s, %d events", o.DB, seq)
+	if o.Tokens == "" {
+		log.logf("local mode: no tokens file, so no credentials are checked and auditd listens on loopback only; approvers are named by the %s header (the CLIs send $USER)", daemon.UserHeader)
+	} else {
+		log.logf("clients authenticate with bearer tokens from %s", o.Tokens)
+		if daemon.CheckLoopback(o.Addr) != nil {
+			log.logf("warning: listening beyond loopback over plain HTTP: tokens cross the network in the clear unless a TLS proxy terminates in front of auditd")
+		}
+	}
 	// Scripts wait for this line to learn the address (port 0): it comes
 	// last, when every listener is up.
 	log.logf("listening on %s", ln.Addr())

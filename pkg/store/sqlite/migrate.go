@@ -42,6 +42,28 @@ var migrations = []string{
 	CREATE INDEX events_agent        ON events (agent);
 	CREATE INDEX events_action_class ON events (action_class);
 	CREATE INDEX events_tool_name    ON events (tool_name);`,
+
+	// 2: approval requests (DESIGN §7), a projection of the approval
+	// events in the chain: request holds the request's JSON, seq the event
+	// that recorded this state. expires_at sorts as text like timestamp.
+	// approvals_origin holds the head when approvals arrived: approval
+	// events before it were posted by clients of older versions, which did
+	// not reserve those types, and must never be replayed as approvals.
+	`CREATE TABLE approvals (
+		id           TEXT PRIMARY KEY,
+		status       TEXT NOT NULL,
+		requested_by TEXT NOT NULL,
+		created_at   TEXT NOT NULL,
+		expires_at   TEXT NOT NULL,
+		seq          INTEGER NOT NULL,
+		request      BLOB NOT NULL
+	);
+	CREATE UNIQUE INDEX approvals_seq        ON approvals (seq);
+	CREATE INDEX approvals_status_expires    ON approvals (status, expires_at);
+	CREATE INDEX approvals_requested_by      ON approvals (requested_by, seq);
+	CREATE INDEX approvals_created_at        ON approvals (created_at);
+	CREATE TABLE approvals_origin (seq INTEGER NOT NULL);
+	INSERT INTO approvals_origin SELECT coalesce(max(seq), 0) FROM events;`,
 }
 
 // SchemaVersion is the schema version this binary needs.

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -95,7 +96,7 @@ func TestOpenReadOnlyNeedsTheSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Open(path, Options{ReadOnly: true})
-	if err == nil || !strings.Contains(err.Error(), "database has schema version 0, this binary needs 1") {
+	if want := fmt.Sprintf("database has schema version 0, this binary needs %d", SchemaVersion()); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Open(empty file, ReadOnly) = %v", err)
 	}
 	if fi, _ := os.Stat(path); fi.Size() != 0 {
@@ -200,19 +201,25 @@ func TestMigrationsIdempotent(t *testing.T) {
 		rows.Scan(&v)
 		versions = append(versions, v)
 	}
-	if want := []int{1}; !slices.Equal(versions, want) {
+	var want []int
+	for v := range SchemaVersion() {
+		want = append(want, v+1)
+	}
+	if !slices.Equal(versions, want) {
 		t.Errorf("schema_migrations versions = %v, want %v", versions, want)
 	}
 }
 
 func TestNewerSchemaRefused(t *testing.T) {
 	_, path := openTest(t)
-	if _, err := rawDB(t, path).Exec("INSERT INTO schema_migrations VALUES (2, 'later')"); err != nil {
+	later := SchemaVersion() + 1
+	if _, err := rawDB(t, path).Exec("INSERT INTO schema_migrations VALUES (?, 'later')", later); err != nil {
 		t.Fatal(err)
 	}
 	for _, ro := range []bool{false, true} {
 		_, err := Open(path, Options{ReadOnly: ro})
-		if err == nil || !strings.Contains(err.Error(), "database has schema version 2, this binary needs 1") {
+		want := fmt.Sprintf("database has schema version %d, this binary needs %d", later, SchemaVersion())
+		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Open(ReadOnly=%v) = %v, want the schema version error", ro, err)
 		}
 	}
@@ -229,20 +236,20 @@ func TestMigrationFailureRollsBack(t *testing.T) {
 	s.Close()
 
 	migrations = append(slices.Clip(saved),
-		`CREATE TABLE approvals (id TEXT PRIMARY KEY); CREATE TABLE broken (`)
-	if _, err := Open(path, Options{}); err == nil || !strings.Contains(err.Error(), "schema migration 2") {
+		`CREATE TABLE later (id TEXT PRIMARY KEY); CREATE TABLE broken (`)
+	if _, err := Open(path, Options{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("schema migration %d", len(saved)+1)) {
 		t.Fatalf("Open with a broken migration = %v", err)
 	}
 	migrations = saved
 	var n int
-	if err := rawDB(t, path).QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'approvals'").Scan(&n); err != nil {
+	if err := rawDB(t, path).QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'later'").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
 		t.Error("a failed migration left its first table behind")
 	}
-	if v, err := schemaVersion(context.Background(), rawDB(t, path)); err != nil || v != 1 {
-		t.Errorf("schema version = %d, %v; want 1", v, err)
+	if v, err := schemaVersion(context.Background(), rawDB(t, path)); err != nil || v != len(saved) {
+		t.Errorf("schema version = %d, %v; want %d", v, err, len(saved))
 	}
 }
 

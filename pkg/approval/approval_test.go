@@ -1,0 +1,230 @@
+package approval
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/pkg/audit"
+)
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+func input() Input {
+	return Input{
+		Resource: audit.Resource{Type: "database", Name: "prod-db", Tags: []string{"production"}},
+		Action:   "write", Tool: "psql", RawCommand: "DELETE FROM sessions", Reason: "cleanup",
+	}
+}
+
+func mustNew(t *testing.T, in Input) Request {
+	t.Helper()
+	r, err := New(in, "req-1", "alice", t0, DefaultTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestNew(t *testing.T) {
+	r := mustNew(t, input())
+	if r.Status != Pending || r.Quorum != 1 || !r.ExpiresAt.Equal(t0.Add(DefaultTTL)) || r.Votes == nil || r.DecidedAt != nil {
+		t.Errorf("New = %+v", r)
+	}
+	in := input()
+	in.TTL, in.Quorum = "15m", 3
+	if r := mustNew(t, in); !r.ExpiresAt.Equal(t0.Add(15*time.Minute)) || r.Quorum != 3 {
+		t.Errorf("ttl/quorum not applied: %+v", r)
+	}
+}
+
+func TestNewInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		edit  func(*Input)
+	}{
+		{"resource.type", func(in *Input) { in.Resource.Type = "" }},
+		{"resource.name", func(in *Input) { in.Resource.Name = " " }},
+		{"resource.name", func(in *Input) { in.Resource.Name = strings.Repeat("x", 300) }},
+		{"resource.name", func(in *Input) { in.Resource.Name = "a\nb" }},
+		{"resource.tags", func(in *Input) { in.Resource.Tags = []string{""} }},
+		{"action", func(in *Input) { in.Action = "drop" }},
+		{"tool", func(in *Input) { in.Tool = "a\x1b[2Jb" }},
+		{"raw_command", func(in *Input) { in.RawCommand = "echo \x1b]0;pwned\x07" }},
+		{"raw_command", func(in *Input) { in.RawCommand = string([]byte{0xff}) }},
+		{"reason", func(in *Input) { in.Reason = strings.Repeat("r", 5000) }},
+		{"quorum", func(in *Input) { in.Quorum = -1 }},
+		{"quorum", func(in *Input) { in.Quorum = MaxQuorum + 1 }},
+		{"ttl", func(in *Input) { in.TTL = "soon" }},
+		{"ttl", func(in *Input) { in.TTL = "1ms" }},
+		{"ttl", func(in *Input) { in.TTL = "9000h" }},
+		{"policy_decision", func(in *Input) { in.PolicyDecision = json.RawMessage(`[1]`) }},
+	} {
+		in := input()
+		tc.edit(&in)
+		_, err := New(in, "id", "alice", t0, DefaultTTL)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: err = %v, want a FieldError for it", tc.field, err)
+		}
+	}
+	if _, err := New(input(), "id", "", t0, DefaultTTL); err == nil {
+		t.Error("a request without a requester was accepted")
+	}
+}
+
+func TestDecide(t *testing.T) {
+	type vote struct {
+		by     string
+		d      Decision
+		reason string
+		after  time.Duration
+		code   string // refusal code, or "field" for a FieldError
+	}
+	for _, tc := range []struct {
+		name   string
+		quorum int
+		votes  []vote
+		want   Status
+		nvotes int
+	}{
+		{"one approval", 1, []vote{{by: "bob", d: Approve}}, Approved, 1},
+		{"self approval", 1, []vote{{by: "alice", d: Approve, code: RefusedSelfApproval}}, Pending, 0},
+		{"self approval, other case", 1, []vote{{by: "Alice", d: Approve, code: RefusedSelfApproval}}, Pending, 0},
+		{"self deny is refused too", 1, []vote{{by: "alice", d: Deny, reason: "oops", code: RefusedSelfApproval}}, Pending, 0},
+		{"quorum 2", 2, []vote{{by: "bob", d: Approve}, {by: "carol", d: Approve}}, Approved, 2},
+		{"same approver twice counts once", 2, []vote{{by: "bob", d: Approve}, {by: "BOB", d: Approve, code: RefusedAlreadyVoted}}, Pending, 1},
+		{"deny ends it", 2, []vote{{by: "bob", d: Approve}, {by: "carol", d: Deny, reason: "no"}, {by: "dave", d: Approve, code: RefusedNotPending}}, Denied, 2},
+		{"deny needs a reason", 1, []vote{{by: "bob", d: Deny, code: "field"}}, Pending, 0},
+		{"unknown decision", 1, []vote{{by: "bob", d: "maybe", code: "field"}}, Pending, 0},
+		{"decided is final", 1, []vote{{by: "bob", d: Approve}, {by: "carol", d: Deny, reason: "late", code: RefusedNotPending}}, Approved, 1},
+		{"after expiry", 1, []vote{{by: "bob", d: Approve, after: DefaultTTL, code: RefusedExpired}}, Pending, 0},
+		{"just before expiry", 1, []vote{{by: "bob", d: Approve, after: DefaultTTL - time.Nanosecond}}, Approved, 1},
+		{"empty approver", 1, []vote{{by: "", d: Approve, code: "field"}}, Pending, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := input()
+			in.Quorum = tc.quorum
+			r := mustNew(t, in)
+			for _, v := range tc.votes {
+				before := len(r.Votes)
+				err := r.Decide(v.by, v.d, v.reason, t0.Add(v.after))
+				var fe *FieldError
+				var ref *Refusal
+				switch {
+				case v.code == "" && err != nil:
+					t.Fatalf("%s %s: %v", v.by, v.d, err)
+				case v.code == "field" && !errors.As(err, &fe):
+					t.Fatalf("%s %s: err = %v, want a FieldError", v.by, v.d, err)
+				case v.code != "" && v.code != "field" && (!errors.As(err, &ref) || ref.Code != v.code):
+					t.Fatalf("%s %s: err = %v, want refusal %s", v.by, v.d, err, v.code)
+				}
+				if err != nil && len(r.Votes) != before {
+					t.Fatalf("a refused vote was recorded")
+				}
+			}
+			if r.Status != tc.want || len(r.Votes) != tc.nvotes {
+				t.Errorf("status %s with %d votes, want %s with %d", r.Status, len(r.Votes), tc.want, tc.nvotes)
+			}
+			if (r.Status == Pending) != (r.DecidedAt == nil) {
+				t.Errorf("decided_at = %v for status %s", r.DecidedAt, r.Status)
+			}
+		})
+	}
+}
+
+func TestExpire(t *testing.T) {
+	r := mustNew(t, input())
+	if r.Expire(t0.Add(DefaultTTL - 1)) {
+		t.Fatal("expired early")
+	}
+	if !r.Expire(t0.Add(DefaultTTL)) || r.Status != Expired || !r.DecidedAt.Equal(r.ExpiresAt) {
+		t.Fatalf("Expire at expiry: %+v", r)
+	}
+	if r.Expire(t0.Add(time.Hour)) {
+		t.Error("expired twice")
+	}
+	a := mustNew(t, input())
+	a.Decide("bob", Approve, "", t0)
+	if a.Expire(t0.Add(time.Hour)) || a.Status != Approved {
+		t.Error("an approved request expired")
+	}
+}
+
+func TestActionHash(t *testing.T) {
+	res := audit.Resource{Type: "database", Name: "prod-db"}
+	h := ActionHash(res, "write", "psql", "UPDATE t SET x = 1")
+	if len(h) != 64 || !audit.IsHash(h) {
+		t.Fatalf("hash %q", h)
+	}
+	tagged := res
+	tagged.Tags = []string{"production"}
+	if ActionHash(tagged, "write", "psql", "UPDATE t SET x = 1") != h {
+		t.Error("tags changed the action hash")
+	}
+	for _, other := range []string{
+		ActionHash(res, "destructive", "psql", "UPDATE t SET x = 1"),
+		ActionHash(res, "write", "mysql", "UPDATE t SET x = 1"),
+		ActionHash(res, "write", "psql", "UPDATE t SET x = 2"),
+		ActionHash(audit.Resource{Type: "database", Name: "prod-db2"}, "write", "psql", "UPDATE t SET x = 1"),
+		// Field boundaries cannot be shifted: "a"+"bc" is not "ab"+"c".
+		ActionHash(audit.Resource{Type: "databasep", Name: "rod-db"}, "write", "psql", "UPDATE t SET x = 1"),
+	} {
+		if other == h {
+			t.Error("a different action has the same hash")
+		}
+	}
+}
+
+func TestEventRoundTrip(t *testing.T) {
+	r := mustNew(t, input())
+	r.PolicyDecision = json.RawMessage(`{"effect":"require_approval","explanation":"needs a human"}`)
+	steps := []struct {
+		change func()
+		typ    string
+		actor  string
+	}{
+		{func() {}, audit.TypeApprovalRequested, "alice"},
+		{func() { r.Quorum = 2; r.Decide("bob", Approve, "", t0) }, audit.TypeApprovalVoted, "bob"},
+		{func() { r.Decide("carol", Approve, "", t0) }, audit.TypeApprovalDecided, "carol"},
+	}
+	for _, s := range steps {
+		s.change()
+		ev, err := Event(&r, s.actor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.EventType != s.typ || ev.ApprovalID != r.ID || ev.Principal.UserID != s.actor || ev.Outcome.Status != string(r.Status) {
+			t.Errorf("%s: event %+v", s.typ, ev)
+		}
+		if (ev.PolicyDecision != nil) != (s.typ == audit.TypeApprovalRequested) {
+			t.Errorf("%s: policy_decision %s", s.typ, ev.PolicyDecision)
+		}
+		back, err := FromEvent(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(back)
+		b, _ := json.Marshal(r)
+		if string(a) != string(b) {
+			t.Errorf("%s: round trip\n got %s\nwant %s", s.typ, a, b)
+		}
+	}
+	r2 := mustNew(t, input())
+	r2.Expire(t0.Add(time.Hour))
+	if ev, _ := Event(&r2, "auditd"); ev.EventType != audit.TypeApprovalExpired {
+		t.Errorf("expiry recorded as %s", ev.EventType)
+	}
+	for _, bad := range []audit.Event{
+		{EventType: audit.TypeToolExecution, ApprovalID: "x", Data: json.RawMessage(`{}`)},
+		{EventType: audit.TypeApprovalDecided, ApprovalID: "x", Data: json.RawMessage(`{"id":"y","status":"approved"}`)},
+		{EventType: audit.TypeApprovalDecided, ApprovalID: "x", Data: json.RawMessage(`{"id":"x","status":"maybe"}`)},
+		{EventType: audit.TypeApprovalDecided, ApprovalID: "x", Data: json.RawMessage(`[`)},
+	} {
+		if _, err := FromEvent(bad); err == nil {
+			t.Errorf("FromEvent(%s %s) accepted", bad.EventType, bad.Data)
+		}
+	}
+}

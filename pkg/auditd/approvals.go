@@ -1,0 +1,283 @@
+package auditd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/store"
+)
+
+// approvals runs the approval workflow (DESIGN §7) over the store. Every
+// state change is first appended to the audit chain, through the writer
+// like any event, and then put into the approvals table with that event's
+// seq: the chain is the record, the table a projection that catchUp redoes
+// after a crash between the two.
+type approvals struct {
+	s *Server
+
+	// mu serializes state changes: read, decide, append, put. Two
+	// approvers racing on one request get one decision and a consistent
+	// history; approvals are few, so one lock costs nothing.
+	mu sync.Mutex
+
+	// changed is closed and replaced after every change: long-polls wait
+	// on it.
+	cmu     sync.Mutex
+	changed chan struct{}
+}
+
+func newApprovals(s *Server) *approvals {
+	return &approvals{s: s, changed: make(chan struct{})}
+}
+
+// changes returns a channel closed at the next change.
+func (a *approvals) changes() <-chan struct{} {
+	a.cmu.Lock()
+	defer a.cmu.Unlock()
+	return a.changed
+}
+
+func (a *approvals) broadcast() {
+	a.cmu.Lock()
+	close(a.changed)
+	a.changed = make(chan struct{})
+	a.cmu.Unlock()
+}
+
+// errNotFound is an unknown approval id (404).
+var errNotFound = errors.New("no such approval request")
+
+// create records a new request by requester.
+func (a *approvals) create(ctx context.Context, in approval.Input, requester string) (approval.Request, error) {
+	r, err := approval.New(in, audit.NewEventID(a.s.cfg.Rand), requester, a.s.cfg.Now(), a.s.cfg.ApprovalTTL)
+	if err != nil {
+		return approval.Request{}, &requestError{err}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.record(ctx, &r, requester); err != nil {
+		return approval.Request{}, err
+	}
+	return r, nil
+}
+
+// decide records by's vote on request id.
+func (a *approvals) decide(ctx context.Context, id, by string, d approval.Decision, reason string) (approval.Request, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	row, ok, err := a.s.st.GetApproval(ctx, id)
+	if err != nil {
+		return approval.Request{}, err
+	}
+	if !ok {
+		return approval.Request{}, fmt.Errorf("%w %q", errNotFound, truncate(id, 100))
+	}
+	r := row.Request
+	now := a.s.cfg.Now()
+	if r.Expire(now) {
+		// Record the expiry first: the refusal below says it expired, and
+		// the chain must say so too.
+		if err := a.record(ctx, &r, expiryActor); err != nil {
+			return approval.Request{}, err
+		}
+	}
+	if err := r.Decide(by, d, reason, now); err != nil {
+		return approval.Request{}, err
+	}
+	if err := a.record(ctx, &r, by); err != nil {
+		return approval.Request{}, err
+	}
+	return r, nil
+}
+
+// expiryActor is the principal of approval_expired events.
+const expiryActor = "auditd"
+
+// get returns request id, expiring it first when it is due.
+func (a *approvals) get(ctx context.Context, id string) (store.ApprovalRow, error) {
+	row, ok, err := a.s.st.GetApproval(ctx, id)
+	if err != nil {
+		return store.ApprovalRow{}, err
+	}
+	if !ok {
+		return store.ApprovalRow{}, fmt.Errorf("%w %q", errNotFound, truncate(id, 100))
+	}
+	if row.Request.Due(a.s.cfg.Now()) {
+		if err := a.expireDue(ctx); err != nil {
+			return store.ApprovalRow{}, err
+		}
+		return a.get(ctx, id)
+	}
+	return row, nil
+}
+
+// wait returns request id once it is no longer pending, or when d has
+// passed, or when ctx ends: a long-poll.
+func (a *approvals) wait(ctx context.Context, id string, d time.Duration) (store.ApprovalRow, error) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		changed := a.changes() // before reading: a change after the read wakes us
+		row, err := a.get(ctx, id)
+		if err != nil || row.Request.Status != approval.Pending || d <= 0 {
+			return row, err
+		}
+		// Wake at the expiry too, in case the sweeper is slower.
+		expiry := time.NewTimer(max(row.Request.ExpiresAt.Sub(a.s.cfg.Now()), 0))
+		select {
+		case <-changed:
+		case <-expiry.C:
+		case <-timer.C:
+			d = 0
+		case <-ctx.Done():
+			expiry.Stop()
+			return row, nil
+		}
+		expiry.Stop()
+	}
+}
+
+// list returns requests matching f, expiring due ones first; with wait and
+// f.AfterSeq it holds the answer until a change after AfterSeq or wait.
+func (a *approvals) list(ctx context.Context, f store.ApprovalFilter, wait time.Duration) ([]store.ApprovalRow, error) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		changed := a.changes()
+		if err := a.expireDue(ctx); err != nil {
+			return nil, err
+		}
+		rows, err := a.s.st.ListApprovals(ctx, f)
+		if err != nil || len(rows) > 0 || wait <= 0 {
+			return rows, err
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			wait = 0
+		case <-ctx.Done():
+			return rows, nil
+		}
+	}
+}
+
+// expireDue expires every pending request past its expiry: lazily before
+// reads, and from the sweeper.
+func (a *approvals) expireDue(ctx context.Context) error {
+	now := a.s.cfg.Now()
+	for {
+		due, err := a.s.st.ListApprovals(ctx, store.ApprovalFilter{DueBy: now, Limit: store.MaxLimit})
+		if err != nil || len(due) == 0 {
+			return err
+		}
+		a.mu.Lock()
+		for _, row := range due {
+			// Re-read under the lock: a vote may have decided it since.
+			cur, ok, err := a.s.st.GetApproval(ctx, row.Request.ID)
+			if err == nil && ok && cur.Request.Expire(now) {
+				err = a.record(ctx, &cur.Request, expiryActor)
+			}
+			if err != nil {
+				a.mu.Unlock()
+				return err
+			}
+		}
+		a.mu.Unlock()
+		if len(due) < store.MaxLimit {
+			return nil
+		}
+	}
+}
+
+// sweep expires due requests every interval until ctx ends, so that
+// expiry is recorded (and notified) even when nobody reads.
+func (a *approvals) sweep(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.expireDue(ctx); err != nil && ctx.Err() == nil {
+				a.s.cfg.Logf("error: expiring approval requests: %v", err)
+			}
+		}
+	}
+}
+
+// record appends r's change by actor to the chain, waits for the commit,
+// and puts r with the event's seq. The caller holds mu.
+func (a *approvals) record(ctx context.Context, r *approval.Request, actor string) error {
+	ev, err := approval.Event(r, actor)
+	if err != nil {
+		return err
+	}
+	ev.EventID = audit.NewEventID(a.s.cfg.Rand)
+	line, err := a.s.append(ctx, ev)
+	if err != nil {
+		return fmt.Errorf("recording approval %s in the audit log: %w", r.ID, err)
+	}
+	var stored struct {
+		Seq int64 `json:"seq"`
+	}
+	if err := json.Unmarshal(line, &stored); err != nil || stored.Seq <= 0 {
+		return fmt.Errorf("recording approval %s: the stored event has no seq", r.ID)
+	}
+	if err := a.s.st.PutApproval(ctx, *r, stored.Seq); err != nil {
+		// The chain has the change; the next start redoes the put.
+		return fmt.Errorf("approval %s is recorded in the audit log (seq %d) but not in the approvals table, which auditd rebuilds at its next start: %w", r.ID, stored.Seq, err)
+	}
+	a.s.m.approvals.WithLabelValues(string(r.Status)).Inc()
+	a.broadcast()
+	if a.s.cfg.OnApprovalChange != nil {
+		a.s.cfg.OnApprovalChange(*r)
+	}
+	return nil
+}
+
+// catchUp puts the approval changes that the chain holds and the table
+// does not: a crash between a commit and its put leaves them behind.
+func (a *approvals) catchUp(ctx context.Context) (int, error) {
+	from, err := a.s.st.ApprovalsSeq(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var recs []audit.Record
+	for _, t := range approval.EventTypes {
+		f := store.Filter{EventType: t, AfterSeq: from, Limit: store.MaxLimit}
+		for {
+			page, err := a.s.st.Query(ctx, f)
+			if err != nil {
+				return 0, err
+			}
+			recs = append(recs, page...)
+			if len(page) < f.Limit {
+				break
+			}
+			f.AfterSeq = page[len(page)-1].Seq
+		}
+	}
+	slices.SortFunc(recs, func(x, y audit.Record) int { return int(x.Seq - y.Seq) })
+	for _, rec := range recs {
+		var ev audit.Event
+		if err := json.Unmarshal(rec.Body, &ev); err != nil {
+			return 0, fmt.Errorf("approval event seq %d: %w", rec.Seq, err)
+		}
+		r, err := approval.FromEvent(ev)
+		if err != nil {
+			return 0, err
+		}
+		if err := a.s.st.PutApproval(ctx, r, rec.Seq); err != nil {
+			return 0, err
+		}
+	}
+	return len(recs), nil
+}

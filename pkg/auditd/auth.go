@@ -1,0 +1,89 @@
+package auditd
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/govkit/govkit/pkg/token"
+)
+
+// Authenticator resolves bearer tokens (a *token.Set in auditd).
+type Authenticator interface {
+	Authenticate(bearer string) (token.Identity, bool)
+}
+
+// UserHeader names the acting user in local mode (DESIGN §7); the CLIs
+// fill it from $USER. With tokens it is ignored: the identity is the
+// token's name, never something a request says.
+const UserHeader = "X-Govkit-User"
+
+type identityKey struct{}
+
+// identity is who made the request, set by authorize. Name is empty in
+// local mode when no X-Govkit-User header was sent.
+func identity(r *http.Request) token.Identity {
+	id, _ := r.Context().Value(identityKey{}).(token.Identity)
+	return id
+}
+
+// localIdentity is the caller in local mode: whoever the header names, with
+// every role (anyone who can reach loopback could open the file anyway).
+func localIdentity(r *http.Request) (token.Identity, error) {
+	name := r.Header.Get(UserHeader)
+	if len(name) > 256 || strings.ContainsFunc(name, func(c rune) bool { return c < ' ' || c == 0x7f }) {
+		return token.Identity{}, fmt.Errorf("the %s header is not a user name (one line, at most 256 bytes)", UserHeader)
+	}
+	return token.Identity{Name: name, Roles: []token.Role{token.Admin}}, nil
+}
+
+// authorize wraps h: with a tokens file the request needs a bearer token
+// of a name with one of roles (401 without a valid token, 403 with the
+// wrong roles); in local mode it needs nothing. h reads the caller with
+// identity(r).
+func (s *Server) authorize(h http.HandlerFunc, roles ...token.Role) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var id token.Identity
+		if s.cfg.Tokens == nil {
+			var err error
+			if id, err = localIdentity(r); err != nil {
+				s.fail(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		} else {
+			bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || bearer == "" {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="auditd"`)
+				s.fail(w, http.StatusUnauthorized, "no bearer token: pass --token or set GOVKIT_TOKEN (auditd token create makes one)")
+				return
+			}
+			if id, ok = s.cfg.Tokens.Authenticate(strings.TrimSpace(bearer)); !ok {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="auditd", error="invalid_token"`)
+				s.fail(w, http.StatusUnauthorized, "invalid token: it is not in auditd's tokens file (revoked, or mistyped)")
+				return
+			}
+		}
+		allowed := false
+		for _, role := range roles {
+			allowed = allowed || id.Has(role)
+		}
+		if !allowed {
+			s.fail(w, http.StatusForbidden, fmt.Sprintf("%s may not %s %s: that needs the role %s (it has %s)",
+				id.Name, r.Method, r.URL.Path, joinRoles(roles, " or "), joinRoles(id.Roles, ", ")))
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
+	}
+}
+
+func joinRoles(roles []token.Role, sep string) string {
+	if len(roles) == 0 {
+		return "no role"
+	}
+	s := make([]string, len(roles))
+	for i, r := range roles {
+		s[i] = string(r)
+	}
+	return strings.Join(s, sep)
+}

@@ -1,0 +1,140 @@
+// Package token is auditd's bearer tokens file: names, roles and the SHA-256
+// hashes of the tokens that authenticate HTTP clients (DESIGN §7 "Auth").
+package token
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Role is what a token may do.
+type Role string
+
+// The roles of DESIGN §7. Admin has every role.
+const (
+	Agent    Role = "agent"    // append events, request approvals, read its own requests
+	Approver Role = "approver" // list approval requests and decide them
+	Auditor  Role = "auditor"  // read everything
+	Admin    Role = "admin"    // everything
+)
+
+// Roles lists every role, in the order help texts and messages show them.
+var Roles = []Role{Agent, Approver, Auditor, Admin}
+
+// rolesList is "agent, approver, auditor, admin", for messages.
+var rolesList = func() string {
+	s := make([]string, len(Roles))
+	for i, r := range Roles {
+		s[i] = string(r)
+	}
+	return strings.Join(s, ", ")
+}()
+
+// Valid reports whether r is one of Roles.
+func (r Role) Valid() bool { return slices.Contains(Roles, r) }
+
+// Identity is who a token belongs to: the name auditd records for its
+// requests (an approver's identity is this name, never a request field) and
+// what it may do.
+type Identity struct {
+	Name  string
+	Roles []Role
+}
+
+// Has reports whether id has role r; admin has every role.
+func (id Identity) Has(r Role) bool {
+	return slices.Contains(id.Roles, r) || slices.Contains(id.Roles, Admin)
+}
+
+// ParseRoles parses a comma-separated list of roles ("approver,auditor").
+// Spaces around names are ignored; an empty item, an unknown role or a role
+// named twice is an error that lists the valid roles.
+func ParseRoles(s string) ([]Role, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("no roles given (roles: %s)", rolesList)
+	}
+	var roles []Role
+	for item := range strings.SplitSeq(s, ",") {
+		r := Role(strings.TrimSpace(item))
+		if err := checkRole(r, roles); err != nil {
+			return nil, err
+		}
+		roles = append(roles, r)
+	}
+	return roles, nil
+}
+
+// checkRole validates r as the next role after seen.
+func checkRole(r Role, seen []Role) error {
+	switch {
+	case r == "":
+		return fmt.Errorf("empty role name (roles: %s)", rolesList)
+	case !r.Valid():
+		return fmt.Errorf("unknown role %s (roles: %s)", quote(string(r)), rolesList)
+	case slices.Contains(seen, r):
+		return fmt.Errorf("role %s is listed twice", r)
+	}
+	return nil
+}
+
+// MaxNameLen bounds a token name.
+const MaxNameLen = 64
+
+// CheckName reports whether name can name a token: 1 to 64 ASCII letters,
+// digits and ". - _ @", starting with a letter or a digit. Names appear in
+// logs, audit events and approval votes, so nothing that could be mistaken
+// for something else there (spaces, quotes, control characters, look-alike
+// Unicode letters) is allowed.
+func CheckName(name string) error {
+	if name == "" {
+		return errors.New("token name is empty")
+	}
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("token name is %d bytes long; the limit is %d", len(name), MaxNameLen)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if i == 0 && !alnum {
+			return fmt.Errorf("token name %s must start with a letter or a digit", quote(name))
+		}
+		if !alnum && c != '.' && c != '-' && c != '_' && c != '@' {
+			return fmt.Errorf("token name %s may hold only letters, digits and . - _ @", quote(name))
+		}
+	}
+	return nil
+}
+
+// Prefix starts every token Create makes, so that a token is recognisable
+// in a leaked file or log (and secret scanners can look for it).
+const Prefix = "gk_"
+
+// tokenBytes is how much randomness a token carries.
+const tokenBytes = 32
+
+// newToken reads 32 bytes from random and returns the token (Prefix and
+// base64url without padding: URL-safe, 46 characters) and its hash.
+func newToken(random io.Reader) (string, [sha256.Size]byte, error) {
+	var b [tokenBytes]byte
+	if _, err := io.ReadFull(random, b[:]); err != nil {
+		return "", [sha256.Size]byte{}, fmt.Errorf("generating a token: %w", err)
+	}
+	tok := Prefix + base64.RawURLEncoding.EncodeToString(b[:])
+	return tok, sha256.Sum256([]byte(tok)), nil
+}
+
+// quote quotes s for a message, cut to 40 bytes: names and keys come from a
+// file someone else may have written (DESIGN §3: never echo whole untrusted
+// inputs).
+func quote(s string) string {
+	const limit = 40
+	if len(s) > limit {
+		return fmt.Sprintf("%q…", s[:limit])
+	}
+	return fmt.Sprintf("%q", s)
+}
