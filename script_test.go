@@ -21,6 +21,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/client"
 
+	"github.com/govkit/govkit/pkg/cmd/approvals"
 	"github.com/govkit/govkit/pkg/cmd/auditd"
 	"github.com/govkit/govkit/pkg/cmd/classify"
 	"github.com/govkit/govkit/pkg/cmd/govexplain"
@@ -33,6 +34,7 @@ var update = flag.Bool("update", false, "rewrite golden output: cmp files in tes
 // command trees as separate processes, exactly as users do.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
+		"approvals":    func() { os.Exit(approvals.Main()) },
 		"auditd":       func() { os.Exit(auditd.Main()) },
 		"classify":     func() { os.Exit(classify.Main()) },
 		"govexplain":   func() { os.Exit(govexplain.Main()) },

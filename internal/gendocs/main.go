@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/cmd/approvals"
 	"github.com/govkit/govkit/pkg/cmd/auditd"
 	"github.com/govkit/govkit/pkg/cmd/classify"
 	"github.com/govkit/govkit/pkg/cmd/govexplain"
@@ -23,6 +24,7 @@ import (
 // roots returns the root command of every binary. Add each new binary here.
 func roots(streams *cli.IOStreams) []*cobra.Command {
 	return []*cobra.Command{
+		approvals.NewCmdApprovals(streams),
 		auditd.NewCmdAuditd(streams, nil),
 		classify.NewCmdClassify(streams, nil),
 		govexplain.NewCmdGovexplain(streams, nil),

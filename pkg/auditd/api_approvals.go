@@ -80,7 +80,8 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	row, err := s.ap.wait(r.Context(), r.PathValue("id"), wait)
+	// Ownership first: an agent must not be held for another's request.
+	row, err := s.ap.get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.approvalError(w, err)
 		return
@@ -88,6 +89,12 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 	if id := identity(r); ownOnly(id) && row.Request.RequestedBy != id.Name {
 		s.fail(w, http.StatusForbidden, fmt.Sprintf("%s may read only its own approval requests (role agent)", id.Name))
 		return
+	}
+	if wait > 0 {
+		if row, err = s.ap.wait(r.Context(), row.Request.ID, wait); err != nil {
+			s.approvalError(w, err)
+			return
+		}
 	}
 	s.writeApproval(w, http.StatusOK, row.Request)
 }

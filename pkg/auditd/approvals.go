@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,11 +32,19 @@ type approvals struct {
 	// on it.
 	cmu     sync.Mutex
 	changed chan struct{}
+
+	// stop is closed at shutdown: long-polls answer at once instead of
+	// holding the HTTP server's graceful stop for up to MaxWait.
+	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 func newApprovals(s *Server) *approvals {
-	return &approvals{s: s, changed: make(chan struct{})}
+	return &approvals{s: s, changed: make(chan struct{}), stop: make(chan struct{})}
 }
+
+// stopWaiting ends every long-poll, now and later.
+func (a *approvals) stopWaiting() { a.stopOnce.Do(func() { close(a.stop) }) }
 
 // changes returns a channel closed at the next change.
 func (a *approvals) changes() <-chan struct{} {
@@ -56,7 +65,10 @@ var errNotFound = errors.New("no such approval request")
 
 // create records a new request by requester.
 func (a *approvals) create(ctx context.Context, in approval.Input, requester string) (approval.Request, error) {
-	r, err := approval.New(in, audit.NewEventID(a.s.cfg.Rand), requester, a.s.cfg.Now(), a.s.cfg.ApprovalTTL)
+	// Same randomness as event ids, with a prefix of its own so that an id
+	// says what it names.
+	id := "apr_" + strings.TrimPrefix(audit.NewEventID(a.s.cfg.Rand), "evt_")
+	r, err := approval.New(in, id, requester, a.s.cfg.Now(), a.s.cfg.ApprovalTTL)
 	if err != nil {
 		return approval.Request{}, &requestError{err}
 	}
@@ -136,6 +148,8 @@ func (a *approvals) wait(ctx context.Context, id string, d time.Duration) (store
 		case <-expiry.C:
 		case <-timer.C:
 			d = 0
+		case <-a.stop:
+			d = 0
 		case <-ctx.Done():
 			expiry.Stop()
 			return row, nil
@@ -161,6 +175,8 @@ func (a *approvals) list(ctx context.Context, f store.ApprovalFilter, wait time.
 		select {
 		case <-changed:
 		case <-timer.C:
+			wait = 0
+		case <-a.stop:
 			wait = 0
 		case <-ctx.Done():
 			return rows, nil

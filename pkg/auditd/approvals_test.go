@@ -488,3 +488,29 @@ func TestApprovalCatchUpAfterCrash(t *testing.T) {
 		t.Errorf("log = %q, want the catch-up reported", d2.log.all())
 	}
 }
+
+func TestApprovalLongPollEndsAtShutdown(t *testing.T) {
+	d := startDaemon(t, "", nil)
+	ctx := ctxT(t)
+	req, err := d.as(t, "alice").RequestApproval(ctx, prodWrite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.c.WaitApproval(ctx, req.ID, 20*time.Second)
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	d.stop()
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("stopping with a long-poll open took %s", took)
+	}
+	<-done
+	for _, l := range d.log.all() {
+		if strings.Contains(l, "stopping the HTTP server") {
+			t.Errorf("log: %s", l)
+		}
+	}
+}

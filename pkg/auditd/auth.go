@@ -52,13 +52,19 @@ func (s *Server) authorize(h http.HandlerFunc, roles ...token.Role) http.Handler
 				return
 			}
 		} else {
-			bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || bearer == "" {
+			// The scheme name is case-insensitive (RFC 7235 §2.1).
+			h := r.Header.Get("Authorization")
+			ok := len(h) > 7 && strings.EqualFold(h[:7], "Bearer ")
+			bearer := ""
+			if ok {
+				bearer = strings.TrimSpace(h[7:])
+			}
+			if bearer == "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="auditd"`)
 				s.fail(w, http.StatusUnauthorized, "no bearer token: pass --token or set GOVKIT_TOKEN (auditd token create makes one)")
 				return
 			}
-			if id, ok = s.cfg.Tokens.Authenticate(strings.TrimSpace(bearer)); !ok {
+			if id, ok = s.cfg.Tokens.Authenticate(bearer); !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="auditd", error="invalid_token"`)
 				s.fail(w, http.StatusUnauthorized, "invalid token: it is not in auditd's tokens file (revoked, or mistyped)")
 				return

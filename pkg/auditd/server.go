@@ -126,6 +126,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener, sock net.Listener) er
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          log.New(logWriter(s.cfg.Logf), "http: ", 0),
 	}
+	hs.RegisterOnShutdown(s.ap.stopWaiting)
 	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
 	if sock != nil {
@@ -167,6 +168,7 @@ func (s *Server) Close() {
 
 func (s *Server) close(ctx context.Context) {
 	s.closeOnce.Do(func() {
+		s.ap.stopWaiting()
 		s.w.close()
 		s.stream.Shutdown(ctx)
 		s.hub.Close()

@@ -151,7 +151,12 @@ func Parse(data []byte, name string) (*File, error) {
 }
 
 // Len returns the number of tokens.
-func (f *File) Len() int { return len(f.entries) }
+func (f *File) Len() int {
+	if f == nil {
+		return 0
+	}
+	return len(f.entries)
+}
 
 // Identities returns every token's identity, in file order.
 func (f *File) Identities() []Identity {

@@ -23,20 +23,20 @@ const (
 	Admin    Role = "admin"    // everything
 )
 
-// Roles lists every role, in the order help texts and messages show them.
-var Roles = []Role{Agent, Approver, Auditor, Admin}
+// allRoles lists every role, in the order help texts and messages show them.
+var allRoles = []Role{Agent, Approver, Auditor, Admin}
 
 // rolesList is "agent, approver, auditor, admin", for messages.
 var rolesList = func() string {
-	s := make([]string, len(Roles))
-	for i, r := range Roles {
+	s := make([]string, len(allRoles))
+	for i, r := range allRoles {
 		s[i] = string(r)
 	}
 	return strings.Join(s, ", ")
 }()
 
-// Valid reports whether r is one of Roles.
-func (r Role) Valid() bool { return slices.Contains(Roles, r) }
+// Valid reports whether r is agent, approver, auditor or admin.
+func (r Role) Valid() bool { return slices.Contains(allRoles, r) }
 
 // Identity is who a token belongs to: the name auditd records for its
 // requests (an approver's identity is this name, never a request field) and

@@ -19,7 +19,7 @@ func TestParseRoles(t *testing.T) {
 		{"approver", []Role{Approver}, ""},
 		{"approver,auditor", []Role{Approver, Auditor}, ""},
 		{" agent , admin ", []Role{Agent, Admin}, ""},
-		{"agent,approver,auditor,admin", Roles, ""},
+		{"agent,approver,auditor,admin", allRoles, ""},
 		{"", nil, "no roles given (roles: agent, approver, auditor, admin)"},
 		{"  ", nil, "no roles given"},
 		{"approver,", nil, "empty role name (roles: agent, approver, auditor, admin)"},
@@ -74,10 +74,10 @@ func TestIdentityHas(t *testing.T) {
 		{nil, nil},
 		{[]Role{Agent}, []Role{Agent}},
 		{[]Role{Approver, Auditor}, []Role{Approver, Auditor}},
-		{[]Role{Admin}, Roles},
+		{[]Role{Admin}, allRoles},
 	} {
 		id := Identity{Name: "x", Roles: tc.roles}
-		for _, r := range Roles {
+		for _, r := range allRoles {
 			if got, want := id.Has(r), slices.Contains(tc.has, r); got != want {
 				t.Errorf("%v.Has(%s) = %v, want %v", tc.roles, r, got, want)
 			}

@@ -34,7 +34,9 @@ const newFileComment = "# auditd bearer tokens: names, roles and SHA-256 hashes,
 // without padding. It creates the file (mode 0600) if it is missing; its
 // directory must exist. The file is rewritten atomically (a temporary file in
 // the same directory, fsync, rename), keeping the other entries, their order,
-// comments, the mode and the owner; a failure leaves it as it was. Create
+// the mode, the owner and the comments (unless yaml.v3 cannot put a comment
+// back where it was: then it is rewritten without comments); a failure leaves
+// it as it was. Create
 // refuses a name the file holds already (ErrNameTaken), an invalid name or
 // role, a file that does not parse, and a file writable by group or others
 // (ErrUnsafeMode). Concurrent Creates and Revokes on the same file are

@@ -1,0 +1,293 @@
+// Package approvals is the command tree of the approvals binary: humans list,
+// inspect, approve and deny pending requests, and scripts request an approval
+// and wait for the decision, all through auditd's API (DESIGN §7).
+package approvals
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"os/user"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/govkit/govkit/pkg/build"
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/client"
+)
+
+// Exit codes of request --wait (DESIGN §7); every other subcommand exits 0
+// or cli.ExitFailure.
+const (
+	exitDenied  = 1
+	exitNoGrant = 2 // expired, or no decision before --wait ended
+)
+
+// minPoll is the least time between two requests to auditd while following
+// a request or the list: a server that answers at once (an error, or an old
+// auditd without long-polls) must not be hammered.
+const minPoll = time.Second
+
+// Options are the settings every subcommand shares: the root's persistent
+// flags and the dependencies tests replace.
+type Options struct {
+	IO     *cli.IOStreams
+	URL    string
+	Token  string
+	Output cli.Format
+
+	// Now is the clock for what is shown: relative times ("3m ago") and
+	// the zone of clock times in watch. Waiting uses real timers.
+	Now func() time.Time
+	// User names the acting user for auditd in local mode (the
+	// X-Govkit-User header); "" sends none. With a token auditd ignores it.
+	User func() string
+	// Context ends a run early (Ctrl-C); nil means on SIGINT or SIGTERM.
+	Context context.Context
+	// MinPoll overrides minPoll (tests); 0 means minPoll.
+	MinPoll time.Duration
+
+	// urlFromFlag is --url when it was given on the command line, so that
+	// the commands we print for the user work as typed.
+	urlFromFlag string
+}
+
+// NewCmdApprovals returns the approvals root command with every subcommand,
+// the process's clock and the user from $USER.
+func NewCmdApprovals(streams *cli.IOStreams) *cobra.Command {
+	return newCmdTree(&Options{IO: streams, Now: time.Now, User: currentUser})
+}
+
+// newCmdTree returns the root with every subcommand, sharing opts.
+func newCmdTree(opts *Options) *cobra.Command {
+	root := newCmdRoot(opts)
+	root.AddCommand(
+		newCmdList(opts, nil),
+		newCmdShow(opts, nil),
+		newCmdDecide(opts, verbApprove, nil),
+		newCmdDecide(opts, verbDeny, nil),
+		newCmdRequest(opts, nil),
+		newCmdWatch(opts, nil),
+	)
+	return root
+}
+
+// newCmdRoot declares the root and its persistent flags; subcommands are
+// added by the caller.
+func newCmdRoot(opts *Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "approvals <command> [flags]",
+		Short: "List, inspect, approve and deny approval requests; request one and wait",
+		Long: `Approvals is the human side of auditd's approval workflow. An agent or a script
+asks for approval of one action on one resource ("approvals request"); people
+list what is waiting, read the request and its policy explanation, and approve
+or deny it; the requester waits for the decision and acts on its exit status.
+
+A request is pending until quorum distinct approvers approve it (approved),
+one approver denies it (denied), or its time runs out (expired); decided and
+expired requests are kept in history. The requester can never approve their
+own request, and each approver counts once. Every change is also recorded in
+the audit chain.
+
+Who you are: with --token, the token's name. Without a tokens file auditd runs
+in local mode and takes your name from $USER, which approvals sends with every
+request.
+
+Output is text on a terminal and JSON otherwise (choose with -o): one request
+object per line, each with "schema_version": 1 and "id".
+
+Exit status:
+
+    0  success (request --wait: approved)
+    1  request --wait: denied
+    2  request --wait: expired, or no decision before --wait ended
+    3  usage error, auditd unreachable or refusing, internal failure`,
+		Example: `  approvals list --pending
+  approvals show 01JQ7Z8X6V3M2N4B5C6D7E8F9G
+  approvals approve 01JQ7Z8X6V3M2N4B5C6D7E8F9G --reason "checked the migration"
+  approvals deny 01JQ7Z8X6V3M2N4B5C6D7E8F9G --reason "not during the freeze"
+  approvals request --resource database:prod-db --action write --reason "fix orders" --wait 15m
+  approvals watch -o json | jq -r 'select(.status == "pending") | .id'`,
+		Version: build.String(),
+		Args:    cobra.NoArgs,
+		// Without a command there is nothing to do: a usage error (exit
+		// 3), not help and exit 0, so that a script with a typo fails.
+		RunE: func(c *cobra.Command, args []string) error {
+			return cli.Failf("no command given").
+				WithHint("run 'approvals list --pending', or 'approvals --help' for every command")
+		},
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&opts.URL, "url", client.DefaultURL, "auditd's `URL`")
+	pf.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN` (auditd with a tokens file)")
+	pf.VarP(&opts.Output, "output", "o", "output `format`: text or json (default: text on a terminal, json otherwise)")
+	_ = cmd.RegisterFlagCompletionFunc("output",
+		cobra.FixedCompletions([]string{string(cli.FormatText), string(cli.FormatJSON)}, cobra.ShellCompDirectiveNoFileComp))
+	cli.SetEnvName(pf, "url", "GOVKIT_AUDIT_URL")
+	cli.AddConfigFlag(cmd)
+	return cmd
+}
+
+// prepare runs before every subcommand's own validation: it remembers a
+// --url given on the command line.
+func (o *Options) prepare(c *cobra.Command) {
+	o.urlFromFlag = ""
+	if f := c.Flags().Lookup("url"); f != nil && f.Changed {
+		o.urlFromFlag = o.URL
+	}
+}
+
+// currentUser is $USER, else the account's name from the system.
+func currentUser() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}
+
+// client returns the client for --url as the acting user.
+func (o *Options) client() (*client.Client, error) {
+	opts := []client.Option{client.WithUserAgent("approvals/" + build.String())}
+	if o.Token != "" {
+		opts = append(opts, client.WithToken(o.Token))
+	}
+	if o.User != nil {
+		if name := o.User(); name != "" {
+			opts = append(opts, client.WithUser(name))
+		}
+	}
+	c, err := client.New(o.URL, opts...)
+	if err != nil {
+		return nil, cli.Fail(err, "pass --url http://HOST:PORT (or set GOVKIT_AUDIT_URL)")
+	}
+	return c, nil
+}
+
+// context returns the context of one run: o.Context, or one that ends on
+// SIGINT or SIGTERM.
+func (o *Options) context() (context.Context, context.CancelFunc) {
+	if o.Context != nil {
+		return context.WithCancel(o.Context)
+	}
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+}
+
+func (o *Options) now() time.Time {
+	if o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
+}
+
+func (o *Options) minPoll() time.Duration {
+	if o.MinPoll > 0 {
+		return o.MinPoll
+	}
+	return minPoll
+}
+
+func (o *Options) format() cli.Format { return o.Output.Resolve(o.IO) }
+
+// command is a command line the user can run next, as they invoked us: with
+// --url when they gave it on the command line (never with --token).
+func (o *Options) command(args string) string {
+	if o.urlFromFlag != "" {
+		return "approvals " + args + " --url " + o.urlFromFlag
+	}
+	return "approvals " + args
+}
+
+// apiError turns an error from auditd into the one stderr voice: the
+// server's own message, and a hint that says what to do. It is the only
+// place that reads status codes and refusal codes.
+func (o *Options) apiError(err error, id string) error {
+	var ae *client.Error
+	if errors.As(err, &ae) {
+		msg := ae.Message
+		switch {
+		case ae.Code == "self_approval":
+			return cli.Failf("%s", msg).WithHint(fmt.Sprintf("another approver must decide it: ask one to run '%s'", o.command("approve "+id)))
+		case ae.Code == "expired":
+			return cli.Failf("%s", msg).WithHint("ask the requester for a new request")
+		case ae.Code == "already_voted":
+			return cli.Failf("%s", msg).WithHint(fmt.Sprintf("'%s' shows who has voted", o.command("show "+id)))
+		case ae.Code == "not_pending":
+			return cli.Failf("%s", msg).WithHint(fmt.Sprintf("'%s' shows how it was decided", o.command("show "+id)))
+		case ae.StatusCode == http.StatusUnauthorized:
+			hint := "pass --token TOKEN (or set GOVKIT_TOKEN)"
+			if o.Token != "" {
+				hint = "the token was refused: check --token (or GOVKIT_TOKEN); 'auditd token create' makes a new one"
+			}
+			return cli.Failf("auditd refused the request: %s", msg).WithHint(hint)
+		case ae.StatusCode == http.StatusForbidden:
+			return cli.Failf("auditd refused the request: %s", msg).
+				WithHint("use a token with the right role: approver to decide, agent to request, auditor to read")
+		case ae.StatusCode == http.StatusNotFound && id != "":
+			return cli.Failf("%s", msg).WithHint(fmt.Sprintf("check the ID; '%s' lists the recent requests", o.command("list")))
+		case ae.StatusCode == http.StatusNotFound:
+			return cli.Failf("auditd at %s has no approvals API: %s", o.URL, msg).
+				WithHint("upgrade auditd, or pass --url naming one that has it")
+		}
+		return cli.Failf("auditd answered %d: %s", ae.StatusCode, msg)
+	}
+	if errors.Is(err, context.Canceled) {
+		return cli.Failf("interrupted")
+	}
+	if isTransient(err) {
+		return cli.Failf("cannot reach auditd at %s: %s", o.URL, netReason(err)).
+			WithHint("start auditd, or pass --url (or set GOVKIT_AUDIT_URL) naming a running one")
+	}
+	return cli.Fail(err, "")
+}
+
+// isTransient reports whether err may go away by itself: auditd unreachable,
+// restarting, or overloaded.
+func isTransient(err error) bool {
+	var ae *client.Error
+	if errors.As(err, &ae) {
+		return ae.StatusCode >= 500
+	}
+	var ue *url.Error
+	var ne net.Error
+	return errors.As(err, &ue) || errors.As(err, &ne)
+}
+
+// outage describes a transient failure for the one line that says auditd
+// is being retried.
+func (o *Options) outage(err error) string {
+	var ae *client.Error
+	if errors.As(err, &ae) {
+		return fmt.Sprintf("auditd at %s is unavailable (%d: %s)", o.URL, ae.StatusCode, oneLine(truncate(ae.Message, 200)))
+	}
+	return fmt.Sprintf("cannot reach auditd at %s (%s)", o.URL, netReason(err))
+}
+
+// netReason is the innermost cause of a network error ("connection
+// refused"), without the URL and method net/http prefixes.
+func netReason(err error) string {
+	for {
+		var next error
+		switch e := err.(type) {
+		case *url.Error:
+			next = e.Err
+		case *net.OpError:
+			next = e.Err
+		case *os.SyscallError:
+			next = e.Err
+		}
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}

@@ -1,0 +1,850 @@
+package approvals
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/auditd"
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/store/sqlite"
+	"github.com/govkit/govkit/pkg/token"
+)
+
+// startAuditd serves a real auditd (a SQLite file in a temporary
+// directory) on loopback until the test ends, and returns its URL.
+func startAuditd(t *testing.T, edit func(*auditd.Config)) string {
+	t.Helper()
+	srv := newAuditd(t, edit)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.CloseClientConnections() // long-polls in flight
+		ts.Close()
+	})
+	return ts.URL
+}
+
+func newAuditd(t *testing.T, edit func(*auditd.Config)) *auditd.Server {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "a.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := auditd.DefaultConfig()
+	cfg.VerifyOnStart = false
+	if edit != nil {
+		edit(&cfg)
+	}
+	srv, err := auditd.New(cfg, st)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Close()
+		if err := st.Close(); err != nil {
+			t.Errorf("closing the store: %v", err)
+		}
+	})
+	return srv
+}
+
+// syncBuffer is a buffer that a running command writes while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// run is one approvals invocation.
+type run struct {
+	user string
+	now  func() time.Time // nil: time.Now
+	ctx  context.Context  // nil: context.Background()
+	tty  bool
+
+	stdout, stderr syncBuffer
+	code           int
+	elapsed        time.Duration
+}
+
+// approvals runs argv against url as user and returns when it exits.
+func approvals(t *testing.T, url, user string, args ...string) *run {
+	t.Helper()
+	r := &run{user: user}
+	r.exec(url, args...)
+	return r
+}
+
+func (r *run) exec(url string, args ...string) {
+	streams, _, _, _ := cli.Test()
+	streams.Out, streams.ErrOut = &r.stdout, &r.stderr
+	streams.SetStdoutTTY(r.tty)
+	now := r.now
+	if now == nil {
+		now = time.Now
+	}
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	opts := &Options{IO: streams, Now: now, User: func() string { return r.user }, Context: ctx}
+	start := time.Now()
+	r.code = cli.Main("approvals", newCmdTree(opts), streams, append(args, "--url", url))
+	r.elapsed = time.Since(start)
+}
+
+// background starts argv and returns at once; done is closed at its exit.
+func background(t *testing.T, url, user string, args ...string) (r *run, done chan struct{}) {
+	t.Helper()
+	r = &run{user: user}
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		r.exec(url, args...)
+	}()
+	return r, done
+}
+
+func (r *run) want(t *testing.T, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, code, r.stdout.String(), r.stderr.String())
+	}
+}
+
+// request decodes a JSON request object from the run's stdout.
+func (r *run) request(t *testing.T) approval.Request {
+	t.Helper()
+	var req approval.Request
+	if err := json.Unmarshal([]byte(r.stdout.String()), &req); err != nil {
+		t.Fatalf("stdout is not one request object: %v\n%s", err, r.stdout.String())
+	}
+	if req.SchemaVersion != 1 || req.ID == "" {
+		t.Fatalf("request object without schema_version or id: %s", r.stdout.String())
+	}
+	return req
+}
+
+var waitingLine = regexp.MustCompile(`^waiting for approval (\S+) \(expires in ([^)]+)\); approve with: approvals approve (\S+) --url http://127\.0\.0\.1:\d+\n`)
+
+// waitingFor waits for request --wait's first stderr line and returns the
+// request's ID.
+func waitingFor(t *testing.T, r *run, done chan struct{}) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m := waitingLine.FindStringSubmatch(r.stderr.String()); m != nil {
+			if m[1] != m[3] {
+				t.Fatalf("waiting line names two IDs: %q", m[0])
+			}
+			return m[1]
+		}
+		select {
+		case <-done:
+			t.Fatalf("request exited %d before waiting:\n%s", r.code, r.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no waiting line within 10s: %q", r.stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func finish(t *testing.T, done chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command did not exit within 30s")
+	}
+}
+
+var reqArgs = []string{"request", "--resource", "database:prod-db", "--action", "write", "--reason", "fix orders"}
+
+func TestRequestApprovedWhileWaiting(t *testing.T) {
+	isolate(t)
+	url := startAuditd(t, nil)
+	w, done := background(t, url, "alice", append(reqArgs, "--wait", "30s", "-o", "json")...)
+	id := waitingFor(t, w, done)
+	if !strings.Contains(w.stderr.String(), "(expires in 5m)") {
+		t.Errorf("waiting line: %q", w.stderr.String())
+	}
+
+	a := approvals(t, url, "bob", "approve", id, "--reason", "checked", "-o", "text")
+	a.want(t, 0)
+	if want := "approved " + id + " — 1 of 1 approval; the request is approved\n"; a.stdout.String() != want {
+		t.Errorf("approve printed %q, want %q", a.stdout.String(), want)
+	}
+	finish(t, done)
+	w.want(t, 0)
+	got := w.request(t)
+	if got.ID != id || got.Status != approval.Approved || len(got.Votes) != 1 || got.Votes[0].By != "bob" || got.RequestedBy != "alice" {
+		t.Errorf("final request: %+v", got)
+	}
+	if w.elapsed > 10*time.Second {
+		t.Errorf("the waiter took %s to see the approval", w.elapsed)
+	}
+}
+
+func TestRequestDeniedWhileWaiting(t *testing.T) {
+	isolate(t)
+	url := startAuditd(t, nil)
+	w, done := background(t, url, "alice", append(reqArgs, "--wait", "30s", "-o", "text")...)
+	id := waitingFor(t, w, done)
+	d := approvals(t, url, "bob", "deny", id, "--reason", "not during the freeze", "-o", "text")
+	d.want(t, 0)
+	if want := "denied " + id + " — the request is denied: not during the freeze\n"; d.stdout.String() != want {
+		t.Errorf("deny printed %q, want %q", d.stdout.String(), want)
+	}
+	finish(t, done)
+	w.want(t, exitDenied)
+	if got := w.stdout.String(); got != "denied by bob: not during the freeze\n" {
+		t.Errorf("waiter printed %q", got)
+	}
+}
+
+func TestRequestExpiresWhileWaiting(t *testing.T) {
+	isolate(t)
+	url := startAuditd(t, nil)
+	w := approvals(t, url, "alice", append(reqArgs, "--ttl", "1s", "--wait", "30s", "-o", "text")...)
+	w.want(t, exitNoGrant)
+	if got := w.stdout.String(); got != "expired\n" {
+		t.Errorf("printed %q", got)
+	}
+	if w.elapsed > 6*time.Second {
+		t.Errorf("took %s to see a 1s request expire", w.elapsed)
+	}
+}
+
+func TestRequestWaitTimesOut(t *testing.T) {
+	isolate(t)
+	url := startAuditd(t, nil)
+	w := approvals(t, url, "alice", append(reqArgs, "--wait", "1500ms", "-o", "json")...)
+	w.want(t, exitNoGrant)
+	got := w.request(t)
+	if got.Status != approval.Pending {
+		t.Errorf("status %s after the wait", got.Status)
+	}
+	stderr := w.stderr.String()
+	for _, want := range []string{
+		"approvals: error: no decision on approval " + got.ID + " within --wait 1.5s\n",
+		"approvals: hint: it stays pending until it expires in 4m5", // 4m58s or so
+		"an approver can still run 'approvals approve " + got.ID + " --url ",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if w.elapsed < 1500*time.Millisecond || w.elapsed > 5*time.Second {
+		t.Errorf("a 1.5s wait took %s", w.elapsed)
+	}
+}
+
+// Ctrl-C ends a wait at once: exit 2, the request left pending.
+func TestRequestWaitInterrupted(t *testing.T) {
+	isolate(t)
+	url := startAuditd(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &run{user: "alice", ctx: ctx}
+	done := make(chan struct{})
+	go func() { defer close(done); w.exec(url, append(reqArgs, "--wait", "1m", "-o", "text")...) }()
+	id := waitingFor(t, w, done)
+	start := time.Now()
+	cancel()
+	finish(t, done)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %s to stop after the interrupt", d)
+	}
+	w.want(t, exitNoGrant)
+	if !strings.Contains(w.stderr.String(), "approvals: error: interrupted while waiting for approval "+id+"\n") {
+		t.Errorf("stderr: %s", w.stderr.String())
+	}
+	if w.stdout.String() != "" {
+		t.Errorf("stdout: %q", w.stdout.String())
+	}
+}
+
+func TestSelfApprovalRefused(t *testing.T) {
+	isolate(t)
+	url := startAuditd(t, nil)
+	r := approvals(t, url, "alice", append(reqArgs, "-o", "json")...)
+	r.want(t, 0)
+	id := r.request(t).ID
+
+	a := approvals(t, url, "alice", "approve", id, "-o", "text")
+	a.want(t, 3)
+	if a.stdout.String() != "" {
+		t.Errorf("stdout: %q", a.stdout.String())
+	}
+	want := "approvals: error: alice requested approval " + id + " and cannot decide it; another approver must\n" +
+		"approvals: hint: another approver must decide it: ask one to run 'approvals approve " + id + " --url " + url + "'\n"
+	if a.stderr.String() != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", a.stderr.String(), want)
+	}
+	// Names compare case-insensitively: Alice is alice.
+	approvals(t, url, "Alice", "deny", id, "--reason", "mine").want(t, 3)
+}
+
+func TestQuorumAndRefusals(t *testing.T) {
+	isolate(t)
+	url := startAuditd(t, nil)
+	r := approvals(t, url, "alice", append(reqArgs, "--quorum", "2", "-o", "json")...)
+	r.want(t, 0)
+	id := r.request(t).ID
+
+	b := approvals(t, url, "bob", "approve", id, "-o", "text")
+	b.want(t, 0)
+	if want := "recorded your approval of " + id + ": 1 of 2; waiting for 1 more\n"; b.stdout.String() != want {
+		t.Errorf("first approval: %q", b.stdout.String())
+	}
+	again := approvals(t, url, "bob", "approve", id, "-o", "text")
+	again.want(t, 3)
+	if !strings.Contains(again.stderr.String(), "approvals: error: bob has already voted on approval "+id) ||
+		!strings.Contains(again.stderr.String(), "approvals: hint: 'approvals show "+id+" --url ") {
+		t.Errorf("second vote by bob: %s", again.stderr.String())
+	}
+	c := approvals(t, url, "carol", "approve", id, "-o", "json")
+	c.want(t, 0)
+	if got := c.request(t); got.Status != approval.Approved || got.Approvals() != 2 {
+		t.Errorf("after carol: %+v", got)
+	}
+	late := approvals(t, url, "dave", "deny", id, "--reason", "too late")
+	late.want(t, 3)
+	if !strings.Contains(late.stderr.String(), "is approved already") ||
+		!strings.Contains(late.stderr.String(), "shows how it was decided") {
+		t.Errorf("vote on a decided request: %s", late.stderr.String())
+	}
+	missing := approvals(t, url, "bob", "approve", "evt_nope")
+	missing.want(t, 3)
+	if !strings.Contains(missing.stderr.String(), "approvals: hint: check the ID; 'approvals list --url ") {
+		t.Errorf("unknown ID: %s", missing.stderr.String())
+	}
+}
+
+func TestDecisionAfterExpiry(t *testing.T) {
+	isolate(t)
+	clock := newClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
+	url := startAuditd(t, func(c *auditd.Config) { c.Now = clock.now })
+	r := approvals(t, url, "alice", append(reqArgs, "--ttl", "1m", "-o", "json")...)
+	id := r.request(t).ID
+	clock.advance(2 * time.Minute)
+	a := approvals(t, url, "bob", "approve", id)
+	a.want(t, 3)
+	// auditd expires a request past its time before any decision, so the
+	// refusal may be "expired" or "not pending"; both name the state.
+	if !strings.Contains(a.stderr.String(), "expired") {
+		t.Errorf("approve after expiry: %s", a.stderr.String())
+	}
+	s := &run{user: "bob", now: clock.now}
+	s.exec(url, "show", id, "-o", "text")
+	if want := "Status:        expired — 1m ago, with 0 of 1 approval (2026-03-09T12:01:00Z)\n"; !strings.Contains(s.stdout.String(), want) {
+		t.Errorf("show lacks %q:\n%s", want, s.stdout.String())
+	}
+}
+
+// clock is a settable clock shared by auditd and the CLI.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock(t time.Time) *clock { return &clock{t: t} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// listFixture is an auditd whose clock and IDs are fixed, with three
+// requests: one approved, two pending.
+func listFixture(t *testing.T) (url string, clk *clock, ids []string) {
+	t.Helper()
+	clk = newClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
+	url = startAuditd(t, func(c *auditd.Config) {
+		c.Now = clk.now
+		c.Rand = rand.NewChaCha8([32]byte{1})
+		c.SweepInterval = time.Hour
+	})
+	for _, a := range [][]string{
+		{"--resource", "database:prod-db", "--action", "write", "--quorum", "2", "--ttl", "10m"},
+		{"--resource", "kubernetes:web", "--action", "destructive"},
+		{"--resource", "database:analytics", "--action", "read"},
+	} {
+		r := &run{user: "agent-7", now: clk.now}
+		r.exec(url, append(append([]string{"request"}, a...), "-o", "json")...)
+		r.want(t, 0)
+		ids = append(ids, r.request(t).ID)
+		clk.advance(time.Minute)
+	}
+	(&run{user: "bob", now: clk.now}).exec(url, "approve", ids[0])
+	clk.advance(time.Minute)
+	(&run{user: "bob", now: clk.now}).exec(url, "approve", ids[2])
+	clk.advance(time.Minute)
+	return url, clk, ids
+}
+
+func TestListTable(t *testing.T) {
+	isolate(t)
+	url, clk, ids := listFixture(t)
+	r := &run{user: "bob", now: clk.now, tty: true}
+	r.exec(url, "list")
+	r.want(t, 0)
+	// The latest change last: web was created at 12:01, prod-db voted on
+	// at 12:03, analytics approved at 12:04.
+	want := strings.Join([]string{
+		"ID                              STATUS    RESOURCE            ACTION       REQUESTED BY  CREATED  EXPIRES  VOTES",
+		ids[1] + "  pending   kubernetes:web      destructive  agent-7       4m ago   in 1m    0/1",
+		ids[0] + "  pending   database:prod-db    write        agent-7       5m ago   in 5m    1/2",
+		ids[2] + "  approved  database:analytics  read         agent-7       3m ago   -        1/1",
+	}, "\n") + "\n"
+	if got := r.stdout.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+
+	// Later: one request expired (auditd expires it when read), shown so.
+	clk.advance(2 * time.Minute)
+	r = &run{user: "bob", now: clk.now, tty: true}
+	r.exec(url, "list", "--pending")
+	r.want(t, 0)
+	if got := r.stdout.String(); !strings.HasPrefix(got, "ID ") || strings.Count(got, "\n") != 2 ||
+		!strings.Contains(got, ids[0]+"  pending  database:prod-db  write   agent-7       7m ago   in 3m    1/2\n") {
+		t.Errorf("pending table:\n%s", got)
+	}
+	r = &run{user: "bob", now: clk.now, tty: true}
+	r.exec(url, "list", "--status", "expired")
+	if got := r.stdout.String(); !strings.Contains(got, ids[1]+"  expired  kubernetes:web  destructive  agent-7       6m ago   expired 1m ago  0/1\n") {
+		t.Errorf("expired table:\n%s", got)
+	}
+}
+
+func TestListJSONLines(t *testing.T) {
+	isolate(t)
+	url, clk, ids := listFixture(t)
+	r := &run{user: "bob", now: clk.now} // not a terminal: JSON Lines
+	r.exec(url, "list", "--pending")
+	r.want(t, 0)
+	lines := strings.Split(strings.TrimSuffix(r.stdout.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines:\n%s", len(lines), r.stdout.String())
+	}
+	for i, line := range lines {
+		var req approval.Request
+		if err := json.Unmarshal([]byte(line), &req); err != nil || req.SchemaVersion != 1 || req.ID != ids[i] ||
+			req.Status != approval.Pending || !strings.HasPrefix(line, `{"schema_version":1,"id":"`) {
+			t.Errorf("line %d: %v: %s", i+1, err, line)
+		}
+	}
+	if r.stderr.String() != "" {
+		t.Errorf("stderr: %q", r.stderr.String())
+	}
+}
+
+func TestListEmpty(t *testing.T) {
+	isolate(t)
+	url := startAuditd(t, nil)
+	r := &run{user: "bob", tty: true}
+	r.exec(url, "list", "--pending")
+	r.want(t, 0)
+	if r.stdout.String() != "" || r.stderr.String() != "no pending approval requests\n" {
+		t.Errorf("text: stdout %q, stderr %q", r.stdout.String(), r.stderr.String())
+	}
+	r = &run{user: "bob"}
+	r.exec(url, "list", "--pending", "-o", "json")
+	r.want(t, 0)
+	if r.stdout.String() != "" || r.stderr.String() != "" {
+		t.Errorf("json: stdout %q, stderr %q", r.stdout.String(), r.stderr.String())
+	}
+	r = &run{user: "bob"}
+	r.exec(url, "list", "--status", "denied", "-o", "text")
+	if r.stderr.String() != "no denied approval requests\n" {
+		t.Errorf("denied: stderr %q", r.stderr.String())
+	}
+}
+
+func TestShow(t *testing.T) {
+	isolate(t)
+	clk := newClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
+	url := startAuditd(t, func(c *auditd.Config) { c.Now = clk.now })
+	// A request as a gate would make it: with the policy decision that
+	// required it.
+	c, err := client.New(url, client.WithUser("agent-7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.RequestApproval(context.Background(), approval.Input{
+		Resource:   audit.Resource{Type: "database", Name: "prod-db", Tags: []string{"production", "pci"}},
+		Action:     "write",
+		Tool:       "psql",
+		RawCommand: "psql -c 'UPDATE orders SET total = 0\nWHERE id = 7'",
+		Reason:     "refund order 7",
+		Quorum:     2,
+		TTL:        "10m",
+		PolicyDecision: json.RawMessage(`{"decision":{"effect":"require_approval","policy_name":"prod-writes","rule_index":0,` +
+			`"message":"production writes need two DBAs"},"explanation":"prod-writes matched database:prod-db (tag production).\nRule 0 requires 2 approvals."}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(90 * time.Second)
+	(&run{user: "bob", now: clk.now}).exec(url, "approve", req.ID, "--reason", "refund ok")
+	clk.advance(30 * time.Second)
+
+	r := &run{user: "carol", now: clk.now, tty: true}
+	r.exec(url, "show", req.ID)
+	r.want(t, 0)
+	want := `ID:            ` + req.ID + `
+Status:        pending — 1 of 2 approvals so far; expires in 8m (2026-03-09T12:10:00Z)
+Requested by:  agent-7, 2m ago (2026-03-09T12:00:00Z)
+Resource:      database:prod-db (tags: production, pci)
+Action:        write
+Tool:          psql
+Command:       psql -c 'UPDATE orders SET total = 0
+               WHERE id = 7'
+Reason:        refund order 7
+Quorum:        2 approvals
+Votes:         bob approved, 30s ago (2026-03-09T12:01:30Z): refund ok
+Action hash:   ` + req.ActionHash + `
+Policy:        require_approval by policy prod-writes, rule 0: production writes need two DBAs
+               prod-writes matched database:prod-db (tag production).
+               Rule 0 requires 2 approvals.
+
+Approve:       approvals approve ` + req.ID + ` --url ` + url + `
+Deny:          approvals deny ` + req.ID + ` --reason TEXT --url ` + url + `
+`
+	if got := r.stdout.String(); got != want {
+		t.Errorf("show:\n%s\nwant:\n%s", got, want)
+	}
+
+	j := &run{user: "carol", now: clk.now}
+	j.exec(url, "show", req.ID)
+	j.want(t, 0)
+	got := j.request(t)
+	if got.ID != req.ID || got.Approvals() != 1 || got.ActionHash != req.ActionHash ||
+		!strings.Contains(string(got.PolicyDecision), `"policy_name":"prod-writes"`) || strings.Count(j.stdout.String(), "\n") != 1 {
+		t.Errorf("show -o json: %s", j.stdout.String())
+	}
+
+	// Decided: no commands to run.
+	(&run{user: "dave", now: clk.now}).exec(url, "deny", req.ID, "--reason", "wrong order")
+	r = &run{user: "carol", now: clk.now, tty: true}
+	r.exec(url, "show", req.ID)
+	for _, want := range []string{"Status:        denied — just now (2026-03-09T12:02:00Z)\n", "               dave denied, just now (2026-03-09T12:02:00Z): wrong order\n"} {
+		if !strings.Contains(r.stdout.String(), want) {
+			t.Errorf("denied request lacks %q:\n%s", want, r.stdout.String())
+		}
+	}
+	if strings.Contains(r.stdout.String(), "Approve:") {
+		t.Errorf("a decided request shows how to approve it:\n%s", r.stdout.String())
+	}
+}
+
+func TestWatch(t *testing.T) {
+	isolate(t)
+	url := startAuditd(t, nil)
+	old := approvals(t, url, "alice", "request", "--resource", "kubernetes:web", "--action", "destructive", "-o", "json")
+	oldID := old.request(t).ID
+
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w := &run{user: "carol", ctx: ctx}
+			done := make(chan struct{})
+			go func() { defer close(done); w.exec(url, "watch", "-o", format) }()
+			waitOutput(t, &w.stdout, oldID)
+			time.Sleep(100 * time.Millisecond) // let watch start its long-poll
+
+			r := approvals(t, url, "agent-7", append(reqArgs, "-o", "json")...)
+			id := r.request(t).ID
+			waitOutput(t, &w.stdout, id)
+			approvals(t, url, "bob", "approve", id).want(t, 0)
+			waitOutput(t, &w.stdout, "approved")
+			cancel()
+			finish(t, done)
+			w.want(t, 0)
+
+			out := w.stdout.String()
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if format == "json" {
+				var got []approval.Request
+				for _, l := range lines {
+					var req approval.Request
+					if err := json.Unmarshal([]byte(l), &req); err != nil {
+						t.Fatalf("%v: %s", err, l)
+					}
+					got = append(got, req)
+				}
+				if len(got) != 3 || got[0].ID != oldID || got[0].Status != approval.Pending ||
+					got[1].ID != id || got[1].Status != approval.Pending ||
+					got[2].ID != id || got[2].Status != approval.Approved {
+					t.Errorf("watch -o json:\n%s", out)
+				}
+				return
+			}
+			re := []*regexp.Regexp{
+				regexp.MustCompile(`^\d\d:\d\d:\d\d pending ` + oldID + ` destructive kubernetes:web by alice \(0 of 1 approvals, expires in (4m[45]\ds|5m)\)$`),
+				regexp.MustCompile(`^\d\d:\d\d:\d\d requested ` + id + ` write database:prod-db by agent-7 \(quorum 1, expires in (4m5\ds|5m)\)$`),
+				regexp.MustCompile(`^\d\d:\d\d:\d\d approved ` + id + ` write database:prod-db by bob \(1 of 1\)$`),
+			}
+			if len(lines) != len(re) {
+				t.Fatalf("watch printed %d lines:\n%s", len(lines), out)
+			}
+			for i := range re {
+				if !re[i].MatchString(lines[i]) {
+					t.Errorf("line %d: %q does not match %s", i+1, lines[i], re[i])
+				}
+			}
+			if !strings.Contains(w.stderr.String(), "1 request pending; watching "+url+" for changes (Ctrl-C to stop)\n") {
+				t.Errorf("stderr: %q", w.stderr.String())
+			}
+		})
+	}
+}
+
+// waitOutput waits up to 10 seconds for s in b.
+func waitOutput(t *testing.T, b *syncBuffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(b.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q within 10s in:\n%s", s, b.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	isolate(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	for _, args := range [][]string{{"list"}, {"show", "evt_1"}, {"approve", "evt_1"}, append(reqArgs, "--wait", "1m")} {
+		r := approvals(t, url, "bob", args...)
+		r.want(t, 3)
+		if want := "approvals: error: cannot reach auditd at " + url + ": connection refused\n" +
+			"approvals: hint: start auditd, or pass --url (or set GOVKIT_AUDIT_URL) naming a running one\n"; r.stderr.String() != want {
+			t.Errorf("%v: stderr %q", args, r.stderr.String())
+		}
+	}
+	r := approvals(t, "ftp://example.com", "bob", "list")
+	r.want(t, 3)
+	if !strings.Contains(r.stderr.String(), "hint: pass --url http://HOST:PORT (or set GOVKIT_AUDIT_URL)") {
+		t.Errorf("bad URL: %s", r.stderr.String())
+	}
+}
+
+// auditd going away while a request is waited on: the waiter says so once,
+// retries no faster than once a second, and sees the decision made after
+// auditd is back.
+func TestWaitSurvivesRestart(t *testing.T) {
+	isolate(t)
+	srv := newAuditd(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	url := "http://" + addr
+	serve := func(ln net.Listener) *http.Server {
+		hs := &http.Server{Handler: srv.Handler()}
+		go hs.Serve(ln)
+		t.Cleanup(func() { hs.Close() })
+		return hs
+	}
+	hs := serve(ln)
+
+	w, done := background(t, url, "alice", append(reqArgs, "--wait", "30s", "-o", "text")...)
+	id := waitingFor(t, w, done)
+	hs.Close() // the listener and the long-poll in flight
+	waitOutput(t, &w.stderr, "approvals: cannot reach auditd at "+url)
+	time.Sleep(2500 * time.Millisecond) // a few retries
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(ln)
+	approvals(t, url, "bob", "approve", id).want(t, 0)
+	finish(t, done)
+	w.want(t, 0)
+	if w.stdout.String() != "approved by bob\n" {
+		t.Errorf("stdout %q", w.stdout.String())
+	}
+	stderr := w.stderr.String()
+	if strings.Count(stderr, "cannot reach auditd") != 1 ||
+		!strings.Contains(stderr, "; retrying every 1s until the wait ends\n") ||
+		!strings.Contains(stderr, "approvals: auditd answers again; still waiting for approval "+id+"\n") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// With tokens, the identity is the token's name; a refused token ends a
+// wait at once (no retries), and the token is never printed.
+func TestTokens(t *testing.T) {
+	isolate(t)
+	path := filepath.Join(t.TempDir(), "tokens.yaml")
+	agent, err := token.Create(path, "agent-7", []token.Role{token.Agent}, crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := token.Create(path, "agent-8", []token.Role{token.Agent}, crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := token.Create(path, "bob", []token.Role{token.Approver}, crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := token.NewSet(path, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := startAuditd(t, func(c *auditd.Config) { c.Tokens = set })
+
+	// $USER is ignored: the requester is the token's name.
+	r := approvals(t, url, "mallory", append(reqArgs, "--token", agent, "-o", "json")...)
+	r.want(t, 0)
+	req := r.request(t)
+	if req.RequestedBy != "agent-7" {
+		t.Errorf("requested_by %q", req.RequestedBy)
+	}
+
+	bad := approvals(t, url, "bob", "list", "--token", "not-a-token")
+	bad.want(t, 3)
+	if !strings.Contains(bad.stderr.String(), "approvals: hint: the token was refused: check --token (or GOVKIT_TOKEN)") ||
+		strings.Contains(bad.stderr.String(), "not-a-token") {
+		t.Errorf("bad token: %s", bad.stderr.String())
+	}
+	none := approvals(t, url, "bob", "list")
+	none.want(t, 3)
+	if !strings.Contains(none.stderr.String(), "approvals: hint: pass --token TOKEN (or set GOVKIT_TOKEN)") {
+		t.Errorf("no token: %s", none.stderr.String())
+	}
+	// An agent may not decide.
+	decide := approvals(t, url, "bob", "approve", req.ID, "--token", other)
+	decide.want(t, 3)
+	if !strings.Contains(decide.stderr.String(), "approvals: hint: use a token with the right role") || strings.Contains(decide.stderr.String(), other) {
+		t.Errorf("agent deciding: %s", decide.stderr.String())
+	}
+
+	// Following a request with a token that may not read it ends the wait
+	// with exit 3, not with retries until the deadline (exit 2).
+	for _, tc := range []struct {
+		name, token string
+		within      time.Duration
+	}{
+		{"unknown token", "revoked-or-wrong", time.Second},
+		// auditd checks that an agent reads only its own requests after
+		// holding the long-poll, so the refusal comes when the hold ends.
+		{"another agent's token", other, 5 * time.Second},
+	} {
+		streams, _, _, errOut := cli.Test()
+		o := &RequestOptions{Options: &Options{IO: streams, URL: url, Token: tc.token, Now: time.Now}, Wait: 3 * time.Second}
+		c, err := o.client()
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = o.follow(context.Background(), c, req)
+		if code := exitCodeOf(err); code != 3 || time.Since(start) > tc.within || strings.Contains(errOut.String(), "retrying") {
+			t.Errorf("%s: exit %d after %s (%v); stderr %q", tc.name, code, time.Since(start), err, errOut.String())
+		}
+	}
+
+	a := approvals(t, url, "alice", "approve", req.ID, "--token", bob, "-o", "json")
+	a.want(t, 0)
+	if got := a.request(t); got.Votes[0].By != "bob" {
+		t.Errorf("vote by %q", got.Votes[0].By)
+	}
+}
+
+func exitCodeOf(err error) int {
+	var ee *cli.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.Code
+	}
+	return 3
+}
+
+// A proxy in front of auditd that answers 503 at once while auditd
+// restarts: the waiter retries no faster than once a second, says so once,
+// and sees the decision when auditd is back.
+func TestWaitPacesRetries(t *testing.T) {
+	isolate(t)
+	srv := newAuditd(t, nil)
+	var down atomic.Bool
+	var refused atomic.Int32
+	h := srv.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			refused.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"schema_version":1,"error":"auditd is restarting"}`))
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() })
+
+	w, done := background(t, ts.URL, "alice", append(reqArgs, "--wait", "30s", "-o", "text")...)
+	id := waitingFor(t, w, done)
+	down.Store(true)
+	ts.CloseClientConnections() // the long-poll in flight
+	time.Sleep(3200 * time.Millisecond)
+	if n := refused.Load(); n < 2 || n > 4 {
+		t.Errorf("%d requests in 3.2s of 503s, want one a second", n)
+	}
+	down.Store(false)
+	approvals(t, ts.URL, "bob", "approve", id).want(t, 0)
+	finish(t, done)
+	w.want(t, 0)
+	stderr := w.stderr.String()
+	// The first failure is the closed long-poll (or, when net/http retries
+	// it, the first 503): said once either way.
+	if strings.Count(stderr, "retrying") != 1 || !strings.Contains(stderr, "; retrying every 1s until the wait ends\n") ||
+		!strings.Contains(stderr, "auditd answers again") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
