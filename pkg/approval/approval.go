@@ -133,7 +133,7 @@ func New(in Input, id, requester string, now time.Time, defaultTTL time.Duration
 			return Request{}, err
 		}
 	}
-	if !validAction(in.Action) {
+	if !ValidAction(in.Action) {
 		return Request{}, &FieldError{"action", fmt.Sprintf("%q is not one of %s", in.Action, strings.Join(Actions, ", "))}
 	}
 	if in.Tool != "" {
@@ -314,7 +314,8 @@ func (r *Request) decidedBy() string {
 	return " (by " + r.Votes[len(r.Votes)-1].By + ")"
 }
 
-func validAction(a string) bool {
+// ValidAction reports whether a is one of Actions.
+func ValidAction(a string) bool {
 	for _, v := range Actions {
 		if a == v {
 			return true

@@ -110,7 +110,7 @@ func (o *RequestOptions) validate() error {
 	switch {
 	case o.Action == "":
 		return cli.Failf("--action is required").WithHint("pass --action " + actions)
-	case !validAction(o.Action):
+	case !approval.ValidAction(o.Action):
 		return cli.Failf("--action %s is not one of %s", oneLine(truncate(o.Action, 40)), actions).
 			WithHint("pass --action " + actions)
 	}
@@ -125,15 +125,6 @@ func (o *RequestOptions) validate() error {
 		return cli.Failf("--wait %s is negative", o.Wait).WithHint("pass --wait like 15m, or leave it out to not wait")
 	}
 	return nil
-}
-
-func validAction(a string) bool {
-	for _, v := range approval.Actions {
-		if a == v {
-			return true
-		}
-	}
-	return false
 }
 
 func requestRun(o *RequestOptions) error {
