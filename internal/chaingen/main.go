@@ -33,8 +33,11 @@ func main() {
 	}
 }
 
-// generate seals n typical tool_execution events (~600-byte bodies) and
-// appends them in batches, as auditd's writer would.
+// generate seals n typical tool_execution events (~600-byte bodies) about a
+// millisecond apart, and appends them in batches, as auditd's writer would.
+// The timestamps' nanoseconds vary as real ones do: verification compares
+// the stored text with the body's, which differ when the nanoseconds end in
+// zeros.
 func generate(path string, n int) error {
 	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
@@ -49,7 +52,7 @@ func generate(path string, n int) error {
 			Tool: &audit.Tool{Name: "bash", RawCommand: "ls -la /var/log && grep -i error /var/log/syslog | tail -n 50",
 				Result: "total 4096 drwxr-xr-x 2 root root 4096 syslog messages kern.log auth.log dpkg.log"},
 		}
-		rec, err := audit.Seal(&e, int64(i), prev, now)
+		rec, err := audit.Seal(&e, int64(i), prev, now.Add(time.Duration(i)*1_000_037))
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"time"
+	"unsafe"
 )
 
 // MaxBrokenLinks bounds Report.BrokenLinks, so that verifying a thoroughly
@@ -12,7 +13,9 @@ import (
 const MaxBrokenLinks = 1000
 
 // Verifier checks a chain one record at a time, in seq order, in constant
-// memory (DESIGN §6): feed it every record with Add, then read Report.
+// memory (DESIGN §6): feed it every record with Add (or AddRow), then read
+// Report. Parts of a chain can be verified concurrently, each by a
+// NewVerifierAfter, and their verdicts joined in order with Join.
 //
 // Each record gets these checks, in this order, and a BrokenLink for each
 // that fails:
@@ -56,49 +59,127 @@ type Verifier struct {
 	broken   int64
 	links    []BrokenLink
 	lastSeq  int64
-	lastHash string
+	lastHash []byte // the previous record's event_hash, in a buffer reused per record
 	first    EventRef
-	last     EventRef
+	// The last record's ref, kept as bytes too, so that AddRow allocates
+	// nothing per record.
+	lastID   []byte
+	lastTime time.Time
 	tsBuf    [64]byte
 }
 
 // NewVerifier returns a verifier for a chain that starts at seq 1.
 func NewVerifier() *Verifier {
-	return &Verifier{lastHash: ZeroHash}
+	return NewVerifierAfter(0, ZeroHash)
 }
+
+// NewVerifierAfter returns a verifier for the records that follow the one
+// with seq and eventHash, so that parts of a chain can be verified
+// concurrently: Join its verdict to that of the records before.
+func NewVerifierAfter(seq int64, eventHash string) *Verifier {
+	return &Verifier{lastSeq: seq, lastHash: []byte(eventHash)}
+}
+
+// Row is a stored record as the bytes of its columns, for AddRow.
+// Timestamp is the column's text.
+type Row struct {
+	Seq                                               int64
+	EventID, Timestamp, EventType, TraceID, SessionID []byte
+	Agent, ActionClass, ToolName, PrevHash, EventHash []byte
+	Body                                              []byte
+}
+
+// stamp says what the Verifier knows of a record's timestamp column.
+type stamp uint8
+
+const (
+	stampTime    stamp = iota // only the time (Add)
+	stampText                 // the text (Row.Timestamp), and the time it parses to
+	stampBadText              // the text, which does not parse: the time is zero
+)
 
 // Add checks the next record of the chain.
 func (v *Verifier) Add(rec Record) {
-	v.total++
-	ref := EventRef{Seq: rec.Seq, EventID: rec.EventID, Timestamp: rec.Timestamp.UTC(), EventHash: rec.EventHash}
-	if v.total == 1 {
-		v.first = ref
-	}
-	v.last = ref
-
-	if rec.Seq != v.lastSeq+1 {
-		v.fail(rec, KindSeqGap)
-	}
-	if rec.PrevHash != v.lastHash {
-		v.fail(rec, KindPrevMismatch)
-	}
-	sum := sha256.Sum256(rec.Body)
-	var hx [64]byte
-	hex.Encode(hx[:], sum[:])
-	if string(hx[:]) != rec.EventHash {
-		v.fail(rec, KindHashMismatch)
-	}
-	if !v.columnsAgree(&rec) {
-		v.fail(rec, KindColumnMismatch)
-	}
-	v.lastSeq, v.lastHash = rec.Seq, rec.EventHash
+	v.add(&Row{
+		Seq: rec.Seq, EventID: bytesOf(rec.EventID), EventType: bytesOf(rec.EventType),
+		TraceID: bytesOf(rec.TraceID), SessionID: bytesOf(rec.SessionID), Agent: bytesOf(rec.Agent),
+		ActionClass: bytesOf(rec.ActionClass), ToolName: bytesOf(rec.ToolName),
+		PrevHash: bytesOf(rec.PrevHash), EventHash: bytesOf(rec.EventHash), Body: rec.Body,
+	}, rec.Timestamp, stampTime)
 }
 
-func (v *Verifier) fail(rec Record, kind string) {
+// AddRow checks the next record like Add, reading r's bytes in place and
+// keeping none of them, so a database reader can pass its own memory that
+// is valid only during the call. A Timestamp that does not parse as RFC
+// 3339 is the zero time, as the stores read it.
+func (v *Verifier) AddRow(r *Row) {
+	// The unsafe string dies with err, which is dropped here.
+	ts, err := time.Parse(time.RFC3339Nano, unsafe.String(unsafe.SliceData(r.Timestamp), len(r.Timestamp)))
+	st := stampText
+	if err != nil {
+		st = stampBadText
+	}
+	v.add(r, ts, st)
+}
+
+// bytesOf views s as bytes without copying; the Verifier never writes to
+// them.
+func bytesOf(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+func (v *Verifier) add(r *Row, ts time.Time, st stamp) {
+	v.total++
+	if v.total == 1 {
+		v.first = EventRef{Seq: r.Seq, EventID: string(r.EventID), Timestamp: ts.UTC(), EventHash: string(r.EventHash)}
+	}
+
+	if r.Seq != v.lastSeq+1 {
+		v.fail(r, KindSeqGap)
+	}
+	if string(r.PrevHash) != string(v.lastHash) {
+		v.fail(r, KindPrevMismatch)
+	}
+	sum := sha256.Sum256(r.Body)
+	var hx [64]byte
+	hex.Encode(hx[:], sum[:])
+	if string(hx[:]) != string(r.EventHash) {
+		v.fail(r, KindHashMismatch)
+	}
+	if !v.columnsAgree(r, ts, st) {
+		v.fail(r, KindColumnMismatch)
+	}
+	v.lastSeq = r.Seq
+	v.lastHash = append(v.lastHash[:0], r.EventHash...)
+	v.lastID = append(v.lastID[:0], r.EventID...)
+	v.lastTime = ts
+}
+
+func (v *Verifier) fail(r *Row, kind string) {
 	v.broken++
 	if len(v.links) < MaxBrokenLinks {
-		v.links = append(v.links, BrokenLink{Seq: rec.Seq, EventID: rec.EventID, Kind: kind})
+		v.links = append(v.links, BrokenLink{Seq: r.Seq, EventID: string(r.EventID), Kind: kind})
 	}
+}
+
+// Join adds the verdict of w, a verifier of the records that follow v's
+// (NewVerifierAfter with v's last seq and event_hash), as if v had been
+// fed them: the Report and BrokenCount are those of one Verifier.
+func (v *Verifier) Join(w *Verifier) {
+	if w.total == 0 {
+		return
+	}
+	if v.total == 0 {
+		v.first = w.first
+	}
+	v.total += w.total
+	v.broken += w.broken
+	room := MaxBrokenLinks - len(v.links)
+	v.links = append(v.links, w.links[:min(room, len(w.links))]...)
+	v.lastSeq = w.lastSeq
+	v.lastHash = append(v.lastHash[:0], w.lastHash...)
+	v.lastID = append(v.lastID[:0], w.lastID...)
+	v.lastTime = w.lastTime
 }
 
 // BrokenCount returns how many broken links were found, including those
@@ -114,34 +195,41 @@ func (v *Verifier) Report() Report {
 		BrokenLinks: append(make([]BrokenLink, 0, len(v.links)), v.links...),
 	}
 	if v.total > 0 {
-		first, last := v.first, v.last
+		first := v.first
+		last := EventRef{Seq: v.lastSeq, EventID: string(v.lastID), Timestamp: v.lastTime.UTC(), EventHash: string(v.lastHash)}
 		r.FirstEvent, r.LastEvent = &first, &last
 	}
 	return r
 }
 
-// columnsAgree reports whether rec's indexed columns are the body's fields.
-func (v *Verifier) columnsAgree(rec *Record) bool {
+// columnsAgree reports whether r's indexed columns are the body's fields;
+// ts is its timestamp column as st says.
+func (v *Verifier) columnsAgree(r *Row, ts time.Time, st stamp) bool {
 	var f bodyFields
-	if !scanBody(rec.Body, &f) {
+	if !scanBody(r.Body, &f) {
 		return false
 	}
-	if !f.hasSeq || f.seq != rec.Seq ||
-		string(f.eventID) != rec.EventID ||
-		string(f.eventType) != rec.EventType ||
-		string(f.traceID) != rec.TraceID ||
-		string(f.sessionID) != rec.SessionID ||
-		string(f.agent) != rec.Agent ||
-		string(f.actionClass) != rec.ActionClass ||
-		string(f.toolName) != rec.ToolName ||
-		string(f.prevHash) != rec.PrevHash {
+	if !f.hasSeq || f.seq != r.Seq ||
+		string(f.eventID) != string(r.EventID) ||
+		string(f.eventType) != string(r.EventType) ||
+		string(f.traceID) != string(r.TraceID) ||
+		string(f.sessionID) != string(r.SessionID) ||
+		string(f.agent) != string(r.Agent) ||
+		string(f.actionClass) != string(r.ActionClass) ||
+		string(f.toolName) != string(r.ToolName) ||
+		string(f.prevHash) != string(r.PrevHash) {
 		return false
+	}
+	// A column text equal to the body's agrees exactly when it is a time at
+	// all: the verdict of the comparisons below, without formatting.
+	if st != stampTime && string(r.Timestamp) == string(f.timestamp) {
+		return st == stampText
 	}
 	// Seal writes UTC with encoding/json's RFC 3339 form: compare bytes, and
 	// parse only a body written some other way.
-	if string(rec.Timestamp.UTC().AppendFormat(v.tsBuf[:0], time.RFC3339Nano)) == string(f.timestamp) {
+	if string(ts.UTC().AppendFormat(v.tsBuf[:0], time.RFC3339Nano)) == string(f.timestamp) {
 		return true
 	}
-	ts, err := time.Parse(time.RFC3339Nano, string(f.timestamp))
-	return err == nil && ts.Equal(rec.Timestamp)
+	parsed, err := time.Parse(time.RFC3339Nano, string(f.timestamp))
+	return err == nil && parsed.Equal(ts)
 }

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -34,8 +35,21 @@ func TestVerifierIntactChain(t *testing.T) {
 	}
 }
 
-// Each tampering produces exactly the kinds documented on Verifier.
-func TestVerifierTampering(t *testing.T) {
+type link struct {
+	seq  int64
+	kind string
+}
+
+// tampering is one way to tamper with a 5-record chain, and the broken
+// links it must produce.
+type tampering struct {
+	name   string
+	tamper func([]Record) []Record
+	want   []link
+}
+
+// tamperings are the tamperings documented on Verifier.
+func tamperings() []tampering {
 	rehash := func(r *Record) { r.EventHash = Hash(r.Body) }
 	edit := func(r *Record, old, new string) {
 		if !bytes.Contains(r.Body, []byte(old)) {
@@ -43,15 +57,7 @@ func TestVerifierTampering(t *testing.T) {
 		}
 		r.Body = bytes.Replace(r.Body, []byte(old), []byte(new), 1)
 	}
-	type link struct {
-		seq  int64
-		kind string
-	}
-	tests := []struct {
-		name   string
-		tamper func([]Record) []Record
-		want   []link
-	}{
+	return []tampering{
 		{"body byte of a non-indexed field", func(r []Record) []Record {
 			edit(&r[2], "UPDATE 1500", "UPDATE 1501")
 			return r
@@ -129,7 +135,11 @@ func TestVerifierTampering(t *testing.T) {
 			return append(r[:3:3], r[2:]...)
 		}, []link{{3, KindSeqGap}, {3, KindPrevMismatch}}},
 	}
-	for _, tt := range tests {
+}
+
+// Each tampering produces exactly the kinds documented on Verifier.
+func TestVerifierTampering(t *testing.T) {
+	for _, tt := range tamperings() {
 		t.Run(tt.name, func(t *testing.T) {
 			recs := tt.tamper(sealedChain(t, 5))
 			rep := verify(recs)
@@ -286,6 +296,132 @@ func TestPlainRun(t *testing.T) {
 	for start := range b {
 		if got, want := plainRun(b, start), slow(b, start); got != want {
 			t.Fatalf("at %d: got %d, want %d", start, got, want)
+		}
+	}
+}
+
+// sameVerdict fails t unless got and want report the same and count the
+// same broken links.
+func sameVerdict(t *testing.T, got, want *Verifier) {
+	t.Helper()
+	if g, w := got.Report(), want.Report(); !reflect.DeepEqual(g, w) {
+		t.Errorf("report\n got %+v\nwant %+v", g, w)
+	}
+	if g, w := got.BrokenCount(), want.BrokenCount(); g != w {
+		t.Errorf("broken count %d, want %d", g, w)
+	}
+}
+
+// verifyParts verifies recs split at cuts, each part by its own
+// Verifier started after the record before it, and joins the verdicts.
+func verifyParts(recs []Record, cuts ...int) *Verifier {
+	v := NewVerifier()
+	from := 0
+	for _, to := range append(cuts, len(recs)) {
+		w := NewVerifier()
+		if from > 0 {
+			w = NewVerifierAfter(recs[from-1].Seq, recs[from-1].EventHash)
+		}
+		for _, r := range recs[from:to] {
+			w.Add(r)
+		}
+		v.Join(w)
+		from = to
+	}
+	return v
+}
+
+func verifierOf(recs []Record) *Verifier {
+	v := NewVerifier()
+	for _, r := range recs {
+		v.Add(r)
+	}
+	return v
+}
+
+// Verifying a chain in parts and joining the verdicts is verifying it
+// whole, wherever the parts are cut, empty parts included.
+func TestVerifierJoin(t *testing.T) {
+	for _, tt := range tamperings() {
+		t.Run(tt.name, func(t *testing.T) {
+			recs := tt.tamper(sealedChain(t, 5))
+			want := verifierOf(recs)
+			for a := 0; a <= len(recs); a++ {
+				for b := a; b <= len(recs); b++ {
+					sameVerdict(t, verifyParts(recs, a, b), want)
+				}
+			}
+		})
+	}
+}
+
+// The joined report lists the first MaxBrokenLinks links of all parts.
+func TestVerifierJoinCapsBrokenLinks(t *testing.T) {
+	recs := sealedChain(t, 3)
+	var bad []Record
+	for i := range MaxBrokenLinks + 500 {
+		r := recs[i%3]
+		r.Seq, r.EventID = int64(i%7), fmt.Sprintf("evt_%d", i) // a seq_gap most times, a prev_mismatch every time
+		bad = append(bad, r)
+	}
+	want := verifierOf(bad)
+	for _, cuts := range [][]int{
+		{0}, {1}, {MaxBrokenLinks / 2}, {MaxBrokenLinks/2 - 1, MaxBrokenLinks/2 + 1},
+		{MaxBrokenLinks - 1}, {MaxBrokenLinks}, {len(bad) - 1}, {len(bad)},
+		{100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100},
+	} {
+		sameVerdict(t, verifyParts(bad, cuts...), want)
+	}
+}
+
+// AddRow, reading the timestamp column's text, gives Add's verdict on the
+// record a store reads from the same row (an unparsable text is the zero
+// time), whatever the column and the body hold.
+func TestVerifierAddRow(t *testing.T) {
+	const fixed = "2006-01-02T15:04:05.000000000Z07:00" // the SQLite store's form
+	rowOf := func(r Record, ts string) *Row {
+		return &Row{
+			Seq: r.Seq, EventID: []byte(r.EventID), Timestamp: []byte(ts), EventType: []byte(r.EventType),
+			TraceID: []byte(r.TraceID), SessionID: []byte(r.SessionID), Agent: []byte(r.Agent),
+			ActionClass: []byte(r.ActionClass), ToolName: []byte(r.ToolName), PrevHash: []byte(r.PrevHash),
+			EventHash: []byte(r.EventHash), Body: r.Body,
+		}
+	}
+	check := func(t *testing.T, recs []Record, stamps []string) {
+		t.Helper()
+		byAdd, byRow := NewVerifier(), NewVerifier()
+		for i, r := range recs {
+			byRow.AddRow(rowOf(r, stamps[i]))
+			r.Timestamp, _ = time.Parse(time.RFC3339Nano, stamps[i])
+			byAdd.Add(r)
+		}
+		sameVerdict(t, byRow, byAdd)
+	}
+
+	t.Run("tamperings", func(t *testing.T) {
+		for _, tt := range tamperings() {
+			recs := tt.tamper(sealedChain(t, 5))
+			var stamps []string
+			for _, r := range recs {
+				stamps = append(stamps, r.Timestamp.UTC().Format(fixed))
+			}
+			check(t, recs, stamps)
+		}
+	})
+
+	const bodyTS = "2026-03-09T14:00:00.123456789Z" // sealedChain's first
+	columns := []string{
+		bodyTS, "2026-03-09T14:00:00.123456789000Z", "2026-03-09T14:00:00.123456789+00:00",
+		"2026-03-09T15:00:00.123456789+01:00", "2026-03-09T14:00:00.12345678Z", "2026-03-09T14:00:00Z",
+		"0001-01-01T00:00:00Z", "2026-02-30T14:00:00Z", "yesterday", "",
+	}
+	for _, body := range []string{bodyTS, "2026-03-09T14:00:00.1234567890Z", "2026-03-09T14:00:00.120000000Z",
+		"2026-03-09T15:00:00.123456789+01:00", "0001-01-01T00:00:00Z", "yesterday", ""} {
+		recs := sealedChain(t, 1)
+		recs[0].Body = bytes.Replace(recs[0].Body, []byte(bodyTS), []byte(body), 1)
+		recs[0].EventHash = Hash(recs[0].Body)
+		for _, col := range columns {
+			t.Run(body+" vs "+col, func(t *testing.T) { check(t, recs, []string{col}) })
 		}
 	}
 }

@@ -86,3 +86,27 @@ func BenchmarkScan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVerifyChain measures verify-chain's path over a database: every
+// core verifying ranges of seq in SQLite's memory (DESIGN §10: ≥ 500k
+// events/s).
+func BenchmarkVerifyChain(b *testing.B) {
+	s, _ := openTest(b)
+	const total = 100_000
+	recs := sealed(b, total)
+	for from := 0; from < total; from += 10_000 {
+		appendAll(b, s, recs[from:from+10_000])
+	}
+	var n int64
+	for b.Loop() {
+		v, err := s.VerifyChain(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !v.Report().Verified {
+			b.Fatal("chain does not verify")
+		}
+		n += v.Report().TotalEvents
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}
