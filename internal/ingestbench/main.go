@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/govkit/govkit/internal/auditdproc"
@@ -142,6 +143,38 @@ func rawPoster(base string) func(context.Context, audit.Event) error {
 		}
 		return err
 	}
+}
+
+// printMetrics prints auditd's batch, commit and CPU figures, and the
+// averages that make runs comparable on a shared machine: events per
+// commit, and auditd's CPU time per event, which depends much less than
+// events/s on what else the machine runs.
+func printMetrics(text string) {
+	values := map[string]float64{}
+	for _, l := range strings.Split(text, "\n") {
+		name, value, ok := strings.Cut(l, " ")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "govkit_auditd_batch_size_events_sum", "govkit_auditd_batch_size_events_count",
+			"govkit_auditd_commit_duration_seconds_sum", "process_cpu_seconds_total":
+			fmt.Fprintln(os.Stderr, "  ", l)
+			values[name], _ = strconv.ParseFloat(value, 64)
+		}
+	}
+	events, commits := values["govkit_auditd_batch_size_events_sum"], values["govkit_auditd_batch_size_events_count"]
+	if events > 0 && commits > 0 {
+		fmt.Fprintf(os.Stderr, "   %.1f events/commit, %.2f ms/commit, auditd CPU %.0f µs/event\n", events/commits,
+			1e3*values["govkit_auditd_commit_duration_seconds_sum"]/commits, 1e6*values["process_cpu_seconds_total"]/events)
+	}
+}
+
+// cpuTime is this process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func fatal(err error) {
@@ -295,6 +328,7 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 	keep := total == 0 // latencies only for the timed runs: 1M would cost memory
 	var firstErr error
 	var wg sync.WaitGroup
+	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(d)
 	for g := range n {
@@ -332,6 +366,7 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	clientCPU := cpuTime() - cpu0
 	close(stopRSS)
 	<-rssDone
 	if total > 0 {
@@ -340,14 +375,11 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 		res.acknowledged = count.Load()
 	}
 	if *verbose {
+		fmt.Fprintf(os.Stderr, "   load generator CPU %.0f µs/event\n", float64(clientCPU.Microseconds())/float64(max(count.Load(), 1)))
 		if resp, err := http.Get(p.URL + "/metrics"); err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			for _, l := range strings.Split(string(b), "\n") {
-				if strings.HasPrefix(l, "govkit_auditd_batch_size_events_sum") || strings.HasPrefix(l, "govkit_auditd_batch_size_events_count") || strings.HasPrefix(l, "govkit_auditd_commit_duration_seconds_sum") || strings.HasPrefix(l, "process_cpu") {
-					fmt.Fprintln(os.Stderr, "  ", l)
-				}
-			}
+			printMetrics(string(b))
 		}
 	}
 	stopErr := p.Stop()

@@ -41,32 +41,60 @@ const maxSafeInteger = 1<<53 - 1
 // (DecodeEvent refuses such input anyway).
 func Seal(e *Event, seq int64, prev string, now time.Time) (Record, error) {
 	if e.EventID == "" {
-		return Record{}, errors.New("seal: event_id is empty")
+		return Record{}, errEmptyEventID
 	}
-	if seq < 1 || seq > maxSafeInteger {
-		return Record{}, fmt.Errorf("seal: seq %d out of range", seq)
+	if err := checkLink(seq, prev); err != nil {
+		return Record{}, err
 	}
-	if !IsHash(prev) {
-		return Record{}, errors.New("seal: prev_hash is not 64 lowercase hex digits")
+	toolName, err := normalize(e)
+	if err != nil {
+		return Record{}, err
 	}
-	e.SchemaVersion = SchemaVersion
 	e.Seq = seq
 	e.PrevHash = prev
 	e.Timestamp = now.UTC()
+	body, err := appendEventBody(make([]byte, 0, 1024), e, true)
+	if err != nil {
+		return Record{}, fmt.Errorf("seal: %w", err)
+	}
+	e.EventHash = Hash(body)
+	rec := columns(e, toolName)
+	rec.Body = body
+	return rec, nil
+}
+
+var errEmptyEventID = errors.New("seal: event_id is empty")
+
+// checkLink checks the chain fields Seal assigns.
+func checkLink(seq int64, prev string) error {
+	if seq < 1 || seq > maxSafeInteger {
+		return fmt.Errorf("seal: seq %d out of range", seq)
+	}
+	if !IsHash(prev) {
+		return errors.New("seal: prev_hash is not 64 lowercase hex digits")
+	}
+	return nil
+}
+
+// normalize does everything Seal does to e besides the chain fields: it
+// sets schema_version, clears event_hash, cuts Tool.Result, makes the
+// JSON-valued fields canonical and checks that the indexed string fields
+// are valid UTF-8. It returns the tool_name column.
+func normalize(e *Event) (toolName string, err error) {
+	e.SchemaVersion = SchemaVersion
 	e.EventHash = ""
-	toolName := ""
 	if e.Tool != nil {
 		e.Tool.Result = truncateRunes(e.Tool.Result, MaxResult)
 		toolName = e.Tool.Name
 		if err := canonicalRaw(&e.Tool.Parameters); err != nil {
-			return Record{}, fmt.Errorf("seal: tool.parameters: %w", err)
+			return "", fmt.Errorf("seal: tool.parameters: %w", err)
 		}
 	}
 	if err := canonicalRaw(&e.PolicyDecision); err != nil {
-		return Record{}, fmt.Errorf("seal: policy_decision: %w", err)
+		return "", fmt.Errorf("seal: policy_decision: %w", err)
 	}
 	if err := canonicalRaw(&e.Data); err != nil {
-		return Record{}, fmt.Errorf("seal: data: %w", err)
+		return "", fmt.Errorf("seal: data: %w", err)
 	}
 	for _, f := range [...]struct{ name, value string }{
 		{"event_id", e.EventID}, {"event_type", e.EventType}, {"trace_id", e.TraceID},
@@ -74,14 +102,15 @@ func Seal(e *Event, seq int64, prev string, now time.Time) (Record, error) {
 		{"tool.name", toolName},
 	} {
 		if !utf8.ValidString(f.value) {
-			return Record{}, fmt.Errorf("seal: %s is not valid UTF-8", f.name)
+			return "", fmt.Errorf("seal: %s is not valid UTF-8", f.name)
 		}
 	}
-	body, err := appendEventBody(make([]byte, 0, 1024), e, true)
-	if err != nil {
-		return Record{}, fmt.Errorf("seal: %w", err)
-	}
-	e.EventHash = Hash(body)
+	return toolName, nil
+}
+
+// columns returns e's record without Body: the indexed columns, and the
+// chain fields as e holds them.
+func columns(e *Event, toolName string) Record {
 	return Record{
 		Seq:         e.Seq,
 		EventID:     e.EventID,
@@ -94,8 +123,7 @@ func Seal(e *Event, seq int64, prev string, now time.Time) (Record, error) {
 		ToolName:    toolName,
 		PrevHash:    e.PrevHash,
 		EventHash:   e.EventHash,
-		Body:        body,
-	}, nil
+	}
 }
 
 // canonicalRaw replaces a JSON-valued field by its canonical form.

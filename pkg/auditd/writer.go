@@ -18,9 +18,10 @@ var errClosed = errors.New("auditd is shutting down")
 
 // appendReq is one POST /api/events waiting for its commit.
 type appendReq struct {
-	ev       audit.Event // decoded and validated; EventID set
-	recv     time.Time   // when auditd received it: the event's timestamp
-	clientID bool        // the client chose EventID (an idempotency key)
+	ev       audit.Event  // decoded and validated; EventID set
+	draft    *audit.Draft // ev, prepared by submit
+	recv     time.Time    // when auditd received it: the event's timestamp
+	clientID bool         // the client chose EventID (an idempotency key)
 	done     chan appendResult
 	w        *writer // whose pending count the answer decrements
 	// dups are requests for the same client event id in the same batch:
@@ -34,6 +35,19 @@ type appendResult struct {
 	json    []byte
 	created bool
 	err     error
+}
+
+// prepare makes r.ev canonical but for its chain fields. It runs in the
+// request's own goroutine, so the handlers do it in parallel and the one
+// writer only splices in seq, prev_hash and timestamp and hashes: the
+// writer is the serial section of ingest (DESIGN §6 "Durability").
+func (r *appendReq) prepare() error {
+	d, err := audit.Prepare(r.ev)
+	if err != nil {
+		return &requestError{fmt.Errorf("event %s: %w", r.ev.EventID, err)}
+	}
+	r.draft = d
+	return nil
 }
 
 func (r *appendReq) answer(res appendResult) {
@@ -108,8 +122,13 @@ func newWriter(st store.Store, cfg *Config, hub *stream.Hub, m *metrics, head *h
 	return w
 }
 
-// submit queues r; the answer arrives on r.done.
+// submit queues r; the answer arrives on r.done. An event that cannot be
+// sealed is answered at once with a requestError, and nil returned.
 func (w *writer) submit(ctx context.Context, r *appendReq) error {
+	if err := r.prepare(); err != nil {
+		r.answer(appendResult{err: err})
+		return nil
+	}
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.closed {
@@ -289,12 +308,11 @@ func (w *writer) seal(reqs []*appendReq) ([]*appendReq, []audit.Record) {
 	kept := reqs[:0]
 	seq, prev, last := w.seq, w.hash, w.lastTime
 	for _, r := range reqs {
-		ev := r.ev // Seal fills in a copy: a retry reseals the original
 		at := r.recv
 		if at.Before(last) {
 			at = last
 		}
-		rec, err := audit.Seal(&ev, seq+1, prev, at)
+		rec, err := r.draft.Seal(seq+1, prev, at) // a retry reseals the same draft
 		if err != nil {
 			r.answer(appendResult{err: &requestError{fmt.Errorf("event %s: %w", r.ev.EventID, err)}})
 			continue

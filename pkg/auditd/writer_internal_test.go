@@ -3,7 +3,9 @@ package auditd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +40,17 @@ func req(w *writer, id string, clientID bool) *appendReq {
 	}
 }
 
+// commit prepares reqs, as submit does, and commits them as one batch.
+func commit(t *testing.T, w *writer, reqs ...*appendReq) {
+	t.Helper()
+	for _, r := range reqs {
+		if err := r.prepare(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.commit(reqs)
+}
+
 func result(t *testing.T, r *appendReq) (audit.Event, bool) {
 	t.Helper()
 	res := <-r.done
@@ -55,7 +68,7 @@ func result(t *testing.T, r *appendReq) (audit.Event, bool) {
 func TestCommitDedupesWithinBatch(t *testing.T) {
 	w, st := newTestWriter(t)
 	a, b, dup, c := req(w, "k1", true), req(w, "gen-1", false), req(w, "k1", true), req(w, "gen-2", false)
-	w.commit([]*appendReq{a, b, dup, c})
+	commit(t, w, a, b, dup, c)
 	evA, createdA := result(t, a)
 	evDup, createdDup := result(t, dup)
 	evC, _ := result(t, c)
@@ -73,12 +86,12 @@ func TestCommitDedupesWithinBatch(t *testing.T) {
 func TestCommitDuplicateFromEarlierBatch(t *testing.T) {
 	w, st := newTestWriter(t)
 	orig := req(w, "k1", true)
-	w.commit([]*appendReq{orig})
+	commit(t, w, orig)
 	first, _ := result(t, orig)
 
 	x, retry, y := req(w, "gen-1", false), req(w, "k1", true), req(w, "gen-2", false)
 	retry.ev.Agent = "someone-else"
-	w.commit([]*appendReq{x, retry, y})
+	commit(t, w, x, retry, y)
 	evRetry, created := result(t, retry)
 	evX, _ := result(t, x)
 	evY, _ := result(t, y)
@@ -102,11 +115,47 @@ func TestCommitTimestampsMonotonic(t *testing.T) {
 	late, early := req(w, "", false), req(w, "", false)
 	late.ev.EventID, early.ev.EventID = "l", "e"
 	early.recv = late.recv.Add(-time.Second)
-	w.commit([]*appendReq{late, early})
+	commit(t, w, late, early)
 	a, _ := result(t, late)
 	b, _ := result(t, early)
 	if b.Timestamp.Before(a.Timestamp) {
 		t.Fatalf("seq %d at %v after seq %d at %v", b.Seq, b.Timestamp, a.Seq, a.Timestamp)
+	}
+}
+
+// An event that cannot be sealed is answered by submit itself, in the
+// request's goroutine, as a bad request: it never reaches the writer, and
+// nothing is written.
+func TestSubmitRefusesUnsealable(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		edit func(*audit.Event)
+		want string
+	}{
+		{"invalid data", func(e *audit.Event) { e.Data = json.RawMessage(`{`) }, "data: invalid JSON"},
+		{"invalid utf-8", func(e *audit.Event) { e.Agent = "a\xff" }, "agent is not valid UTF-8"},
+		{"no event id", func(e *audit.Event) { e.EventID = "" }, "event_id is empty"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w, st := newTestWriter(t)
+			r := req(w, "k1", true)
+			tt.edit(&r.ev)
+			w.pending.Add(1) // as the handler does
+			if err := w.submit(context.Background(), r); err != nil {
+				t.Fatalf("submit = %v, want the answer on done", err)
+			}
+			res := <-r.done
+			var bad *requestError
+			if !errors.As(res.err, &bad) || !strings.Contains(res.err.Error(), tt.want) {
+				t.Fatalf("answer %v, want a requestError containing %q", res.err, tt.want)
+			}
+			if n, queued := w.pending.Load(), len(w.queue); n != 0 || queued != 0 {
+				t.Errorf("pending %d, queued %d; want 0, 0", n, queued)
+			}
+			if seq, _, _ := st.Head(context.Background()); seq != 0 {
+				t.Errorf("head %d, want nothing stored", seq)
+			}
+		})
 	}
 }
 

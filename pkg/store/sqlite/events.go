@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
 )
@@ -37,50 +35,19 @@ var errReadOnly = errors.New("store: append: the store is read-only")
 // event_id (within the batch, too) rolls back the whole batch and returns an
 // error wrapping store.ErrDuplicate. A seq that is already stored rolls it
 // back too, with an error of its own: the seq primary key is what stops a
-// second writer from forking the chain.
-func (s *Store) Append(ctx context.Context, batch []audit.Record) (err error) {
-	if s.writer == nil {
+// second writer from forking the chain. ctx is checked before the
+// transaction starts; a transaction under way finishes.
+func (s *Store) Append(ctx context.Context, batch []audit.Record) error {
+	if s.app == nil {
 		return errReadOnly
 	}
 	if len(batch) == 0 {
 		return nil
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: append: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
-	// The statement prepared at Open, reused on the one write connection.
-	insert := tx.StmtContext(ctx, s.insert)
-	for i := range batch {
-		r := &batch[i]
-		if r.Seq <= 0 {
-			return fmt.Errorf("store: append: event %q: seq %d, want > 0", r.EventID, r.Seq)
-		}
-		if r.EventID == "" {
-			return fmt.Errorf("store: append: seq %d: empty event_id", r.Seq)
-		}
-		_, err := insert.ExecContext(ctx,
-			r.Seq, r.EventID, formatTime(r.Timestamp), r.EventType, r.TraceID, r.SessionID,
-			r.Agent, r.ActionClass, r.ToolName, r.PrevHash, r.EventHash, r.Body)
-		if err != nil {
-			switch sqliteCode(err) {
-			case sqlite3.SQLITE_CONSTRAINT_UNIQUE: // event_id is the one UNIQUE column
-				return fmt.Errorf("%w: %q", store.ErrDuplicate, r.EventID)
-			case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-				return fmt.Errorf("store: append: seq %d is already stored", r.Seq)
-			}
-			return fmt.Errorf("store: append: seq %d: %w", r.Seq, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: append: commit: %w", err)
-	}
-	return nil
+	return s.app.append(batch)
 }
 
 // Head returns the last record's seq and event hash, or (0, audit.ZeroHash)
