@@ -127,14 +127,8 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 			s.w.pending.Add(-1)
 		}
 	}()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes (1 MiB)", MaxBody))
-			return
-		}
-		s.fail(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+	body, ok := s.readBody(w, r)
+	if !ok {
 		return
 	}
 	ev, err := audit.DecodeEvent(body)
@@ -253,13 +247,8 @@ var filterParams = map[string]bool{
 // or repeated parameter, or a bad value, is an error naming it. Limit is
 // always set (store.DefaultLimit when absent).
 func ParseFilter(q url.Values) (store.Filter, error) {
-	for k, v := range q {
-		if !filterParams[k] {
-			return store.Filter{}, fmt.Errorf("unknown query parameter %q", truncate(k, 40))
-		}
-		if len(v) > 1 {
-			return store.Filter{}, fmt.Errorf("query parameter %q given more than once", k)
-		}
+	if err := checkParams(q, filterParams); err != nil {
+		return store.Filter{}, err
 	}
 	f := store.Filter{
 		Agent: q.Get("agent"), TraceID: q.Get("trace_id"), SessionID: q.Get("session_id"),
@@ -274,17 +263,57 @@ func ParseFilter(q url.Values) (store.Filter, error) {
 			}
 		}
 	}
+	if f.AfterSeq, f.Limit, err = cursorParams(q); err != nil {
+		return store.Filter{}, err
+	}
+	return f, nil
+}
+
+// checkParams refuses a query parameter that is not known or is repeated,
+// naming it.
+func checkParams(q url.Values, known map[string]bool) error {
+	for k, v := range q {
+		if !known[k] {
+			return fmt.Errorf("unknown query parameter %q", truncate(k, 40))
+		}
+		if len(v) > 1 {
+			return fmt.Errorf("query parameter %q given more than once", k)
+		}
+	}
+	return nil
+}
+
+// cursorParams reads the pagination parameters after_seq (default 0) and
+// limit (default store.DefaultLimit).
+func cursorParams(q url.Values) (afterSeq int64, limit int, err error) {
+	limit = store.DefaultLimit
 	if v := q.Get("after_seq"); v != "" {
-		if f.AfterSeq, err = strconv.ParseInt(v, 10, 64); err != nil || f.AfterSeq < 0 {
-			return store.Filter{}, fmt.Errorf("after_seq=%q is not a seq (an integer >= 0)", truncate(v, 40))
+		if afterSeq, err = strconv.ParseInt(v, 10, 64); err != nil || afterSeq < 0 {
+			return 0, 0, fmt.Errorf("after_seq=%q is not a seq (an integer >= 0)", truncate(v, 40))
 		}
 	}
 	if v := q.Get("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > store.MaxLimit {
-			return store.Filter{}, fmt.Errorf("limit=%q is not between 1 and %d", truncate(v, 40), store.MaxLimit)
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > store.MaxLimit {
+			return 0, 0, fmt.Errorf("limit=%q is not between 1 and %d", truncate(v, 40), store.MaxLimit)
 		}
 	}
-	return f, nil
+	return afterSeq, limit, nil
+}
+
+// readBody reads a request body of at most MaxBody bytes, answering 413
+// beyond it.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes (1 MiB)", MaxBody))
+		} else {
+			s.fail(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		}
+		return nil, false
+	}
+	return body, true
 }
 
 func (s *Server) verify(w http.ResponseWriter, r *http.Request) {

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
@@ -105,23 +103,15 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f := store.ApprovalFilter{Status: approval.Status(q.Get("status")), Limit: store.DefaultLimit}
+	f := store.ApprovalFilter{Status: approval.Status(q.Get("status"))}
 	if f.Status != "" && !f.Status.Valid() {
 		s.fail(w, http.StatusBadRequest, fmt.Sprintf("status=%q is not pending, approved, denied or expired", truncate(q.Get("status"), 40)))
 		return
 	}
 	var err error
-	if v := q.Get("after_seq"); v != "" {
-		if f.AfterSeq, err = strconv.ParseInt(v, 10, 64); err != nil || f.AfterSeq < 0 {
-			s.fail(w, http.StatusBadRequest, fmt.Sprintf("after_seq=%q is not a seq (an integer >= 0)", truncate(v, 40)))
-			return
-		}
-	}
-	if v := q.Get("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > store.MaxLimit {
-			s.fail(w, http.StatusBadRequest, fmt.Sprintf("limit=%q is not between 1 and %d", truncate(v, 40), store.MaxLimit))
-			return
-		}
+	if f.AfterSeq, f.Limit, err = cursorParams(q); err != nil {
+		s.fail(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	// Without a cursor: the newest changes, and a cursor at the newest
 	// change overall, from which a watcher follows.
@@ -187,15 +177,9 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) (string, bool) {
 // waitParam checks the query parameters against known and reads wait=.
 func (s *Server) waitParam(w http.ResponseWriter, r *http.Request, known map[string]bool) (time.Duration, bool) {
 	q := r.URL.Query()
-	for k, v := range q {
-		if !known[k] {
-			s.fail(w, http.StatusBadRequest, fmt.Sprintf("unknown query parameter %q", truncate(k, 40)))
-			return 0, false
-		}
-		if len(v) > 1 {
-			s.fail(w, http.StatusBadRequest, fmt.Sprintf("query parameter %q given more than once", k))
-			return 0, false
-		}
+	if err := checkParams(q, known); err != nil {
+		s.fail(w, http.StatusBadRequest, err.Error())
+		return 0, false
 	}
 	v := q.Get("wait")
 	if v == "" {
@@ -213,14 +197,8 @@ func (s *Server) waitParam(w http.ResponseWriter, r *http.Request, known map[str
 // second value and bodies over MaxBody are refused naming the problem.
 // An empty body is allowed when emptyOK.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes (1 MiB)", MaxBody))
-		} else {
-			s.fail(w, http.StatusBadRequest, "reading the request body: "+err.Error())
-		}
+	body, ok := s.readBody(w, r)
+	if !ok {
 		return false
 	}
 	if emptyOK && len(bytes.TrimSpace(body)) == 0 {
