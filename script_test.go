@@ -23,8 +23,11 @@ import (
 
 	"github.com/govkit/govkit/pkg/cmd/approvals"
 	"github.com/govkit/govkit/pkg/cmd/auditd"
+	"github.com/govkit/govkit/pkg/cmd/auditor"
 	"github.com/govkit/govkit/pkg/cmd/classify"
+	"github.com/govkit/govkit/pkg/cmd/govbot"
 	"github.com/govkit/govkit/pkg/cmd/govexplain"
+	"github.com/govkit/govkit/pkg/cmd/secbot"
 	"github.com/govkit/govkit/pkg/cmd/verifychain"
 )
 
@@ -36,8 +39,11 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"approvals":    func() { os.Exit(approvals.Main()) },
 		"auditd":       func() { os.Exit(auditd.Main()) },
+		"auditor":      func() { os.Exit(auditor.Main()) },
 		"classify":     func() { os.Exit(classify.Main()) },
+		"govbot":       func() { os.Exit(govbot.Main()) },
 		"govexplain":   func() { os.Exit(govexplain.Main()) },
+		"secbot":       func() { os.Exit(secbot.Main()) },
 		"verify-chain": func() { os.Exit(verifychain.Main()) },
 	})
 }
