@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -281,6 +283,27 @@ func (c *Client) Health(ctx context.Context) (Health, error) {
 	var h Health
 	_, err := c.do(ctx, http.MethodGet, "/health", nil, nil, &h)
 	return h, err
+}
+
+// NetReason is the innermost cause of a network error ("connection
+// refused"), without the method and URL that net/http puts before it: for
+// messages that name the URL themselves.
+func NetReason(err error) string {
+	for {
+		var next error
+		switch e := err.(type) {
+		case *url.Error:
+			next = e.Err
+		case *net.OpError:
+			next = e.Err
+		case *os.SyscallError:
+			next = e.Err
+		}
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
 }
 
 // do sends one request and decodes a 2xx JSON answer into out; any other

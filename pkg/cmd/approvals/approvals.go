@@ -244,7 +244,7 @@ func (o *Options) apiError(err error, id string) error {
 		return cli.Failf("interrupted")
 	}
 	if isTransient(err) {
-		return cli.Failf("cannot reach auditd at %s: %s", o.URL, netReason(err)).
+		return cli.Failf("cannot reach auditd at %s: %s", o.URL, client.NetReason(err)).
 			WithHint("start auditd, or pass --url (or set GOVKIT_AUDIT_URL) naming a running one")
 	}
 	return cli.Fail(err, "")
@@ -269,25 +269,6 @@ func (o *Options) outage(err error) string {
 	if errors.As(err, &ae) {
 		return fmt.Sprintf("auditd at %s is unavailable (%d: %s)", o.URL, ae.StatusCode, oneLine(truncate(ae.Message, 200)))
 	}
-	return fmt.Sprintf("cannot reach auditd at %s (%s)", o.URL, netReason(err))
+	return fmt.Sprintf("cannot reach auditd at %s (%s)", o.URL, client.NetReason(err))
 }
 
-// netReason is the innermost cause of a network error ("connection
-// refused"), without the URL and method net/http prefixes.
-func netReason(err error) string {
-	for {
-		var next error
-		switch e := err.(type) {
-		case *url.Error:
-			next = e.Err
-		case *net.OpError:
-			next = e.Err
-		case *os.SyscallError:
-			next = e.Err
-		}
-		if next == nil {
-			return err.Error()
-		}
-		err = next
-	}
-}

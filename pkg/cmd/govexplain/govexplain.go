@@ -34,6 +34,13 @@ type ExplainOptions struct {
 	At            string
 	DryRun        bool
 	DefaultEffect string
+	// Gateway is auditd's URL: evaluate there (hypothetical, recording
+	// nothing) or, with Event, show a recorded decision (gateway.go).
+	Gateway string
+	Token   string
+	Event   string
+	// given reports whether a flag was on the command line.
+	given func(name string) bool
 	// Now is the clock for schedules when --at is absent (tests pin it).
 	Now func() time.Time
 }
@@ -42,7 +49,7 @@ type ExplainOptions struct {
 func NewCmdGovexplain(streams *cli.IOStreams, runF func(*ExplainOptions) error) *cobra.Command {
 	opts := &ExplainOptions{IO: streams, Now: time.Now}
 	cmd := &cobra.Command{
-		Use:   "govexplain --policy FILE --resource TYPE:NAME --action ACTION [flags]",
+		Use:   "govexplain (--policy FILE | --gateway URL) --resource TYPE:NAME --action ACTION [flags]",
 		Short: "Evaluate a request against policy and explain the decision",
 		Long: `Govexplain answers "what would happen if this principal did this action to this
 resource?" from a policy file, without running anything, and explains why:
@@ -50,6 +57,12 @@ which policies applied or were skipped, which rule decided, which conditions
 passed or failed, and what would change the outcome.
 
 Tags come from --tags, or else from the resource's entry in --infra.
+
+With --gateway URL the question goes to a running auditd instead, which
+answers from the policy and infra files it has loaded and records nothing.
+With --gateway URL --event ID govexplain shows the decision auditd recorded
+with that policy_decision event: the trace stored then, not a re-evaluation,
+so a policy changed since does not change the answer.
 
 Exit status follows the enforced effect:
 
@@ -61,17 +74,23 @@ Exit status follows the enforced effect:
     --action write --role dba
   govexplain --policy policies.yaml --infra infra.yaml --resource database:prod-db \
     --action write --rows 1500 -o json
+  govexplain --gateway http://127.0.0.1:1199 --resource database:prod-db --action write
+  govexplain --gateway http://127.0.0.1:1199 --event 01JBX4T5WKQ2V8N3M6P9R0S7YZ -o json
   govexplain lint --policy policies.yaml
   govexplain test --policy policies.yaml examples/policy-tests.yaml`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.tagsSet = c.Flags().Changed("tags") || cli.FlagSource(c.Flags(), "tags") != ""
+			opts.given = func(name string) bool { return c.Flags().Changed(name) }
 			if err := opts.validate(); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(opts)
+			}
+			if opts.Gateway != "" {
+				return gatewayRun(opts)
 			}
 			return explainRun(opts)
 		},
@@ -91,8 +110,12 @@ Exit status follows the enforced effect:
 	f.StringVar(&opts.At, "at", "", "evaluate at this `TIME` (RFC 3339) for schedules (default: now)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "global dry-run: report the effect, enforce allow")
 	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the file's default_effect: deny, allow or require_approval")
+	f.StringVar(&opts.Gateway, "gateway", "", "ask the auditd at `URL` instead of reading --policy (its loaded policy; nothing is recorded)")
+	f.StringVar(&opts.Event, "event", "", "with --gateway: show the decision recorded with event `ID` (no re-evaluation)")
+	f.StringVar(&opts.Token, "token", "", "with --gateway: the bearer `TOKEN` for auditd (prefer GOVKIT_TOKEN: a flag shows in ps)")
 	cli.SetEnvName(f, "dry-run", "GOVKIT_POLICY_DRY_RUN")
-	cli.SkipConfig(f, "resource", "action", "tags", "user", "role", "service", "rows", "pods", "at")
+	cli.SetEnvName(f, "token", "GOVKIT_TOKEN")
+	cli.SkipConfig(f, "resource", "action", "tags", "user", "role", "service", "rows", "pods", "at", "event")
 	cmd.AddCommand(newCmdLint(streams), newCmdTest(streams))
 	return cmd
 }
@@ -112,9 +135,34 @@ func addInfraFlag(cmd *cobra.Command, p *string) {
 }
 
 func (o *ExplainOptions) validate() error {
-	if o.PolicyFile == "" {
-		return cli.Failf("--policy is required").WithHint("pass --policy FILE or set GOVKIT_POLICY_FILE")
+	if o.Gateway != "" {
+		return o.validateGateway()
 	}
+	if o.Event != "" {
+		return cli.Failf("--event needs --gateway: recorded decisions are in auditd").WithHint("pass --gateway URL (auditd's address) with --event ID")
+	}
+	if o.PolicyFile == "" {
+		return cli.Failf("--policy is required").WithHint("pass --policy FILE or set GOVKIT_POLICY_FILE, or ask a running auditd with --gateway URL")
+	}
+	if err := o.validateQuestion(); err != nil {
+		return err
+	}
+	if o.At != "" {
+		if _, err := time.Parse(time.RFC3339Nano, o.At); err != nil {
+			return cli.Failf("--at %q is not an RFC 3339 time", o.At).WithHint("pass --at like 2026-03-09T14:00:00-05:00")
+		}
+	}
+	switch policy.Effect(o.DefaultEffect) {
+	case "", policy.EffectAllow, policy.EffectDeny, policy.EffectRequireApproval:
+	default:
+		return cli.Failf("--default-effect %q is not deny, allow or require_approval", o.DefaultEffect)
+	}
+	return nil
+}
+
+// validateQuestion checks what both modes ask about: the resource, the
+// action and the counts.
+func (o *ExplainOptions) validateQuestion() error {
 	if _, _, err := o.resource(); err != nil {
 		return err
 	}
@@ -127,16 +175,6 @@ func (o *ExplainOptions) validate() error {
 	}
 	if o.Rows < 0 || o.Pods < 0 {
 		return cli.Failf("--rows and --pods must not be negative")
-	}
-	if o.At != "" {
-		if _, err := time.Parse(time.RFC3339Nano, o.At); err != nil {
-			return cli.Failf("--at %q is not an RFC 3339 time", o.At).WithHint("pass --at like 2026-03-09T14:00:00-05:00")
-		}
-	}
-	switch policy.Effect(o.DefaultEffect) {
-	case "", policy.EffectAllow, policy.EffectDeny, policy.EffectRequireApproval:
-	default:
-		return cli.Failf("--default-effect %q is not deny, allow or require_approval", o.DefaultEffect)
 	}
 	return nil
 }
@@ -201,24 +239,30 @@ func explainRun(o *ExplainOptions) error {
 		// check (seed 003 "Guardrails"), and the decision says so.
 		trace = e.CheckPostExecution(req)
 	}
-	if err := printTrace(o.IO, o.Output.Resolve(o.IO), trace, unknown, o.InfraFile); err != nil {
+	note := ""
+	if unknown {
+		note = fmt.Sprintf("the resource is not in %s, so it has no tags.", o.InfraFile)
+	}
+	out := struct {
+		SchemaVersion int `json:"schema_version"`
+		policy.DecisionTrace
+	}{1, trace}
+	if err := printTrace(o.IO, o.Output.Resolve(o.IO), out, trace.Explanation, note); err != nil {
 		return err
 	}
 	return exitFor(trace.Decision.EnforcedEffect)
 }
 
-// printTrace prints the trace as DESIGN §5's JSON or as the explanation.
-func printTrace(io_ *cli.IOStreams, format cli.Format, trace policy.DecisionTrace, unknownToInfra bool, infraFile string) error {
+// printTrace prints asJSON (DESIGN §5's trace, with schema_version) in
+// JSON, or else the explanation and a note after it; every mode prints
+// through it, so that local and gateway answers look alike.
+func printTrace(io_ *cli.IOStreams, format cli.Format, asJSON any, explanation, note string) error {
 	if format == cli.FormatJSON {
-		return writeJSON(io_.Out, struct {
-			SchemaVersion int `json:"schema_version"`
-			policy.DecisionTrace
-		}{1, trace})
+		return writeJSON(io_.Out, asJSON)
 	}
-	text := strings.TrimRight(trace.Explanation, "\n")
-	fmt.Fprintln(io_.Out, text)
-	if unknownToInfra {
-		fmt.Fprintf(io_.Out, "\nNote: the resource is not in %s, so it has no tags.\n", infraFile)
+	fmt.Fprintln(io_.Out, strings.TrimRight(explanation, "\n"))
+	if note != "" {
+		fmt.Fprintf(io_.Out, "\nNote: %s\n", note)
 	}
 	return nil
 }
