@@ -16,6 +16,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/token"
 )
@@ -30,10 +31,22 @@ import (
 //	GET  /health           liveness and the chain head (Health)
 //	GET  /metrics          Prometheus metrics
 //
-// and the approvals API of DESIGN §7 (api_approvals.go). With a tokens file
-// every endpoint but /health needs a bearer token of the roles listed
-// below (auth.go). Every error is JSON: {"schema_version":1,"error":"…"},
-// with a "code" when a rule refused the request.
+// the approvals API of DESIGN §7 (api_approvals.go), and the governance API
+// of DESIGN §8 (governance*.go; paths in pkg/govapi):
+//
+//	GET  /api/v1/governance                      status: policy, infra, chain, pending approvals
+//	GET  /api/v1/governance/events               = GET /api/events
+//	GET  /api/v1/governance/approvals/pending    = GET /v1/approvals/pending
+//	GET  /api/v1/governance/verify               = GET /api/verify
+//	GET  /api/v1/governance/explain              a hypothetical decision; records nothing
+//	GET  /api/v1/governance/events/{id}/explain  the trace recorded with a decision
+//	POST /api/v1/decisions                       decide, request an approval if required, record
+//	POST /api/v1/incidents                       record an incident
+//
+// With a tokens file every endpoint but /health needs a bearer token of the
+// roles listed below (auth.go). Every error is JSON:
+// {"schema_version":1,"error":"…"}, with a "code" when a rule refused the
+// request.
 func (s *Server) Handler() http.Handler {
 	type route struct {
 		h     http.HandlerFunc
@@ -56,6 +69,17 @@ func (s *Server) Handler() http.Handler {
 		"/v1/approvals/{id}":         {"GET": {s.getApproval, readers}},
 		"/v1/approvals/{id}/approve": {"POST": {s.approve, approver}},
 		"/v1/approvals/{id}/deny":    {"POST": {s.deny, approver}},
+		// The governance API (DESIGN §8, governance*.go). Events, pending
+		// approvals and verification are the handlers above, with their
+		// roles, under the seed's gateway paths.
+		govapi.PathStatus:       {"GET": {s.governanceStatus, readers}},
+		govapi.PathEvents:       {"GET": {s.queryEvents, auditor}},
+		govapi.PathPending:      {"GET": {s.pendingApprovals, readers}},
+		govapi.PathVerify:       {"GET": {s.verify, auditor}},
+		govapi.PathExplain:      {"GET": {s.explainHypothetical, readers}},
+		govapi.PathEventExplain: {"GET": {s.explainEvent, []token.Role{token.Auditor, token.Approver}}},
+		govapi.PathDecisions:    {"POST": {s.postDecision, agent}},
+		govapi.PathIncidents:    {"POST": {s.postIncident, []token.Role{token.Agent, token.Auditor}}},
 	}
 	mux := http.NewServeMux()
 	for path, methods := range paths {

@@ -21,6 +21,9 @@ type metrics struct {
 	brokenLinks   prometheus.Gauge
 	approvals     *prometheus.CounterVec
 	notifications *prometheus.CounterVec
+	decisions     *prometheus.CounterVec
+	incidents     *prometheus.CounterVec
+	policyReloads *prometheus.CounterVec
 }
 
 func newMetrics(hub *stream.Hub, head *headState) *metrics {
@@ -69,9 +72,22 @@ func newMetrics(hub *stream.Hub, head *headState) *metrics {
 			Namespace: ns, Name: "approval_notifications_total",
 			Help: "Approval notification attempts, by notifier and result: sent, retry, failed or dropped.",
 		}, []string{"notifier", "result"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "policy_decisions_total",
+			Help: "Decisions recorded by POST /api/v1/decisions, by enforced effect: allow, deny or require_approval.",
+		}, []string{"enforced_effect"}),
+		incidents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "incidents_total",
+			Help: "Incidents recorded by POST /api/v1/incidents, by severity: info, warning or critical.",
+		}, []string{"severity"}),
+		policyReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "policy_reloads_total",
+			Help: "Policy reloads (SIGHUP), by result: success, or failure (the old policy stays in force).",
+		}, []string{"result"}),
 	}
 	m.reg.MustRegister(m.appended, m.duplicates, m.rejected, m.commitErrors, m.batchSize,
 		m.commitSeconds, m.verifications, m.brokenLinks, m.approvals, m.notifications,
+		m.decisions, m.incidents, m.policyReloads,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: ns, Name: "chain_head_seq",
 			Help: "Seq of the last committed event.",
@@ -89,6 +105,16 @@ func newMetrics(hub *stream.Hub, head *headState) *metrics {
 	)
 	for _, r := range []string{"verified", "broken", "error"} {
 		m.verifications.WithLabelValues(r)
+	}
+	// Present at zero, so that alerts on increase() see the first one.
+	for _, e := range []string{"allow", "deny", "require_approval"} {
+		m.decisions.WithLabelValues(e)
+	}
+	for _, sev := range []string{"info", "warning", "critical"} {
+		m.incidents.WithLabelValues(sev)
+	}
+	for _, r := range []string{"success", "failure"} {
+		m.policyReloads.WithLabelValues(r)
 	}
 	return m
 }

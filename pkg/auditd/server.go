@@ -35,6 +35,7 @@ type Server struct {
 	m      *metrics
 	stream *stream.Server
 	ap     *approvals
+	gov    govState // the policy in force (governance*.go)
 
 	verifyMu sync.Mutex // one verification at a time: each scans the whole log
 
@@ -75,9 +76,11 @@ func New(cfg Config, st store.Store) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, st: st, chainState: ChainUnverified, head: &headState{}}
+	s.gov.startedAt = cfg.Now().UTC()
 	s.head.set(seq, hash)
 	s.hub = stream.NewHub(cfg.SubscriberBuffer, seq)
 	s.m = newMetrics(s.hub, s.head)
+	s.registerGovernanceMetrics()
 	s.w = newWriter(st, &s.cfg, s.hub, s.m, s.head, last)
 	go s.w.run()
 	s.stream = stream.NewServer(stream.Config{

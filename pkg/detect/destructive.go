@@ -87,14 +87,21 @@ func (b *ApprovalBook) Observe(ev audit.Event) {
 		}
 		st = r.Status
 	}
-	if _, ok := b.status[ev.ApprovalID]; !ok {
-		b.order = append(b.order, ev.ApprovalID)
+	b.Remember(ev.ApprovalID, st)
+}
+
+// Remember records that approval id has status st: what a watcher learnt
+// by asking auditd about an approval it had not seen on the stream. A later
+// change seen by Observe replaces it.
+func (b *ApprovalBook) Remember(id string, st approval.Status) {
+	if _, ok := b.status[id]; !ok {
+		b.order = append(b.order, id)
 		if len(b.order) > b.max {
 			delete(b.status, b.order[0])
 			b.order = b.order[1:]
 		}
 	}
-	b.status[ev.ApprovalID] = st
+	b.status[id] = st
 }
 
 // Status returns what b knows of approval id.

@@ -177,6 +177,29 @@ type DecisionRecord struct {
 	PolicySHA256   string               `json:"policy_sha256,omitempty"` // the policy file in force
 }
 
+// DecisionEventData is the data member of a policy_decision event recorded
+// by POST /api/v1/decisions: what the DecisionRecord does not hold.
+//
+// Caller is who called auditd, authenticated (a token's name; in local mode
+// the X-Govkit-User header): the principal's user_id and roles are asserted
+// by the caller — an agent acting for a person says who — so the chain keeps
+// both, and an auditor can tell an assertion from an authentication.
+type DecisionEventData struct {
+	Caller      string   `json:"caller,omitempty"`
+	CallerRoles []string `json:"caller_roles,omitempty"`
+	Auth        string   `json:"auth"` // tokens | local
+	// Service is the principal's service account (the event's principal
+	// holds user_id and roles only).
+	Service      string `json:"service,omitempty"`
+	RowsAffected int    `json:"rows_affected,omitempty"`
+	PodsAffected int    `json:"pods_affected,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	// RequestSHA256 fingerprints the request (canonical JSON, defaults
+	// applied, without event_id): a retry with the same event_id must be
+	// the same request.
+	RequestSHA256 string `json:"request_sha256"`
+}
+
 // Incident severities.
 const (
 	SeverityInfo     = "info"

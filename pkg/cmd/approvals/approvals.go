@@ -271,4 +271,3 @@ func (o *Options) outage(err error) string {
 	}
 	return fmt.Sprintf("cannot reach auditd at %s (%s)", o.URL, client.NetReason(err))
 }
-

@@ -23,6 +23,7 @@ import (
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/notify"
+	"github.com/govkit/govkit/pkg/policy"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 	"github.com/govkit/govkit/pkg/stream"
 	"github.com/govkit/govkit/pkg/token"
@@ -39,6 +40,13 @@ type ServeOptions struct {
 	ApprovalTimeout time.Duration
 	Notify          notify.Config
 	emailTo         string
+	// PolicyFile and InfraFile are what POST /api/v1/decisions and the
+	// explain endpoints evaluate with (DESIGN §8); empty: none. Both are
+	// read again on SIGHUP.
+	PolicyFile    string
+	InfraFile     string
+	PolicyDryRun  bool
+	DefaultEffect string
 	// Context ends the daemon; nil means on SIGTERM or SIGINT.
 	Context context.Context
 }
@@ -48,7 +56,7 @@ type ServeOptions struct {
 func NewCmdAuditd(streams *cli.IOStreams, runF func(*ServeOptions) error) *cobra.Command {
 	opts := &ServeOptions{IO: streams}
 	cmd := &cobra.Command{
-		Use:   "auditd [--addr HOST:PORT] [--db FILE] [--socket PATH] [--tokens FILE]",
+		Use:   "auditd [--addr HOST:PORT] [--db FILE] [--socket PATH] [--tokens FILE] [--policy FILE [--infra FILE]]",
 		Short: "Run the audit daemon: a durable, hash-chained event log with an HTTP API",
 		Long: `Auditd keeps the audit log: every event that agents, gates and approvers post is
 numbered, chained to the previous one by its SHA-256 hash, and committed to a
@@ -73,15 +81,48 @@ HTTP API:
     GET  /v1/approvals/pending, /v1/approvals/{id} (wait= holds a pending one)
     POST /v1/approvals/{id}/approve, /v1/approvals/{id}/deny  {"reason":"…"}
 
+Governance API (DESIGN §8):
+
+    GET  /api/v1/governance            status: the policy in force (file,
+                                       sha256, policies, last reload error),
+                                       infra file, chain head, pending count
+    GET  /api/v1/governance/events     = GET /api/events (same filters)
+    GET  /api/v1/governance/approvals/pending   = GET /v1/approvals/pending
+    GET  /api/v1/governance/verify     = GET /api/verify
+    GET  /api/v1/governance/explain?resource_type=&resource_name=&action=
+         [&tags=a,b][&user_id=][&role=a,b][&service=][&rows_affected=N]
+         [&pods_affected=N]            what the policy would decide; records
+                                       nothing (tags absent: from --infra;
+                                       tags= empty: no tags)
+    GET  /api/v1/governance/events/{id}/explain   the trace recorded with a
+                                       policy_decision event, never re-evaluated
+    POST /api/v1/decisions             evaluate an action, request an approval
+                                       when it requires one, and record a
+                                       policy_decision event with the full trace
+                                       (201; a retried event_id: 200, the same
+                                       decision, no second approval)
+    POST /api/v1/incidents             record an incident event (chained and
+                                       streamed; incident_id is idempotent)
+
+Decisions and explain need --policy FILE; without it they answer 503.
+Tags come from the request, else from --infra FILE. On SIGHUP auditd reads
+--policy and --infra again: a file that loads replaces the policy at once
+("auditd: policy reloaded from FILE (N policies, sha256 …)"); one that does
+not is logged and reported as policy.reload_error, and the old policy stays.
+
 Every approval change (requested, voted, decided, expired) is appended to the
 chain and streamed. Requests expire after --approval-timeout unless they name
 a ttl; the requester can never decide their own request.
 
 Auth: with --tokens FILE every endpoint but /health needs a bearer token
 (auditd token create); roles: agent (post events, request approvals, read
-its own), approver (decide), auditor (read everything), admin. Without a
-tokens file auditd runs in local mode: loopback only, no credentials, and
-the acting user is the X-Govkit-User header, which the CLIs fill from $USER.
+its own, ask for decisions, report incidents), approver (decide), auditor
+(read everything, report incidents), admin. Without a tokens file auditd
+runs in local mode: loopback only, no credentials, and the acting user is
+the X-Govkit-User header, which the CLIs fill from $USER. A decision's agent
+and principal.user_id default to the caller; the principal's roles are what
+the caller asserts, and the event records the authenticated caller beside
+them (data.caller).
 
 Notifications of new and resolved requests: --approval-slack-webhook,
 --approval-webhook (JSON; a hooks.slack.com URL gets Slack), email with
@@ -94,15 +135,19 @@ to receive every event after N before the live ones; one that falls more than
 1024 events behind is dropped with an {"error":…} line.
 
 Auditd prints "auditd: listening on HOST:PORT" on standard error when it is
-ready, and stops cleanly on SIGTERM or SIGINT: it finishes the requests in
-flight, commits what is queued, closes the database and removes the socket.
-It starts on a database whose chain is broken, logs the break, and reports it
-through /api/verify.
+ready, reloads --policy and --infra on SIGHUP, and stops cleanly on SIGTERM
+or SIGINT: it finishes the requests in flight, commits what is queued,
+closes the database and removes the socket. It starts on a database whose
+chain is broken, logs the break, and reports it through /api/verify.
 
-Exit status: 0 after a clean stop, 3 on a usage error or a failure.`,
+Exit status: 0 after a clean stop, 3 on a usage error or a failure (a
+--policy or --infra file that does not load at start included: auditd then
+touches no database).`,
 		Example: `  auditd --db /var/lib/govkit/audit.db --socket /run/govkit/audit.sock
   GOVKIT_AUDITD_ADDR=127.0.0.1:0 auditd --db audit.db     # any free port
   auditd --tokens /etc/govkit/tokens.yaml --addr 0.0.0.0:1199 --approval-timeout 15m
+  auditd --db audit.db --policy /etc/govkit/policies.yaml --infra /etc/govkit/infra.yaml
+  kill -HUP $(pidof auditd)                                # reload the policy
   auditd export --db audit.db > audit.jsonl && verify-chain --jsonl audit.jsonl`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,
@@ -131,9 +176,16 @@ Exit status: 0 after a clean stop, 3 on a usage error or a failure.`,
 	f.StringVar(&opts.Notify.SMTP.User, "smtp-user", "", "SMTP `USER` (AUTH PLAIN, only over TLS)")
 	f.StringVar(&opts.Notify.SMTP.Password, "smtp-password", "", "SMTP `PASSWORD`; prefer GOVKIT_SMTP_PASSWORD, a flag shows in ps")
 	f.StringVar(&opts.Notify.SMTP.From, "smtp-from", "", "the `ADDRESS` approval emails come from")
+	f.StringVar(&opts.PolicyFile, "policy", "", "decide and explain with the policy `FILE` (YAML, DESIGN §5); reloaded on SIGHUP")
+	f.StringVar(&opts.InfraFile, "infra", "", "the infrastructure `FILE` that gives resources their tags; reloaded on SIGHUP")
+	f.BoolVar(&opts.PolicyDryRun, "policy-dry-run", false, "global dry-run: decisions record the policy's effect but enforce allow")
+	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the policy file's default_effect with `EFFECT`: deny, allow or require_approval")
 	cli.SetEnvName(f, "addr", "GOVKIT_AUDITD_ADDR")
 	cli.SetEnvName(f, "socket", "GOVKIT_AUDIT_SOCKET")
 	cli.SetEnvName(f, "tokens", "GOVKIT_TOKENS_FILE")
+	cli.SetEnvName(f, "policy", "GOVKIT_POLICY_FILE")
+	cli.SetEnvName(f, "infra", "GOVKIT_INFRA_CONFIG")
+	cli.SetEnvName(f, "policy-dry-run", "GOVKIT_POLICY_DRY_RUN")
 	cli.AddConfigFlag(cmd)
 	cmd.AddCommand(newCmdExport(streams, nil))
 	cmd.AddCommand(newCmdToken(streams))
@@ -166,6 +218,12 @@ func (o *ServeOptions) validate() error {
 	if o.DB == "" {
 		return cli.Failf("--db is empty").WithHint("pass --db FILE or set GOVKIT_AUDIT_DB")
 	}
+	switch policy.Effect(o.DefaultEffect) {
+	case "", policy.EffectDeny, policy.EffectAllow, policy.EffectRequireApproval:
+	default:
+		return cli.Failf("--default-effect %q is not deny, allow or require_approval", o.DefaultEffect).
+			WithHint("pass --default-effect deny (or set GOVKIT_DEFAULT_EFFECT), or leave it out to use the policy file's default_effect")
+	}
 	if len(o.Socket) > stream.MaxSocketPath {
 		return cli.Failf("--socket path is %d bytes long; the limit is %d", len(o.Socket), stream.MaxSocketPath).
 			WithHint("pass a shorter --socket path, e.g. under /run or /tmp")
@@ -188,6 +246,12 @@ func (s *syncWriter) logf(format string, args ...any) {
 
 func serveRun(o *ServeOptions) (err error) {
 	log := &syncWriter{w: o.IO.ErrOut}
+	// The policy first: a file that does not load stops auditd before it
+	// opens a listener or a database.
+	gov, err := loadPolicy(o)
+	if err != nil {
+		return err
+	}
 	// Listeners first: a refused --socket or --addr leaves no database
 	// file behind, and closing a listener removes its socket file.
 	var sock net.Listener // nil unless --socket: never a nil *UnixListener
@@ -261,6 +325,12 @@ func serveRun(o *ServeOptions) (err error) {
 		ln.Close()
 		return cli.Fail(err, "")
 	}
+	if err := srv.SetPolicy(gov); err != nil {
+		srv.Close()
+		closeListener(sock)
+		ln.Close()
+		return cli.Fail(err, "check --default-effect and --policy")
+	}
 	if len(notifiers) > 0 {
 		dispatch = notify.NewDispatcher(notifiers, notify.Options{Logf: log.logf, Observe: srv.ObserveNotification})
 		defer func() {
@@ -288,6 +358,19 @@ func serveRun(o *ServeOptions) (err error) {
 		log.logf("streaming events on %s", o.Socket)
 	}
 	log.logf("database %s, %d events", o.DB, seq)
+	switch {
+	case gov.Config != nil:
+		st := srv.PolicyStatus()
+		msg := fmt.Sprintf("policy loaded from %s (%s); default effect %s", gov.File, describePolicy(gov), st.DefaultEffect)
+		if gov.DryRun {
+			msg += "; dry run: decisions record the policy's effect and enforce allow"
+		}
+		log.logf("%s", msg)
+	case gov.Infra != nil:
+		log.logf("infra loaded from %s (%d resources); no policy: decisions and explain answer 503 until auditd runs with --policy", gov.InfraFile, len(gov.Infra.Resources))
+	default:
+		log.logf("no policy: POST /api/v1/decisions and the explain endpoints answer 503 (start auditd with --policy FILE)")
+	}
 	if o.Tokens == "" {
 		log.logf("local mode: no tokens file, so no credentials are checked and auditd listens on loopback only; approvers are named by the %s header (the CLIs send $USER)", daemon.UserHeader)
 	} else {
@@ -296,11 +379,21 @@ func serveRun(o *ServeOptions) (err error) {
 			log.logf("warning: listening beyond loopback over plain HTTP: tokens cross the network in the clear unless a TLS proxy terminates in front of auditd")
 		}
 	}
+	hup, stopHup := notifyHangup()
+	defer stopHup()
+	reloadCtx, stopReload := context.WithCancel(ctx)
+	reloadDone := make(chan struct{})
+	go func() {
+		defer close(reloadDone)
+		reloadOnHangup(reloadCtx, hup, o, srv, log)
+	}()
 	// Scripts wait for this line to learn the address (port 0): it comes
 	// last, when every listener is up.
 	log.logf("listening on %s", ln.Addr())
 
 	runErr := srv.Run(ctx, ln, sock)
+	stopReload()
+	<-reloadDone
 	seq, _ = srv.Head()
 	if runErr != nil {
 		return cli.Fail(runErr, "")

@@ -1,10 +1,7 @@
-// Package auditor is the command tree of the auditor binary (DESIGN §8).
 package auditor
 
 import (
 	"os"
-
-	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/cli"
 )
@@ -13,5 +10,5 @@ import (
 // returns its exit code.
 func Main() int {
 	streams := cli.System()
-	return cli.Main("auditor", &cobra.Command{Use: "auditor"}, streams, os.Args[1:])
+	return cli.Main("auditor", NewCmdAuditor(streams, nil), streams, os.Args[1:])
 }

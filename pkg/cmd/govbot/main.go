@@ -1,10 +1,7 @@
-// Package govbot is the command tree of the govbot binary (DESIGN §8).
 package govbot
 
 import (
 	"os"
-
-	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/cli"
 )
@@ -13,5 +10,5 @@ import (
 // returns its exit code.
 func Main() int {
 	streams := cli.System()
-	return cli.Main("govbot", &cobra.Command{Use: "govbot"}, streams, os.Args[1:])
+	return cli.Main("govbot", NewCmdGovbot(streams), streams, seedCompat(os.Args[1:]))
 }

@@ -1,10 +1,7 @@
-// Package secbot is the command tree of the secbot binary (DESIGN §8).
 package secbot
 
 import (
 	"os"
-
-	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/cli"
 )
@@ -13,5 +10,5 @@ import (
 // returns its exit code.
 func Main() int {
 	streams := cli.System()
-	return cli.Main("secbot", &cobra.Command{Use: "secbot"}, streams, os.Args[1:])
+	return cli.Main("secbot", NewCmdSecbot(streams), streams, os.Args[1:])
 }

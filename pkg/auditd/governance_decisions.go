@@ -1,0 +1,335 @@
+package auditd
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/policy"
+	"github.com/govkit/govkit/pkg/token"
+)
+
+// postDecision is POST /api/v1/decisions: evaluate a proposed action
+// against the policy in force, request an approval when the enforced effect
+// requires one, and record the decision with its full trace as a
+// policy_decision event — allowed and denied decisions too (seed 003
+// "Policy Evaluation Flow", "Audit Enrichment"; H-11, H-60).
+func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
+	var in govapi.DecisionRequest
+	if !s.decodeBody(w, r, &in, false) {
+		return
+	}
+	if err := validateDecision(&in); err != nil {
+		s.fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	caller := identity(r)
+	// The caller speaks for itself unless it names someone (DESIGN §8).
+	if in.Agent == "" {
+		in.Agent = caller.Name
+	}
+	if in.Principal.UserID == "" {
+		in.Principal.UserID = caller.Name
+	}
+	fingerprint, err := requestFingerprint(in)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+
+	clientID := in.EventID != ""
+	if clientID {
+		// One decision per event_id at a time, then look it up: a retry
+		// gets the decision recorded first and never a second approval.
+		unlock := s.gov.decisionLocks.lock(in.EventID)
+		defer unlock()
+		rec, found, err := s.st.Get(r.Context(), in.EventID)
+		if err != nil {
+			s.fail(w, http.StatusInternalServerError, "looking up event_id: "+err.Error())
+			return
+		}
+		if found {
+			s.m.duplicates.Inc()
+			s.answerRecordedDecision(w, r, rec.Body, fingerprint)
+			return
+		}
+	} else {
+		in.EventID = audit.NewEventID(s.cfg.Rand)
+	}
+	// After the lookup: a decision recorded before a restart without
+	// --policy is still answered.
+	g, ok := s.policyInForce(w)
+	if !ok {
+		return
+	}
+
+	tags, note := g.tagsFor(in.Resource.Type, in.Resource.Name, in.Resource.Tags)
+	req := policy.Request{
+		Principal: in.Principal,
+		Resource:  policy.RequestResource{Type: in.Resource.Type, Name: in.Resource.Name, Tags: tags},
+		Action:    policy.Action(in.Action),
+		Context:   policy.RequestContext{RowsAffected: in.RowsAffected, PodsAffected: in.PodsAffected},
+	}
+	trace := s.evaluate(g, req, in.PostExecution)
+	record := decisionRecord(in, tags, note, trace, g.SHA256)
+	// Canonical (RFC 8785), as the chain stores it: the approval request
+	// then carries byte for byte the record the event holds.
+	recordJSON, err := audit.Canonical(record)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, "encoding the decision: "+err.Error())
+		return
+	}
+
+	res := govapi.DecisionResult{Explanation: govapi.Explanation{SchemaVersion: audit.SchemaVersion, DecisionTrace: trace, Note: note}}
+	ev := decisionEvent(in, tags, trace, recordJSON)
+	// After execution a require_approval outcome was settled before the
+	// tool ran (policy.CheckPostExecution): no new request then.
+	if trace.Decision.EnforcedEffect == policy.EffectRequireApproval && !in.PostExecution {
+		ap, err := s.requestApprovalFor(r, in, tags, record, recordJSON, caller)
+		if err != nil {
+			s.approvalError(w, err)
+			return
+		}
+		ev.ApprovalID = ap.ID
+		res.ApprovalID, res.ApprovalExpiresAt = ap.ID, &ap.ExpiresAt
+	}
+	ev.Data, err = json.Marshal(govapi.DecisionEventData{
+		Caller: caller.Name, CallerRoles: roleNames(caller.Roles), Auth: s.authMode(), Service: in.Principal.Service,
+		RowsAffected: in.RowsAffected, PodsAffected: in.PodsAffected, Reason: in.Reason, RequestSHA256: fingerprint,
+	})
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, "encoding the decision: "+err.Error())
+		return
+	}
+
+	stored, err := s.appendOwn(r, ev, clientID)
+	if err != nil {
+		if res.ApprovalID != "" {
+			s.cfg.Logf("error: approval %s was requested for decision %s, which could not be recorded (%v); the request expires unused", res.ApprovalID, in.EventID, err)
+		}
+		s.appendError(w, err)
+		return
+	}
+	if !stored.created {
+		// The same event_id was stored meanwhile by POST /api/events:
+		// answer with what is stored, if it is this decision.
+		if res.ApprovalID != "" {
+			s.cfg.Logf("warning: approval %s was requested for decision %s, whose event_id another append took meanwhile; the request expires unused", res.ApprovalID, in.EventID)
+		}
+		s.answerRecordedDecision(w, r, stored.json, fingerprint)
+		return
+	}
+	ref, err := storedRef(stored.json)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	res.Event = &ref
+	s.m.decisions.WithLabelValues(string(trace.Decision.EnforcedEffect)).Inc()
+	w.Header().Set("Location", "/api/events/"+url.PathEscape(ref.EventID))
+	s.writeGov(w, http.StatusCreated, res)
+}
+
+// requestApprovalFor creates the approval request a decision requires,
+// requested by the caller, carrying the decision record (DESIGN §7
+// policy_decision).
+func (s *Server) requestApprovalFor(r *http.Request, in govapi.DecisionRequest, tags []string, record govapi.DecisionRecord, recordJSON []byte, caller token.Identity) (approval.Request, error) {
+	if len(recordJSON) > audit.MaxJSONField {
+		// A trace over thousands of policies can outgrow what an approval
+		// request carries; a refused approval would turn every such
+		// decision into an error. The request keeps the decision and its
+		// explanation; the event keeps the whole trace.
+		record.Trace.PoliciesEvaluated = nil
+		record.Trace.Explanation = ""
+		record.Note = strings.TrimPrefix(record.Note+"; the full trace is too large for the approval request: GET "+govapi.PathEventExplain+" has it", "; ")
+		var err error
+		if recordJSON, err = audit.Canonical(record); err != nil {
+			return approval.Request{}, err
+		}
+	}
+	ai := approval.Input{
+		Resource:       audit.Resource{Type: in.Resource.Type, Name: in.Resource.Name, Tags: tags},
+		Action:         in.Action,
+		Reason:         in.Reason,
+		Quorum:         max(record.Trace.Decision.ApprovalQuorum, 1),
+		TTL:            in.ApprovalTTL,
+		PolicyDecision: recordJSON,
+	}
+	if in.Tool != nil {
+		ai.Tool, ai.RawCommand = in.Tool.Name, in.Tool.RawCommand
+	}
+	// The requester is who called: the approver is checked against it
+	// (self-approval). In local mode without X-Govkit-User the principal
+	// named in the request stands in.
+	requester := caller.Name
+	if requester == "" {
+		requester = in.Principal.UserID
+	}
+	if requester == "" {
+		requester = in.Agent
+	}
+	if requester == "" {
+		return approval.Request{}, &requestError{errors.New("the decision requires approval and nobody can be named as its requester: send principal.user_id or agent (or, in local mode, the " + UserHeader + " header)")}
+	}
+	return s.ap.create(r.Context(), ai, requester)
+}
+
+// answerRecordedDecision answers a retry with the decision recorded under
+// its event_id (200), or 409 when that event is something else.
+func (s *Server) answerRecordedDecision(w http.ResponseWriter, r *http.Request, body []byte, fingerprint string) {
+	var stored struct {
+		EventID   string          `json:"event_id"`
+		EventType string          `json:"event_type"`
+		Data      json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &stored); err != nil {
+		s.fail(w, http.StatusInternalServerError, "reading the stored event: "+err.Error())
+		return
+	}
+	var data govapi.DecisionEventData
+	_ = json.Unmarshal(stored.Data, &data)
+	if stored.EventType != audit.TypePolicyDecision || data.RequestSHA256 == "" {
+		s.failCode(w, http.StatusConflict, "event_id_reused", fmt.Sprintf("event_id %s names a %s event that POST %s did not record; choose a new event_id for a new decision", stored.EventID, stored.EventType, "/api/v1/decisions"))
+		return
+	}
+	if data.RequestSHA256 != fingerprint {
+		s.failCode(w, http.StatusConflict, "event_id_reused", fmt.Sprintf("event_id %s records a different decision request; a retry must repeat the request exactly — choose a new event_id for a new decision", stored.EventID))
+		return
+	}
+	ex, approvalID, err := explanationOf(body)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	res := govapi.DecisionResult{Explanation: ex, ApprovalID: approvalID}
+	if approvalID != "" {
+		row, err := s.ap.get(r.Context(), approvalID)
+		if err != nil {
+			s.approvalError(w, err)
+			return
+		}
+		at := row.Request.ExpiresAt
+		res.ApprovalExpiresAt = &at
+	}
+	s.writeGov(w, http.StatusOK, res)
+}
+
+// decisionRecord is the policy_decision member of the event: every field
+// of seed 003 "Audit Enrichment" (H-60), allowed decisions too.
+func decisionRecord(in govapi.DecisionRequest, tags []string, note string, tr policy.DecisionTrace, sha string) govapi.DecisionRecord {
+	d := tr.Decision
+	rec := govapi.DecisionRecord{
+		ResourceType: in.Resource.Type, ResourceName: in.Resource.Name, Action: in.Action, Tags: tags,
+		Effect: string(d.Effect), EnforcedEffect: string(d.EnforcedEffect), Message: d.Message, Note: note,
+		DryRun: d.DryRun, PostExecution: d.PostExecution, DefaultApplied: tr.DefaultApplied,
+		Trace: tr, Explanation: tr.Explanation, PolicySHA256: sha,
+	}
+	if !tr.DefaultApplied {
+		name, idx := d.PolicyName, d.RuleIndex
+		rec.PolicyName, rec.RuleIndex = &name, &idx
+	}
+	return rec
+}
+
+// decisionEvent is the policy_decision audit event for a decision.
+func decisionEvent(in govapi.DecisionRequest, tags []string, tr policy.DecisionTrace, recordJSON []byte) audit.Event {
+	ev := audit.Event{
+		SchemaVersion: audit.SchemaVersion, EventID: in.EventID, EventType: audit.TypePolicyDecision,
+		TraceID: in.TraceID, SessionID: in.SessionID, Agent: in.Agent,
+		ActionClass:    in.Action,
+		Resource:       &audit.Resource{Type: in.Resource.Type, Name: in.Resource.Name, Tags: tags},
+		Outcome:        &audit.Outcome{Status: string(tr.Decision.EnforcedEffect)},
+		PolicyDecision: recordJSON,
+	}
+	if in.Principal.UserID != "" || len(in.Principal.Roles) > 0 {
+		ev.Principal = &audit.Principal{UserID: in.Principal.UserID, Roles: in.Principal.Roles}
+	}
+	if in.Tool != nil && (in.Tool.Name != "" || in.Tool.RawCommand != "" || len(in.Tool.Parameters) > 0) {
+		ev.Tool = &audit.Tool{Name: in.Tool.Name, RawCommand: in.Tool.RawCommand, Parameters: in.Tool.Parameters}
+	}
+	return ev
+}
+
+// requestFingerprint is the hex SHA-256 of the request's canonical JSON
+// without its event_id.
+func requestFingerprint(in govapi.DecisionRequest) (string, error) {
+	in.EventID = ""
+	b, err := audit.Canonical(in)
+	if err != nil {
+		return "", fmt.Errorf("fingerprinting the request: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// explanationOf reads the stored trace of a policy_decision event's JSON,
+// as it was recorded: the retrospective answer (H-58) never re-evaluates.
+func explanationOf(body []byte) (ex govapi.Explanation, approvalID string, err error) {
+	var stored struct {
+		EventID        string          `json:"event_id"`
+		Seq            int64           `json:"seq"`
+		Timestamp      time.Time       `json:"timestamp"`
+		EventType      string          `json:"event_type"`
+		ApprovalID     string          `json:"approval_id"`
+		PolicyDecision json.RawMessage `json:"policy_decision"`
+	}
+	if err := json.Unmarshal(body, &stored); err != nil {
+		return ex, "", fmt.Errorf("reading the stored event: %w", err)
+	}
+	if stored.EventType != audit.TypePolicyDecision {
+		return ex, "", &notDecisionError{stored.EventID, stored.EventType}
+	}
+	var rec struct {
+		Trace       *policy.DecisionTrace `json:"trace"`
+		Note        string                `json:"note"`
+		Explanation string                `json:"explanation"`
+	}
+	if len(stored.PolicyDecision) == 0 || json.Unmarshal(stored.PolicyDecision, &rec) != nil || rec.Trace == nil {
+		return ex, "", &notDecisionError{stored.EventID, stored.EventType}
+	}
+	if rec.Trace.Explanation == "" {
+		rec.Trace.Explanation = rec.Explanation
+	}
+	ex = govapi.Explanation{
+		SchemaVersion: audit.SchemaVersion, DecisionTrace: *rec.Trace, Note: rec.Note,
+		Event: &govapi.EventRef{EventID: stored.EventID, Seq: stored.Seq, Timestamp: stored.Timestamp},
+	}
+	return ex, stored.ApprovalID, nil
+}
+
+// notDecisionError is an event without a decision trace (422).
+type notDecisionError struct{ id, typ string }
+
+func (e *notDecisionError) Error() string {
+	if e.typ == audit.TypePolicyDecision {
+		return fmt.Sprintf("event %s is a policy_decision event without a decision trace (it was not recorded by POST /api/v1/decisions), so there is nothing to explain", e.id)
+	}
+	return fmt.Sprintf("event %s is a %s event, not a policy_decision: only policy decisions carry a trace to explain (list them with GET %s?event_type=policy_decision)", e.id, e.typ, govapi.PathEvents)
+}
+
+func (s *Server) authMode() string {
+	if s.cfg.Tokens != nil {
+		return "tokens"
+	}
+	return "local"
+}
+
+func roleNames(roles []token.Role) []string {
+	if len(roles) == 0 {
+		return nil
+	}
+	out := make([]string, len(roles))
+	for i, r := range roles {
+		out[i] = string(r)
+	}
+	return out
+}

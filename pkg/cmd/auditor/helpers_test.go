@@ -1,0 +1,369 @@
+package auditor
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/auditd"
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/detect"
+	"github.com/govkit/govkit/pkg/store/sqlite"
+	"github.com/govkit/govkit/pkg/stream"
+)
+
+// isolate keeps the environment and config files of the machine out.
+func isolate(t *testing.T) {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	for _, k := range []string{"GOVKIT_CONFIG", "GOVKIT_AUDIT_URL", "GOVKIT_AUDIT_SOCKET", "GOVKIT_TOKEN", "GOVKIT_OUTPUT",
+		"GOVKIT_AUDITOR_VERIFY_INTERVAL", "GOVKIT_AUDITOR_INCIDENT_WEBHOOK", "GOVKIT_AUDITOR_MAX_EVENTS_PER_MINUTE",
+		"GOVKIT_AUDITOR_ALLOWED_HOURS_START", "GOVKIT_AUDITOR_ALLOWED_HOURS_END", "GOVKIT_AUDITOR_TIMEZONE",
+		"GOVKIT_AUDITOR_MAX_CLOCK_SKEW", "GOVKIT_AUDITOR_STATE", "GOVKIT_AUDITOR_VERBOSE"} {
+		t.Setenv(k, "")
+	}
+}
+
+// daemon is a real auditd in the test process: a SQLite file, a loopback
+// listener and a Unix socket, which can be stopped and started again on
+// the same file, address and socket (an auditd restart).
+type daemon struct {
+	t    *testing.T
+	db   string
+	addr string
+	url  string
+	sock string
+	now  func() time.Time
+	edit func(*auditd.Config)
+	c    *client.Client
+
+	stopFn func()
+}
+
+// shortDir is a directory with a short path, for sockets (t.TempDir's can
+// exceed the socket path limit).
+func shortDir(t testing.TB) string {
+	dir, err := os.MkdirTemp("/tmp", "gk-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// startAuditd runs auditd on a new database until the test ends; now, when
+// not nil, is its clock.
+func startAuditd(t *testing.T, now func() time.Time) *daemon {
+	t.Helper()
+	return startAuditdWith(t, now, nil, nil)
+}
+
+// startAuditdWith is startAuditd with its configuration edited, and the
+// test's own client options (a token).
+func startAuditdWith(t *testing.T, now func() time.Time, edit func(*auditd.Config), copts []client.Option) *daemon {
+	t.Helper()
+	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "audit.db"), sock: filepath.Join(shortDir(t), "s"), now: now, edit: edit}
+	d.start()
+	t.Cleanup(d.stop)
+	var err error
+	if d.c, err = client.New(d.url, copts...); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (d *daemon) start() {
+	t := d.t
+	t.Helper()
+	st, err := sqlite.Open(d.db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := auditd.DefaultConfig()
+	cfg.Now = d.now
+	if d.edit != nil {
+		d.edit(&cfg)
+	}
+	srv, err := auditd.New(cfg, st)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	addr := d.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	var ln net.Listener
+	for i := 0; ; i++ { // the port of a stopped auditd may take a moment to free
+		if ln, err = net.Listen("tcp", addr); err == nil || i == 100 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.addr = ln.Addr().String()
+	d.url = "http://" + d.addr
+	sock, err := stream.Listen(d.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, ln, sock) }()
+	d.stopFn = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("auditd Run: %v", err)
+		}
+		if err := st.Close(); err != nil {
+			t.Errorf("closing the store: %v", err)
+		}
+	}
+}
+
+func (d *daemon) stop() {
+	if d.stopFn != nil {
+		d.stopFn()
+		d.stopFn = nil
+	}
+}
+
+// restart stops auditd, runs sql on its database as an operator with
+// sqlite3 would (nothing when empty), and starts it again.
+func (d *daemon) restart(sqlText string) {
+	d.t.Helper()
+	d.stop()
+	if sqlText != "" {
+		raw, err := sql.Open("sqlite", "file:"+d.db)
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		if _, err := raw.Exec(sqlText); err != nil {
+			d.t.Fatalf("%s: %v", sqlText, err)
+		}
+		if err := raw.Close(); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	d.start()
+}
+
+// post appends n events of agent through the API and returns them.
+func (d *daemon) post(agent string, n int, edit func(*audit.Event)) []audit.Event {
+	d.t.Helper()
+	var out []audit.Event
+	for i := range n {
+		ev := audit.Event{EventType: audit.TypeToolExecution, Agent: agent, SessionID: "test_session", ActionClass: audit.ActionRead,
+			Tool: &audit.Tool{Name: "test_tool", RawCommand: fmt.Sprintf("SELECT %d", i)}}
+		if edit != nil {
+			edit(&ev)
+		}
+		got, err := d.c.Append(context.Background(), ev)
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		out = append(out, got)
+	}
+	return out
+}
+
+// syncBuffer is a buffer that a running command writes while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// invocation is one auditor run, in the test process.
+type invocation struct {
+	t              *testing.T
+	stdout, stderr syncBuffer
+	code           int
+	done           chan struct{}
+	cancel         context.CancelFunc
+}
+
+// setup, when not nil, edits the options before the run (clock, delays).
+func auditor(t *testing.T, setup func(*Options), args ...string) *invocation {
+	t.Helper()
+	r := background(t, setup, args...)
+	r.wait()
+	return r
+}
+
+// background starts auditor with args and returns at once; stop ends it as
+// SIGTERM would.
+func background(t *testing.T, setup func(*Options), args ...string) *invocation {
+	t.Helper()
+	r := &invocation{t: t, done: make(chan struct{})}
+	streams, _, _, _ := cli.Test()
+	streams.Out, streams.ErrOut = &r.stdout, &r.stderr
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	opts := &Options{IO: streams, Context: ctx, ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond,
+		WebhookBackoff: 20 * time.Millisecond}
+	if setup != nil {
+		setup(opts)
+	}
+	go func() {
+		defer close(r.done)
+		r.code = cli.Main("auditor", newCmd(opts, nil), streams, args)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-r.done
+	})
+	return r
+}
+
+func (r *invocation) wait() {
+	r.t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(60 * time.Second):
+		r.t.Fatalf("auditor did not exit within 60s\nstderr:\n%s", r.stderr.String())
+	}
+}
+
+// stop ends a background run (SIGTERM) and waits for it.
+func (r *invocation) stop() {
+	r.t.Helper()
+	r.cancel()
+	r.wait()
+}
+
+func (r *invocation) want(code int) {
+	r.t.Helper()
+	if r.code != code {
+		r.t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout.String(), r.stderr.String())
+	}
+}
+
+// alerts decodes stdout's JSON lines.
+func (r *invocation) alerts() []detect.Alert {
+	r.t.Helper()
+	var out []detect.Alert
+	for line := range strings.Lines(r.stdout.String()) {
+		var a detect.Alert
+		if err := json.Unmarshal([]byte(line), &a); err != nil {
+			r.t.Fatalf("stdout line is not an alert: %v\n%s", err, line)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// ofType returns the alerts of type typ.
+func (r *invocation) ofType(typ string) []detect.Alert {
+	var out []detect.Alert
+	for _, a := range r.alerts() {
+		if a.Type == typ {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or 20 seconds pass.
+func (r *invocation) waitFor(what string, cond func() bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		select {
+		case <-r.done:
+			if cond() {
+				return
+			}
+			r.t.Fatalf("auditor exited %d while waiting for %s\nstdout:\n%s\nstderr:\n%s", r.code, what, r.stdout.String(), r.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("timed out waiting for %s\nstdout:\n%s\nstderr:\n%s", what, r.stdout.String(), r.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitStderr waits for a stderr line matching re.
+func (r *invocation) waitStderr(re string) {
+	r.t.Helper()
+	rx := regexp.MustCompile(re)
+	r.waitFor("stderr "+re, func() bool { return rx.MatchString(r.stderr.String()) })
+}
+
+// received returns the seqs of the events -v logged, in order.
+func (r *invocation) received() []int64 {
+	var seqs []int64
+	for _, m := range eventLine.FindAllStringSubmatch(r.stderr.String(), -1) {
+		var s int64
+		fmt.Sscan(m[1], &s)
+		seqs = append(seqs, s)
+	}
+	return seqs
+}
+
+var eventLine = regexp.MustCompile(`(?m)^auditor: event seq (\d+) `)
+
+// readStateFile reads and parses a state file.
+func readStateFile(t *testing.T, path string) (State, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ParseState(data)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, data)
+	}
+	return st, data
+}
+
+// pinnedSize is the size pinned in the state file at path, or -1.
+func pinnedSize(path string) int64 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return -1
+	}
+	st, err := ParseState(data)
+	if err != nil || st.Pin == nil {
+		return -1
+	}
+	return st.Pin.Size
+}
+
+// fixedClock is a clock that stands still at t until moved.
+type fixedClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fixedClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}

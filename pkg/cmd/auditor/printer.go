@@ -1,0 +1,71 @@
+package auditor
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/govkit/govkit/pkg/detect"
+)
+
+// printer writes alerts to standard output, one line each: the alert's JSON
+// (DESIGN §3: JSON Lines with schema_version), or a text line for a person
+// at a terminal:
+//
+//	2026-01-15 14:30:00 CRITICAL unauthorized_destructive agent sre-bot seq 2: Destructive action on …
+type printer struct {
+	mu   sync.Mutex
+	w    io.Writer
+	json bool
+	loc  *time.Location // of the text's clock times
+}
+
+func (p *printer) print(a detect.Alert) error {
+	var line []byte
+	if p.json {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		line = append(b, '\n')
+	} else {
+		line = []byte(textLine(a, p.loc) + "\n")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err := p.w.Write(line)
+	return err
+}
+
+func textLine(a detect.Alert, loc *time.Location) string {
+	var b strings.Builder
+	b.WriteString(a.Timestamp.In(loc).Format(time.DateTime))
+	b.WriteString(" " + strings.ToUpper(a.Severity) + " " + a.Type)
+	if a.Agent != "" {
+		b.WriteString(" agent " + printable(a.Agent))
+	}
+	if a.Seq != 0 {
+		fmt.Fprintf(&b, " seq %d", a.Seq)
+	}
+	b.WriteString(": " + printable(a.Message))
+	return b.String()
+}
+
+// printable replaces control characters, which an agent name taken from an
+// event could use to rewrite a terminal (ESC sequences) or forge log
+// lines (newlines).
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,161 @@
+package auditor
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/pkg/detect"
+)
+
+var (
+	hashA = strings.Repeat("a", 64)
+	hashB = strings.Repeat("0b", 32)
+)
+
+func TestParseState(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // error text; "" means valid
+	}{
+		{`{"schema_version":1}`, ""},
+		{`{"schema_version":1,"cursor":{"seq":0,"event_hash":""}}`, ""},
+		{`{"schema_version":1,"cursor":{"seq":12,"event_hash":"` + hashA + `"},"pin":{"size":10,"head":"` + hashB + `","verified_at":"2026-01-15T14:30:00Z"}}`, ""},
+		{"", "it is empty"},
+		{"  \n", "it is empty"},
+		{`{"schema_version":1`, "it is not a state file: unexpected EOF"},
+		{`[]`, "it is not a state file"},
+		{`{"schema_version":1,"extra":true}`, `unknown field "extra"`},
+		{`{"schema_version":1} {}`, "more than one JSON value"},
+		{`{"schema_version":2}`, "schema_version 2 is not 1"},
+		{`{}`, "schema_version 0 is not 1"},
+		{`{"schema_version":1,"cursor":{"seq":-1,"event_hash":""}}`, "cursor: seq -1 is negative"},
+		{`{"schema_version":1,"cursor":{"seq":0,"event_hash":"` + hashA + `"}}`, "cursor: seq 0 (before the first event) with an event_hash"},
+		{`{"schema_version":1,"cursor":{"seq":3,"event_hash":"xyz"}}`, "cursor: event_hash is not a SHA-256 hash"},
+		{`{"schema_version":1,"pin":{"size":3,"head":"` + hashA + `"}}`, "pin: verified_at is missing"},
+		{`{"schema_version":1,"pin":{"size":3,"head":"` + strings.ToUpper(hashA) + `","verified_at":"2026-01-15T14:30:00Z"}}`, "pin: head is not"},
+		{`{"schema_version":1,"pin":{"size":"3"}}`, "it is not a state file"},
+	}
+	for _, tt := range tests {
+		st, err := ParseState([]byte(tt.in))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v", tt.in, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: error %v; want %q", tt.in, err, tt.want)
+		case tt.want == "":
+			back, err := ParseState(st.Marshal())
+			if err != nil || !reflect.DeepEqual(back, st) {
+				t.Errorf("%s: round trip %+v, %v", tt.in, back, err)
+			}
+		}
+	}
+}
+
+// FuzzParseState: anything ParseState accepts survives Marshal unchanged,
+// and nothing makes it panic.
+func FuzzParseState(f *testing.F) {
+	f.Add([]byte(`{"schema_version":1}`))
+	f.Add([]byte(`{"schema_version":1,"cursor":{"seq":12,"event_hash":"` + hashA + `"},"pin":{"size":10,"head":"` + hashB + `","verified_at":"2026-01-15T14:30:00.123456789+02:00"}}`))
+	f.Add([]byte(`{"schema_version":1,"cursor":{"seq":0,"event_hash":""},"pin":{"size":0,"head":"","verified_at":"2026-01-15T14:30:00Z"}}`))
+	f.Add([]byte(`{"schema_version":1,"pin":null,"cursor":null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := ParseState(data)
+		if err != nil {
+			return
+		}
+		out := st.Marshal()
+		back, err := ParseState(out)
+		if err != nil {
+			t.Fatalf("ParseState(Marshal(%q)) = %v", data, err)
+		}
+		if !reflect.DeepEqual(normalized(back), normalized(st)) {
+			t.Fatalf("round trip changed the state:\n%+v\n%+v", st, back)
+		}
+		if st.Pin != nil && st.Pin.Validate() != nil || st.Cursor != nil && st.Cursor.pin().Validate() != nil {
+			t.Fatalf("accepted an invalid state: %q", data)
+		}
+	})
+}
+
+// normalized drops what JSON cannot keep: a time's monotonic reading and
+// location (equal instants compare equal).
+func normalized(st State) State {
+	if st.Pin != nil {
+		p := *st.Pin
+		p.VerifiedAt = p.VerifiedAt.UTC()
+		st.Pin = &p
+	}
+	return st
+}
+
+func TestWriteState(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	st := State{SchemaVersion: 1, Cursor: &Cursor{Seq: 4, EventHash: hashA},
+		Pin: &PinState{Pin: detect.Pin{Size: 3, Head: hashB}, VerifiedAt: time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)}}
+	for range 3 {
+		if err := writeState(path, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, %v", fi.Mode(), err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("temporary files left: %v", entries)
+	}
+	got, exists, err := readState(path)
+	if err != nil || !exists || !reflect.DeepEqual(got, st) {
+		t.Fatalf("read back %+v, %v, %v", got, exists, err)
+	}
+	if _, exists, err := readState(filepath.Join(dir, "none.json")); exists || err != nil {
+		t.Fatalf("missing file: %v %v", exists, err)
+	}
+	if _, _, err := readState(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("directory: %v", err)
+	}
+	if err := writeState(filepath.Join(dir, "no", "such", "dir.json"), st); err == nil {
+		t.Fatal("wrote into a missing directory")
+	}
+}
+
+// A corrupt or unwritable state file is an error naming it: exit 3 before
+// anything is watched.
+func TestStateFileErrors(t *testing.T) {
+	isolate(t)
+	d := startAuditd(t, nil)
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "corrupt.json")
+	os.WriteFile(corrupt, []byte(`{"schema_version":1,"cursor":{"seq":"x"}}`), 0o600)
+	big := filepath.Join(dir, "big.json")
+	os.WriteFile(big, []byte(strings.Repeat(" ", maxStateFile+1)), 0o600)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--once", "--state", corrupt}, "auditor: error: state file " + corrupt + ": it is not a state file: "},
+		{[]string{"--socket", d.sock, "--state", corrupt}, "auditor: error: state file " + corrupt + ": it is not a state file"},
+		{[]string{"--once", "--state", big}, "it is larger than 1048576 bytes"},
+		{[]string{"--once", "--state", dir}, "it is not a regular file"},
+		{[]string{"--once", "--state", filepath.Join(dir, "missing", "s.json")}, "auditor: error: creating the state file " + filepath.Join(dir, "missing", "s.json") + ": no such file or directory"},
+	}
+	for _, tt := range tests {
+		r := auditor(t, nil, append(tt.args, "--audit-url", d.url)...)
+		r.want(3)
+		if !strings.Contains(r.stderr.String(), tt.want) || !strings.Contains(r.stderr.String(), "auditor: hint: ") {
+			t.Errorf("%q: stderr %q; want %q", tt.args, r.stderr.String(), tt.want)
+		}
+		if r.stdout.String() != "" {
+			t.Errorf("%q: stdout %q", tt.args, r.stdout.String())
+		}
+	}
+	if data, _ := os.ReadFile(corrupt); string(data) != `{"schema_version":1,"cursor":{"seq":"x"}}` {
+		t.Errorf("the corrupt file was rewritten: %s", data)
+	}
+}

@@ -1,0 +1,548 @@
+package govbot
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/detect"
+	"github.com/govkit/govkit/pkg/govapi"
+)
+
+// The analysis of this file is pure: it reads what auditd answered and
+// never does I/O, so tests feed it events, statuses and requests directly.
+
+// Bounds: govbot's memory does not grow with the audit log.
+const (
+	// DefaultMaxEvents is --max-events: the most events phase 3 reads.
+	DefaultMaxEvents = 1_000_000
+	// maxListed bounds every list in the report (incidents, unapproved
+	// actions, broken links); totals count past it.
+	maxListed = 100
+	// maxKeys bounds the distinct names counted per breakdown (agents,
+	// event types, resources, policies): names come from clients, and a
+	// client inventing a new agent name per event must not grow the
+	// report. Later names are counted under otherKey.
+	maxKeys = 1000
+	// maxDeferred bounds the destructive actions whose approval the window
+	// did not show, to be looked up once the scan ends.
+	maxDeferred = 1000
+	// maxNoMatchFindings is how many resources get their own no_match
+	// warning; the rest share one.
+	maxNoMatchFindings = 10
+	otherKey           = "(other)"
+)
+
+// tamperingTypes are the incident types that are alerts (DESIGN §8:
+// "tampering incidents in the window"): each says the chain was altered.
+var tamperingTypes = map[string]bool{
+	detect.ChainTampering: true,
+	detect.HashMismatch:   true,
+	detect.HeadRegressed:  true,
+}
+
+// isTampering reports whether an incident of type typ is a tampering alert.
+func isTampering(typ string) bool { return tamperingTypes[typ] }
+
+// analyzer accumulates phases 3 and 4 over the window's events, in seq
+// order, one event at a time.
+type analyzer struct {
+	now      time.Time
+	act      ActivityPhase
+	dec      DecisionPhase
+	res      map[string]*ResourceDecisions
+	book     *detect.ApprovalBook
+	deferred []audit.Event
+}
+
+func newAnalyzer(now time.Time, maxEvents int) *analyzer {
+	return &analyzer{
+		now: now,
+		act: ActivityPhase{
+			MaxEvents:     maxEvents,
+			ByEventType:   map[string]int64{},
+			ByAgent:       map[string]int64{},
+			ByActionClass: map[string]int64{},
+			IncidentTypes: map[string]int64{},
+			Incidents:     []IncidentSummary{},
+			Unapproved:    []UnapprovedAction{},
+		},
+		dec:  DecisionPhase{Resources: []ResourceDecisions{}, ByPolicy: map[string]int64{}},
+		res:  map[string]*ResourceDecisions{},
+		book: detect.NewApprovalBook(100_000),
+	}
+}
+
+// add analyses one event.
+func (a *analyzer) add(ev audit.Event) {
+	a.act.Events++
+	if a.act.FirstSeq == 0 {
+		a.act.FirstSeq = ev.Seq
+	}
+	a.act.LastSeq = ev.Seq
+	count(a.act.ByEventType, cmp.Or(ev.EventType, "(none)"))
+	if ev.Agent != "" {
+		count(a.act.ByAgent, ev.Agent)
+	}
+	if ev.ActionClass != "" && !bookkeeping(ev.EventType) {
+		count(a.act.ByActionClass, ev.ActionClass)
+	}
+	switch {
+	case ev.EventType == audit.TypeIncident:
+		a.incident(ev)
+	case ev.EventType == audit.TypePolicyDecision:
+		a.decision(ev)
+	case approval.IsEventType(ev.EventType):
+		a.book.Observe(ev)
+	}
+	if detect.IsDestructiveAction(ev) {
+		a.destructive(ev)
+	}
+}
+
+// bookkeeping reports whether events of type t are the governance
+// system's own records (a decision, an approval change, an incident),
+// which mention an action class without being an action.
+func bookkeeping(t string) bool {
+	return t == audit.TypePolicyDecision || t == audit.TypeIncident || approval.IsEventType(t)
+}
+
+// count adds one to m[key], or to m[otherKey] once m holds maxKeys names.
+func count(m map[string]int64, key string) {
+	if _, ok := m[key]; !ok && len(m) >= maxKeys {
+		key = otherKey
+	}
+	m[key]++
+}
+
+// incidentData is the data of an incident event: the IncidentInput of
+// POST /api/v1/incidents. "pattern" is accepted for type, as early
+// secbot drafts wrote it.
+type incidentData struct {
+	Type     string `json:"type"`
+	Pattern  string `json:"pattern"`
+	Severity string `json:"severity"`
+	Source   string `json:"source"`
+	Agent    string `json:"agent"`
+	Message  string `json:"message"`
+}
+
+func (a *analyzer) incident(ev audit.Event) {
+	var d incidentData
+	if json.Unmarshal(ev.Data, &d) != nil {
+		d = incidentData{}
+	}
+	typ := cmp.Or(d.Type, d.Pattern, "(unknown)")
+	a.act.IncidentsTotal++
+	count(a.act.IncidentTypes, typ)
+	a.act.Incidents = appendLatest(a.act.Incidents, IncidentSummary{
+		Seq: ev.Seq, EventID: ev.EventID, Timestamp: ev.Timestamp,
+		Type: typ, Severity: d.Severity, Source: d.Source, Agent: cmp.Or(d.Agent, ev.Agent),
+		Message: d.Message, Tampering: isTampering(typ),
+	})
+}
+
+// appendLatest appends v and keeps the latest maxListed elements.
+func appendLatest[T any](s []T, v T) []T {
+	s = append(s, v)
+	if len(s) > maxListed {
+		s = slices.Delete(s, 0, len(s)-maxListed)
+	}
+	return s
+}
+
+// decisionRecord is the part of govapi.DecisionRecord phase 4 reads
+// (without the trace, which is most of the bytes).
+type decisionRecord struct {
+	ResourceType   string  `json:"resource_type"`
+	ResourceName   string  `json:"resource_name"`
+	Effect         string  `json:"effect"`
+	EnforcedEffect string  `json:"enforced_effect"`
+	PolicyName     *string `json:"policy_name"`
+	DefaultApplied bool    `json:"default_applied"`
+	Note           string  `json:"note"`
+}
+
+// Decision outcomes of phase 4.
+const (
+	outcomeAllow    = "allow"
+	outcomeDeny     = "deny"
+	outcomeApproval = "require_approval"
+	outcomeNoMatch  = "no_match"
+)
+
+// decisionOutcome is how phase 4 counts a decision: no_match when no
+// policy had an outcome (default_applied: seed 003 "Phase 4 — no_match
+// decisions"), otherwise the effect enforcement acted on. ok is false for
+// a record that is not a decision.
+func decisionOutcome(r decisionRecord) (outcome string, ok bool) {
+	if r.DefaultApplied {
+		return outcomeNoMatch, true
+	}
+	switch e := cmp.Or(r.EnforcedEffect, r.Effect); e {
+	case outcomeAllow, outcomeDeny, outcomeApproval:
+		return e, true
+	}
+	return "", false
+}
+
+func (a *analyzer) decision(ev audit.Event) {
+	var r decisionRecord
+	if err := json.Unmarshal(ev.PolicyDecision, &r); err != nil {
+		a.dec.Unreadable++
+		return
+	}
+	outcome, ok := decisionOutcome(r)
+	if !ok {
+		a.dec.Unreadable++
+		return
+	}
+	if r.ResourceType == "" && ev.Resource != nil {
+		r.ResourceType, r.ResourceName = ev.Resource.Type, ev.Resource.Name
+	}
+	key := "(unknown)"
+	if r.ResourceType != "" || r.ResourceName != "" {
+		key = r.ResourceType + ":" + r.ResourceName
+	}
+	rd, found := a.res[key]
+	if !found {
+		if len(a.res) >= maxKeys {
+			key = otherKey
+			rd = a.res[key]
+		}
+		if rd == nil {
+			rd = &ResourceDecisions{Resource: key}
+			a.res[key] = rd
+		}
+	}
+	a.dec.Total++
+	rd.Total++
+	switch outcome {
+	case outcomeAllow:
+		a.dec.Allow++
+		rd.Allow++
+	case outcomeDeny:
+		a.dec.Deny++
+		rd.Deny++
+	case outcomeApproval:
+		a.dec.RequireApproval++
+		rd.RequireApproval++
+	case outcomeNoMatch:
+		a.dec.NoMatch++
+		rd.NoMatch++
+		if r.Note != "" {
+			rd.Note = r.Note
+		}
+	}
+	if r.PolicyName != nil && !r.DefaultApplied {
+		count(a.dec.ByPolicy, *r.PolicyName)
+	}
+}
+
+// destructive judges a destructive action against the approvals seen so
+// far (detect.CheckDestructive); one naming an approval the window did not
+// show is judged at the end, after a look-up.
+func (a *analyzer) destructive(ev audit.Event) {
+	var st approval.Status
+	if ev.ApprovalID != "" {
+		known := false
+		st, known = a.book.Status(ev.ApprovalID)
+		if !known && len(a.deferred) < maxDeferred {
+			a.deferred = append(a.deferred, ev)
+			return
+		}
+	}
+	a.judge(ev, st)
+}
+
+func (a *analyzer) judge(ev audit.Event, st approval.Status) {
+	alert, bad := detect.CheckDestructive(ev, st, a.now)
+	if !bad {
+		return
+	}
+	u := UnapprovedAction{Seq: ev.Seq, EventID: ev.EventID, Timestamp: ev.Timestamp, Agent: ev.Agent, Message: alert.Message}
+	if ev.Resource != nil && (ev.Resource.Type != "" || ev.Resource.Name != "") {
+		u.Resource = ev.Resource.Type + ":" + ev.Resource.Name
+	}
+	if ev.Tool != nil {
+		u.Command = cmp.Or(ev.Tool.RawCommand, ev.Tool.Name)
+	}
+	a.act.UnapprovedTotal++
+	a.act.Unapproved = appendLatest(a.act.Unapproved, u)
+}
+
+// deferredIDs returns the approval ids the window did not show a state for.
+func (a *analyzer) deferredIDs() []string {
+	var ids []string
+	for _, ev := range a.deferred {
+		if !slices.Contains(ids, ev.ApprovalID) {
+			ids = append(ids, ev.ApprovalID)
+		}
+	}
+	return ids
+}
+
+// finish judges the deferred actions with the statuses looked up (an id
+// missing from statuses is unknown) and returns phases 3 and 4.
+func (a *analyzer) finish(statuses map[string]approval.Status) (ActivityPhase, DecisionPhase) {
+	for _, ev := range a.deferred {
+		a.judge(ev, statuses[ev.ApprovalID])
+	}
+	a.deferred = nil
+	// Judged out of order: list them by seq again.
+	slices.SortFunc(a.act.Unapproved, func(x, y UnapprovedAction) int { return cmp.Compare(x.Seq, y.Seq) })
+	res := make([]ResourceDecisions, 0, len(a.res))
+	for _, r := range a.res {
+		res = append(res, *r)
+	}
+	slices.SortFunc(res, func(x, y ResourceDecisions) int { return strings.Compare(x.Resource, y.Resource) })
+	a.dec.Resources = res
+	return a.act, a.dec
+}
+
+// governancePhase is phase 1 from GET /api/v1/governance.
+func governancePhase(st govapi.Status) GovernancePhase {
+	return GovernancePhase{
+		AuditdVersion: st.Version, StartedAt: st.StartedAt, Auth: st.Auth,
+		PolicyLoaded: st.Policy.Loaded,
+		InfraLoaded:  st.Infra.Loaded, InfraFile: st.Infra.File, InfraResources: st.Infra.Resources, InfraLoadedAt: st.Infra.LoadedAt,
+		ChainHeadSeq: st.Chain.HeadSeq, ChainHeadHash: st.Chain.HeadHash, ChainState: st.Chain.State,
+		PendingApprovals: st.Approvals.Pending,
+	}
+}
+
+// policyPhase is phase 2, the policy overview, with each policy's share of
+// the window's decisions (phase 4's by_policy).
+func policyPhase(p govapi.PolicyStatus, byPolicy map[string]int64) PolicyPhase {
+	out := PolicyPhase{
+		Loaded: p.Loaded, File: p.File, SHA256: p.SHA256, LoadedAt: p.LoadedAt,
+		DefaultEffect: p.DefaultEffect, DryRun: p.DryRun,
+		ReloadError: p.ReloadError, ReloadErrorAt: p.ReloadErrorAt,
+		Policies: make([]PolicyOverview, 0, len(p.Policies)),
+	}
+	for _, s := range p.Policies {
+		if s.Enabled {
+			out.Enabled++
+		} else {
+			out.Disabled++
+		}
+		if s.Enforcement == "audit" {
+			out.AuditOnly++
+		}
+		out.Rules += s.Rules
+		resources := s.Resources
+		if resources == nil {
+			resources = []string{}
+		}
+		out.Policies = append(out.Policies, PolicyOverview{
+			Name: s.Name, Description: s.Description, Enabled: s.Enabled, Enforcement: s.Enforcement,
+			Resources: resources, Rules: s.Rules, Decisions: byPolicy[s.Name],
+		})
+	}
+	return out
+}
+
+// approvalPhase is phase 5: the pending requests, oldest first, each
+// stale when it has waited longer than staleAfter (seed 003 "Phase 5 —
+// Stale approvals": 30 minutes).
+func approvalPhase(reqs []approval.Request, now time.Time, staleAfter time.Duration) ApprovalPhase {
+	out := ApprovalPhase{StaleAfter: formatDuration(staleAfter), Requests: []PendingApproval{}}
+	for _, r := range reqs {
+		if r.Status != "" && r.Status != approval.Pending {
+			continue
+		}
+		waited := max(now.Sub(r.CreatedAt), 0)
+		p := PendingApproval{
+			ID: r.ID, Resource: r.Resource.Type + ":" + r.Resource.Name, Action: r.Action,
+			RequestedBy: r.RequestedBy, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+			PendingForMS: waited.Milliseconds(), Approvals: r.Approvals(), Quorum: r.Quorum,
+			Stale: waited > staleAfter,
+		}
+		out.Pending++
+		if p.Stale {
+			out.Stale++
+		}
+		out.Requests = append(out.Requests, p)
+	}
+	slices.SortStableFunc(out.Requests, func(x, y PendingApproval) int { return x.CreatedAt.Compare(y.CreatedAt) })
+	return out
+}
+
+// chainPhase is phase 6 from GET /api/v1/governance/verify.
+func chainPhase(r audit.Report) ChainPhase {
+	out := ChainPhase{Report: r, BrokenLinksTotal: len(r.BrokenLinks)}
+	if out.BrokenLinks == nil {
+		out.BrokenLinks = []audit.BrokenLink{}
+	}
+	if len(out.BrokenLinks) > maxListed {
+		out.BrokenLinks = out.BrokenLinks[:maxListed]
+	}
+	return out
+}
+
+// summarize is phase 7: the alerts and warnings of phases 1-6 and the
+// overall status (seed 003 "Detection Logic", DESIGN §8). Alerts: a broken
+// chain and tampering incidents. Warnings leave the exit code at 0
+// (SEED-REQUIREMENTS H-49's deviation from the seed).
+func summarize(r *Report) Summary {
+	s := Summary{Alerts: []Finding{}, Warnings: []Finding{}}
+	alert := func(code string, phase int, format string, args ...any) {
+		s.Alerts = append(s.Alerts, Finding{Code: code, Phase: phase, Message: fmt.Sprintf(format, args...)})
+	}
+	warn := func(code string, phase int, format string, args ...any) {
+		s.Warnings = append(s.Warnings, Finding{Code: code, Phase: phase, Message: fmt.Sprintf(format, args...)})
+	}
+
+	// Phase 2: what governs.
+	p := r.Policy
+	switch {
+	case !p.Loaded:
+		warn(CodeNoPolicy, 2, "no policy is loaded: auditd cannot evaluate decisions; start auditd with --policy FILE")
+	case p.DryRun:
+		warn(CodePolicyDryRun, 2, "the policy runs in dry-run mode: every decision is enforced as allow")
+	}
+	if p.ReloadError != "" {
+		when := ""
+		if p.ReloadErrorAt != nil {
+			when = " at " + p.ReloadErrorAt.UTC().Format(time.RFC3339)
+		}
+		inForce := "the previous policy is still in force"
+		if p.SHA256 != "" {
+			inForce = fmt.Sprintf("the policy with sha256 %s is still in force", short(p.SHA256, 12))
+		}
+		warn(CodePolicyReloadError, 2, "the last policy reload failed%s: %s; %s", when, flatten(p.ReloadError, 300), inForce)
+	}
+
+	// Phase 3: incidents, unapproved destructive actions, the cap.
+	a := r.Activity
+	var other []string
+	for _, typ := range sortedKeys(a.IncidentTypes) {
+		n := a.IncidentTypes[typ]
+		if !isTampering(typ) {
+			other = append(other, fmt.Sprintf("%s %d", oneLine(typ), n))
+			continue
+		}
+		msg := fmt.Sprintf("%s in the window: the audit chain was altered", plural(n, oneLine(typ)+" incident"))
+		if last, ok := latestIncident(a.Incidents, typ); ok {
+			msg += fmt.Sprintf(" (latest: seq %d at %s", last.Seq, last.Timestamp.UTC().Format(time.RFC3339))
+			if last.Source != "" {
+				msg += " from " + oneLine(last.Source)
+			}
+			if last.Message != "" {
+				msg += ": " + flatten(last.Message, 200)
+			}
+			msg += ")"
+		}
+		alert(CodeTamperingIncident, 3, "%s", msg)
+	}
+	if len(other) > 0 {
+		warn(CodeIncidents, 3, "incidents in the window: %s", strings.Join(other, ", "))
+	}
+	if a.UnapprovedTotal > 0 {
+		msg := fmt.Sprintf("%s without an approved approval", plural(a.UnapprovedTotal, "destructive action"))
+		if n := len(a.Unapproved); n > 0 {
+			u := a.Unapproved[n-1]
+			msg += fmt.Sprintf(" (latest: seq %d", u.Seq)
+			if u.Agent != "" {
+				msg += " by " + oneLine(u.Agent)
+			}
+			if u.Resource != "" {
+				msg += " on " + oneLine(u.Resource)
+			}
+			if u.Command != "" {
+				msg += ": " + flatten(u.Command, 100)
+			}
+			msg += ")"
+		}
+		warn(CodeUnapprovedDestructive, 3, "%s", msg)
+	}
+	if a.Capped {
+		warn(CodeEventsCapped, 3, "the window holds more than %d events: only seq %d-%d were analysed; shorten --since or raise --max-events",
+			a.MaxEvents, a.FirstSeq, a.LastSeq)
+	}
+
+	// Phase 4: no_match decisions, one warning per resource.
+	defaultEffect := cmp.Or(p.DefaultEffect, "deny")
+	var noMatch []ResourceDecisions
+	for _, rd := range r.Decisions.Resources {
+		if rd.NoMatch > 0 {
+			noMatch = append(noMatch, rd)
+		}
+	}
+	for i, rd := range noMatch {
+		if i == maxNoMatchFindings {
+			var n int64
+			for _, rest := range noMatch[i:] {
+				n += rest.NoMatch
+			}
+			warn(CodeNoMatchDecisions, 4, "%s on %d more resources matched no policy; see phase 4",
+				plural(n, "decision"), len(noMatch)-i)
+			break
+		}
+		msg := fmt.Sprintf("%s: %s matched no policy, so the default effect (%s) applied", oneLine(rd.Resource),
+			plural(rd.NoMatch, "decision"), defaultEffect)
+		if rd.Note != "" {
+			msg += " (" + flatten(rd.Note, 200) + ")"
+		}
+		msg += "; add the resource to the infra file (auditd --infra) with the tags your policies match"
+		warn(CodeNoMatchDecisions, 4, "%s", msg)
+	}
+
+	// Phase 5: stale approvals.
+	for _, q := range r.Approvals.Requests {
+		if !q.Stale {
+			continue
+		}
+		warn(CodeStaleApproval, 5, "approval %s (%s %s, requested by %s) has been pending for %s, over %s: check that approval notifications reach the approvers",
+			oneLine(q.ID), oneLine(q.Action), oneLine(q.Resource), oneLine(q.RequestedBy),
+			approx(time.Duration(q.PendingForMS)*time.Millisecond), r.Approvals.StaleAfter)
+	}
+
+	// Phase 6: the chain.
+	if c := r.Chain; !c.Verified {
+		msg := fmt.Sprintf("the audit chain does not verify: %s in %d events", plural(int64(c.BrokenLinksTotal), "broken link"), c.TotalEvents)
+		if len(c.BrokenLinks) > 0 {
+			b := c.BrokenLinks[0]
+			msg += fmt.Sprintf(", first at seq %d (%s)", b.Seq, oneLine(b.Kind))
+		}
+		msg += "; the audit log was altered: run verify-chain --db on the auditd host and investigate"
+		alert(CodeChainBroken, 6, "%s", msg)
+	}
+
+	switch {
+	case len(s.Alerts) > 0:
+		s.Status, s.ExitCode = StatusAlerts, exitAlerts
+	case len(s.Warnings) > 0:
+		s.Status = StatusWarnings
+	default:
+		s.Status = StatusHealthy
+	}
+	return s
+}
+
+// latestIncident returns the latest listed incident of type typ.
+func latestIncident(list []IncidentSummary, typ string) (IncidentSummary, bool) {
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i].Type == typ {
+			return list[i], true
+		}
+	}
+	return IncidentSummary{}, false
+}
+
+// sortedKeys returns m's keys by count, highest first, then by name.
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y string) int {
+		return cmp.Or(cmp.Compare(m[y], m[x]), strings.Compare(x, y))
+	})
+	return keys
+}

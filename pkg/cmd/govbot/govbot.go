@@ -1,0 +1,273 @@
+// Package govbot is the command tree of the govbot binary: a one-shot,
+// stateless, read-only compliance report over auditd's governance API, for
+// cron and CI (DESIGN §8; seed 003 "Compliance Reporting (cmd/govbot/)").
+package govbot
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/govkit/govkit/pkg/build"
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/client"
+)
+
+// Exit codes (DESIGN §8; seed 003 "Exit Codes"); 3 is cli.ExitFailure.
+const (
+	exitUnreachable = 1 // the gateway could not be reached, or is not auditd
+	exitAlerts      = 2 // a broken chain or a tampering incident
+)
+
+// Defaults of seed 003 "Running govbot" and "Detection Logic › Phase 5".
+const (
+	defaultSince      = 24 * time.Hour
+	defaultStaleAfter = 30 * time.Minute
+	maxMaxEvents      = 100_000_000
+	// requestTimeout bounds each request to auditd: verification of a
+	// large chain takes seconds, a hung gateway must not hold a cron job.
+	requestTimeout = 2 * time.Minute
+)
+
+// Options are govbot's flags and the dependencies tests replace.
+type Options struct {
+	IO         *cli.IOStreams
+	Gateway    string
+	Token      string
+	Since      Duration
+	StaleAfter Duration
+	Webhook    string
+	MaxEvents  int
+	Output     cli.Format
+
+	// Now is the report's clock: the window's end and the age of pending
+	// approvals. Nil means time.Now.
+	Now func() time.Time
+	// HTTPClient posts to --webhook; nil means one that does not follow
+	// redirects.
+	HTTPClient *http.Client
+	// Context ends a run early; nil means on SIGINT or SIGTERM.
+	Context context.Context
+
+	// gatewaySource says where --gateway came from, for error hints.
+	gatewaySource string
+}
+
+// NewCmdGovbot returns the govbot command with the process's clock.
+func NewCmdGovbot(streams *cli.IOStreams) *cobra.Command {
+	return newCmd(&Options{IO: streams, Now: time.Now}, nil)
+}
+
+// newCmd declares the flags and validates them; runF replaces the run
+// (tests of flag parsing).
+func newCmd(opts *Options, runF func(*Options) error) *cobra.Command {
+	opts.Since = Duration(defaultSince)
+	opts.StaleAfter = Duration(defaultStaleAfter)
+	cmd := &cobra.Command{
+		Use:   "govbot [--gateway URL] [--since 24h] [--webhook URL] [-o text|json]",
+		Short: "One-shot compliance report over auditd's governance API, for cron and CI",
+		Long: `Govbot asks auditd's governance API for a compliance snapshot and prints it:
+it is stateless and read-only, and needs nothing but the gateway's URL (and a
+token with the auditor role when auditd has a tokens file). Run it from cron,
+a systemd timer or a Kubernetes CronJob, and act on its exit status.
+
+The report has seven phases:
+
+  1 Governance status   GET /api/v1/governance: auditd, policy, infra, chain head
+  2 Policy overview     the loaded policies, their rules and their decisions
+  3 Audit activity      GET /api/v1/governance/events?since=: events by type,
+                        agent and action class; incidents; destructive actions
+                        without an approved approval
+  4 Policy decisions    per resource: allow, deny, require_approval, no_match
+  5 Pending approvals   GET /api/v1/governance/approvals/pending
+  6 Chain integrity     GET /api/v1/governance/verify
+  7 Summary             alerts and warnings; with --webhook, posted to Slack
+
+Alerts (exit 2): the audit chain does not verify; a tampering incident
+(chain_tampering, hash_mismatch, head_regressed) in the window.
+
+Warnings (printed; the exit status stays 0): no policy loaded, a failed
+policy reload, dry-run mode, no_match decisions (the resource is missing from
+the infra file, so it has no tags and the default effect applied: add it),
+approvals pending longer than --stale-after (the notification channel may not
+be working), other incidents, destructive actions without an approved
+approval, and a window larger than --max-events.
+
+Output is text on a terminal and one JSON object otherwise (choose with -o).
+A failure to post to --webhook is reported on standard error and does not
+change the exit status.
+
+Environment: GOVKIT_AUDIT_URL (--gateway), GOVKIT_TOKEN (--token; prefer it,
+a flag shows in ps), GOVKIT_GOVBOT_WEBHOOK, GOVKIT_GOVBOT_SINCE,
+GOVKIT_GOVBOT_STALE_AFTER and GOVKIT_GOVBOT_MAX_EVENTS; flags win over them,
+and they over the config file's govbot section. The seed's one-dash spelling
+(-gateway URL -since 6h -webhook URL) is accepted.
+
+Exit status:
+
+    0  healthy, or warnings only
+    1  the gateway is unreachable or does not answer like auditd
+    2  alerts present
+    3  usage error, refused credentials, internal failure`,
+		Example: `  govbot --gateway http://127.0.0.1:1199
+  govbot --gateway http://auditd.internal:1199 --since 6h -o json
+  GOVKIT_TOKEN=… govbot --gateway https://auditd.internal --webhook https://hooks.slack.com/services/…`,
+		Version: build.String(),
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := opts.validate(c.Flags()); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return run(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Gateway, "gateway", client.DefaultURL, "auditd's `URL` (the governance gateway)")
+	f.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN`, one with the auditor role (auditd with a tokens file)")
+	f.Var(&opts.Since, "since", "report on the last `DURATION` of events: 6h, 24h, 7d")
+	f.Var(&opts.StaleAfter, "stale-after", "warn about approvals pending longer than `DURATION`")
+	f.StringVar(&opts.Webhook, "webhook", "", "post the summary to the Slack incoming webhook `URL`")
+	f.IntVar(&opts.MaxEvents, "max-events", DefaultMaxEvents, "analyse at most the latest `N` events of the window")
+	cli.AddOutputFlag(cmd, &opts.Output)
+	cli.AddConfigFlag(cmd)
+	cli.SetEnvName(f, "gateway", "GOVKIT_AUDIT_URL")
+	cli.SetEnvName(f, "since", "GOVKIT_GOVBOT_SINCE")
+	cli.SetEnvName(f, "stale-after", "GOVKIT_GOVBOT_STALE_AFTER")
+	cli.SetEnvName(f, "webhook", "GOVKIT_GOVBOT_WEBHOOK")
+	cli.SetEnvName(f, "max-events", "GOVKIT_GOVBOT_MAX_EVENTS")
+	return cmd
+}
+
+// validate checks every flag, naming the flag (or the variable or config
+// key that set it) in the error.
+func (o *Options) validate(flags *pflag.FlagSet) error {
+	name := func(flag string) string {
+		if src := cli.FlagSource(flags, flag); src != "" {
+			return "--" + flag + " (from " + src + ")"
+		}
+		return "--" + flag
+	}
+	o.gatewaySource = cli.FlagSource(flags, "gateway")
+	if f := flags.Lookup("gateway"); f != nil && !f.Changed && o.gatewaySource == "" {
+		o.gatewaySource = "the default"
+	}
+	if _, err := client.New(o.Gateway); err != nil {
+		return cli.Failf("%s: %v", name("gateway"), err).
+			WithHint("pass --gateway http://HOST:PORT (or set GOVKIT_AUDIT_URL) naming auditd")
+	}
+	if o.Since <= 0 {
+		return cli.Failf("%s %s is not a positive duration", name("since"), o.Since.String()).
+			WithHint("pass --since with a look-back window such as 6h, 24h or 7d")
+	}
+	if o.StaleAfter <= 0 {
+		return cli.Failf("%s %s is not a positive duration", name("stale-after"), o.StaleAfter.String()).
+			WithHint("pass --stale-after with a duration such as 30m")
+	}
+	if o.MaxEvents < 1 || o.MaxEvents > maxMaxEvents {
+		return cli.Failf("%s %d is not between 1 and %d", name("max-events"), o.MaxEvents, maxMaxEvents).
+			WithHint(fmt.Sprintf("pass --max-events N, or leave it out for %d", DefaultMaxEvents))
+	}
+	if o.Webhook != "" {
+		if err := checkWebhook(o.Webhook); err != nil {
+			// Never echo the URL: a Slack webhook's path is its secret.
+			return cli.Failf("%s %v", name("webhook"), err).
+				WithHint("pass --webhook with a Slack incoming webhook URL (https://hooks.slack.com/services/…)")
+		}
+	}
+	return nil
+}
+
+func (o *Options) now() time.Time {
+	if o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
+}
+
+// context returns the context of one run: o.Context, or one that ends on
+// SIGINT or SIGTERM.
+func (o *Options) context() (context.Context, context.CancelFunc) {
+	if o.Context != nil {
+		return context.WithCancel(o.Context)
+	}
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+}
+
+// Duration is a flag value: a Go duration (90m, 1h30m) or whole days
+// (7d), since look-back windows are often counted in days.
+type Duration time.Duration
+
+// String implements pflag.Value, in the shortest form: 24h, 30m, 7d.
+func (d *Duration) String() string { return formatDuration(time.Duration(*d)) }
+
+// Set implements pflag.Value.
+func (d *Duration) Set(s string) error {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > 3660 {
+			return fmt.Errorf("%q is not a duration such as 30m, 24h or 7d", s)
+		}
+		*d = Duration(time.Duration(n) * 24 * time.Hour)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 30m, 24h or 7d", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Type implements pflag.Value; it names the argument in --help.
+func (d *Duration) Type() string { return "duration" }
+
+// formatDuration is d without the zero units Go prints: 24h, 30m, 1h30m,
+// and whole days beyond two: 7d.
+func formatDuration(d time.Duration) string {
+	if d >= 48*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// seedFlags are the flags seed 003 "Running govbot" spells with one dash
+// (Go's flag package: go run ./cmd/govbot/ -gateway URL -since 6h).
+var seedFlags = []string{"gateway", "since", "webhook"}
+
+// seedCompat rewrites -gateway, -since and -webhook (and -name=value) to
+// their two-dash forms, so the seed's command lines work as written; pflag
+// would read -gateway as the shorthands -g -a -t….
+func seedCompat(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "--" {
+			copy(out[i:], args[i:])
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && slices.Contains(seedFlags, name) {
+			out[i] = "-" + a
+		}
+	}
+	return out
+}

@@ -1,0 +1,277 @@
+package govbot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/build"
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/store"
+)
+
+// run makes the report, prints it, posts it to --webhook, and exits by
+// its summary.
+func run(o *Options) error {
+	c, err := o.client()
+	if err != nil {
+		return err
+	}
+	ctx, stop := o.context()
+	defer stop()
+	now := o.now().UTC()
+
+	r, err := collect(ctx, c, o, now)
+	if err != nil {
+		ee := o.gatewayError(err)
+		if ee.Code == exitUnreachable && o.Webhook != "" {
+			o.post(ctx, slackUnreachable(ee.Err.Error(), now))
+		}
+		return ee
+	}
+
+	if o.Output.Resolve(o.IO) == cli.FormatJSON {
+		err = writeJSON(o.IO.Out, r)
+	} else {
+		err = writeText(o.IO.Out, r)
+	}
+	if err != nil {
+		return cli.Failf("writing the report: %v", err)
+	}
+	if o.Webhook != "" {
+		o.post(ctx, slackSummary(r))
+	}
+	if r.Summary.ExitCode != 0 {
+		return cli.Silent(r.Summary.ExitCode)
+	}
+	return nil
+}
+
+// post sends msg to --webhook; a failure is said on stderr and changes
+// nothing else (it is not a compliance finding).
+func (o *Options) post(ctx context.Context, msg *slack.WebhookMessage) {
+	if err := postSlack(ctx, o.HTTPClient, o.Webhook, msg); err != nil {
+		fmt.Fprintf(o.IO.ErrOut, "govbot: error: posting the summary to --webhook (%s): %s\n", redact(o.Webhook), oneLine(err.Error()))
+		fmt.Fprintf(o.IO.ErrOut, "govbot: hint: the report is complete and the exit status is unchanged; check the webhook URL (--webhook or GOVKIT_GOVBOT_WEBHOOK)\n")
+	}
+}
+
+// client returns the client for --gateway.
+func (o *Options) client() (*client.Client, error) {
+	opts := []client.Option{
+		client.WithUserAgent("govbot/" + build.String()),
+		client.WithHTTPClient(&http.Client{Timeout: requestTimeout}),
+	}
+	if o.Token != "" {
+		opts = append(opts, client.WithToken(o.Token))
+	}
+	c, err := client.New(o.Gateway, opts...)
+	if err != nil {
+		return nil, cli.Fail(err, "pass --gateway http://HOST:PORT (or set GOVKIT_AUDIT_URL)")
+	}
+	return c, nil
+}
+
+// phaseError is a failed request of one phase.
+type phaseError struct {
+	phase int
+	what  string // "GET /api/v1/governance"
+	err   error
+}
+
+func (e *phaseError) Error() string { return e.what + ": " + e.err.Error() }
+func (e *phaseError) Unwrap() error { return e.err }
+
+// errNotAuditd is an answer that decodes but is not auditd's.
+var errNotAuditd = errors.New("the answer is not auditd's governance status (no schema_version)")
+
+// collect asks auditd for phases 1, 3, 5 and 6 and analyses them. Every
+// request is a GET: govbot is read-only (seed 003: "stateless and
+// read-only").
+func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (*Report, error) {
+	st, err := c.Governance(ctx)
+	if err != nil {
+		return nil, &phaseError{1, "GET " + govapi.PathStatus, err}
+	}
+	if st.SchemaVersion == 0 {
+		return nil, &phaseError{1, "GET " + govapi.PathStatus, errNotAuditd}
+	}
+
+	since := time.Duration(o.Since)
+	from := now.Add(-since)
+	an := newAnalyzer(now, o.MaxEvents)
+	if err := scanEvents(ctx, c, an, from, st.Chain.HeadSeq); err != nil {
+		return nil, &phaseError{3, "GET " + govapi.PathEvents, err}
+	}
+	statuses := map[string]approval.Status{}
+	for _, id := range an.deferredIDs() {
+		req, err := c.Approval(ctx, id)
+		switch {
+		case client.IsNotFound(err):
+			continue // unknown: judged as such
+		case err != nil:
+			return nil, &phaseError{3, "GET /v1/approvals/" + id, err}
+		}
+		statuses[id] = req.Status
+	}
+	pending, err := c.GovernancePending(ctx)
+	if err != nil {
+		return nil, &phaseError{5, "GET " + govapi.PathPending, err}
+	}
+	verify, err := c.GovernanceVerify(ctx)
+	if err != nil {
+		return nil, &phaseError{6, "GET " + govapi.PathVerify, err}
+	}
+
+	act, dec := an.finish(statuses)
+	r := &Report{
+		SchemaVersion: 1,
+		GeneratedAt:   now,
+		Gateway:       o.Gateway,
+		Window:        Window{Since: formatDuration(since), From: from, To: now},
+		Governance:    governancePhase(st),
+		Policy:        policyPhase(st.Policy, dec.ByPolicy),
+		Activity:      act,
+		Decisions:     dec,
+		Approvals:     approvalPhase(pending, now, time.Duration(o.StaleAfter)),
+		Chain:         chainPhase(verify),
+	}
+	r.Summary = summarize(r)
+	return r, nil
+}
+
+// scanEvents feeds the window's events to an, page by page, up to head
+// (the chain head when the report started, so that the snapshot is one
+// moment). Seqs are contiguous, so the first event of the window tells
+// how many it holds: beyond --max-events only the latest are read, since
+// the latest matter most to a daily report.
+func scanEvents(ctx context.Context, c *client.Client, an *analyzer, from time.Time, head int64) error {
+	limit := an.act.MaxEvents
+	f := store.Filter{Since: from, Limit: store.MaxLimit}
+	if head > 0 {
+		probe, err := c.GovernanceEvents(ctx, store.Filter{Since: from, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(probe.Events) == 0 || probe.Events[0].Seq > head {
+			return nil
+		}
+		first := probe.Events[0].Seq
+		f.AfterSeq = first - 1
+		if head-first+1 > int64(limit) {
+			an.act.Capped = true
+			f.AfterSeq = head - int64(limit)
+		}
+	}
+	for {
+		p, err := c.GovernanceEvents(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, ev := range p.Events {
+			if head > 0 && ev.Seq > head {
+				return nil
+			}
+			if an.act.Events >= int64(limit) {
+				an.act.Capped = true
+				return nil
+			}
+			an.add(ev)
+		}
+		if !p.HasMore || p.NextAfterSeq <= f.AfterSeq {
+			return nil
+		}
+		f.AfterSeq = p.NextAfterSeq
+	}
+}
+
+// gatewayError maps a failed request to the exit status of DESIGN §8: 1
+// when the gateway is unreachable or does not answer like auditd, 3 when
+// it refuses govbot's credentials (a configuration error to fix) or the
+// run was interrupted. The message names the URL, and the hint the flag
+// and variable that set it.
+func (o *Options) gatewayError(err error) *cli.ExitError {
+	what, phase := "", 0
+	var pe *phaseError
+	if errors.As(err, &pe) {
+		what, phase = pe.what, pe.phase
+	}
+	where := fmt.Sprintf("the gateway at %s", o.Gateway)
+	fix := "start auditd there, or point govbot at a running one with --gateway URL or GOVKIT_AUDIT_URL"
+	if o.gatewaySource != "" {
+		fix += " (the URL came from " + o.gatewaySource + ")"
+	}
+	unreachable := func(format string, args ...any) *cli.ExitError {
+		return &cli.ExitError{Code: exitUnreachable, Err: fmt.Errorf(format, args...), Hint: fix}
+	}
+
+	var ae *client.Error
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return cli.Failf("interrupted")
+	case errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized:
+		hint := "pass --token TOKEN (or set GOVKIT_TOKEN) with a token that has the auditor role"
+		if o.Token != "" {
+			hint = "the token was refused: check --token (or GOVKIT_TOKEN); 'auditd token create --roles auditor' makes one"
+		}
+		return cli.Failf("%s refused govbot's credentials (%s): %s", where, what, oneLine(ae.Message)).WithHint(hint)
+	case errors.As(err, &ae) && ae.StatusCode == http.StatusForbidden:
+		return cli.Failf("%s refused %s: %s", where, what, oneLine(ae.Message)).
+			WithHint("use a token with the auditor role ('auditd token create --roles auditor')")
+	case errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound && phase == 1:
+		return unreachable("%s does not serve auditd's governance API: %s answered 404", where, what)
+	case errors.As(err, &ae):
+		return unreachable("%s answered %s with %d: %s", where, what, ae.StatusCode, flatten(ae.Message, 200))
+	case errors.Is(err, errNotAuditd), errors.As(err, &syntax), errors.As(err, &typ):
+		return unreachable("%s does not answer like auditd: %s did not return auditd's JSON", where, what)
+	case isNetError(err):
+		return unreachable("cannot reach %s: %s", where, netReason(err))
+	}
+	return unreachable("%s: %s failed: %v", where, what, err)
+}
+
+// isNetError reports whether err is a failure to talk to the server at
+// all (refused, reset, DNS, timeout).
+func isNetError(err error) bool {
+	var ue *url.Error
+	var ne net.Error
+	return errors.As(err, &ue) || errors.As(err, &ne)
+}
+
+// netReason is the innermost cause of a network error ("connection
+// refused"), without the URL and method net/http prefixes.
+func netReason(err error) string {
+	for {
+		var next error
+		switch e := err.(type) {
+		case *phaseError:
+			next = e.err
+		case *url.Error:
+			if e.Timeout() {
+				return "no answer within " + requestTimeout.String()
+			}
+			next = e.Err
+		case *net.OpError:
+			next = e.Err
+		case *os.SyscallError:
+			next = e.Err
+		}
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}

@@ -1,0 +1,150 @@
+package secbot
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/detect"
+	"github.com/govkit/govkit/pkg/govapi"
+)
+
+// incidentInput is the incident for alert a about ev (seed 003: secbot
+// "Creates incident bundles via REST gateway").
+//
+// Names and text come from the event, and auditd refuses an incident whose
+// agent, session_id or trace_id is not one short line, or whose message
+// holds control characters: an agent must not escape secbot by choosing
+// such a name, so they are made to fit rather than sent as they are.
+func incidentInput(a detect.Alert, ev audit.Event) govapi.IncidentInput {
+	details := map[string]json.RawMessage{}
+	if len(a.Details) > 0 {
+		_ = json.Unmarshal(a.Details, &details) // an object: pkg/detect marshals structs
+	}
+	details["seq"] = json.RawMessage(strconv.FormatInt(ev.Seq, 10))
+	if ev.EventType != "" {
+		details["event_type"], _ = json.Marshal(ev.EventType)
+	}
+	in := govapi.IncidentInput{
+		IncidentID: IncidentID(a.Type, ev),
+		Type:       a.Type,
+		Severity:   a.Severity,
+		Source:     Source,
+		Agent:      incidentName(ev.Agent),
+		SessionID:  incidentName(ev.SessionID),
+		TraceID:    incidentName(ev.TraceID),
+		Message:    clean(a.Message, maxMessage),
+	}
+	if in.Agent != ev.Agent {
+		details["agent"], _ = json.Marshal(cutBytes(ev.Agent, detect.MaxExcerpt))
+	}
+	if validEventID(ev.EventID) {
+		in.EventIDs = []string{ev.EventID}
+	} else if ev.EventID != "" {
+		details["event_id"], _ = json.Marshal(cutBytes(ev.EventID, detect.MaxExcerpt))
+	}
+	in.Details, _ = json.Marshal(details)
+	return in
+}
+
+// Limits of auditd's incidents API (POST /api/v1/incidents).
+const (
+	maxName    = 256
+	maxMessage = 4 << 10
+)
+
+// incidentName makes an event's name fit an incident: one line without
+// control characters, at most maxName bytes, not blank.
+func incidentName(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = clean(s, maxName-len("…"))
+	if strings.TrimSpace(s) == "" {
+		return "(blank)"
+	}
+	return s
+}
+
+// cutBytes cuts s to at most n bytes of valid UTF-8.
+func cutBytes(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
+	}
+	return strings.ToValidUTF8(s, "")
+}
+
+// validEventID is pkg/audit's rule for event_id: 1 to 128 of A-Z a-z 0-9
+// _ . : - (a tampered row may hold anything).
+func validEventID(id string) bool {
+	if id == "" || len(id) > audit.MaxEventIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// IncidentID is the idempotency key of the incident of pattern about ev:
+// the same for every retry, and for a secbot that replays the same events,
+// so auditd stores each incident once.
+func IncidentID(pattern string, ev audit.Event) string {
+	sum := sha256.Sum256([]byte(pattern + "\x00" + ev.EventID + "\x00" + strconv.FormatInt(ev.Seq, 10)))
+	return "secbot-" + pattern + "-" + hex.EncodeToString(sum[:16])
+}
+
+// output is one line of standard output: an incident created, or one that
+// would be (--dry-run).
+type output struct {
+	SchemaVersion int  `json:"schema_version"`
+	DryRun        bool `json:"dry_run"`
+	govapi.IncidentInput
+	// Event is the incident's place in the chain, when it was created.
+	Event *govapi.EventRef `json:"event,omitempty"`
+}
+
+func (r *responder) print(in govapi.IncidentInput, ev *govapi.EventRef, now time.Time) {
+	var line []byte
+	if r.jsonOut {
+		line, _ = json.Marshal(output{SchemaVersion: audit.SchemaVersion, DryRun: r.o.DryRun, IncidentInput: in, Event: ev})
+	} else {
+		verb, at := "would create", now
+		if ev != nil {
+			verb, at = "created", ev.Timestamp
+		}
+		agent := in.Agent
+		if agent == "" {
+			agent = "-"
+		}
+		line = fmt.Appendf(nil, "%s %s %s %s agent=%s: %s (%s)",
+			at.Local().Format(time.TimeOnly), verb, in.Severity, in.Type, clean(agent, 64), clean(in.Message, 300), in.IncidentID)
+	}
+	if _, err := r.o.IO.Out.Write(append(line, '\n')); err != nil {
+		r.log.logf("error: writing the output: %v", err)
+	}
+}
+
+// clean makes an untrusted string safe for one log or text line: control
+// characters become spaces, and it is cut to n bytes.
+func clean(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, " "))
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "…"
+	}
+	return s
+}
