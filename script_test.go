@@ -2,10 +2,13 @@ package govkit_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -68,6 +71,7 @@ func TestScripts(t *testing.T) {
 			"freeport":   cmdFreeport,
 			"waitfor":    cmdWaitfor,
 			"auditpost":  cmdAuditpost,
+			"govpost":    cmdGovpost,
 			"auditsub":   cmdAuditsub,
 		},
 	})
@@ -193,6 +197,34 @@ func cmdAuditpost(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(sc.Err())
 	if neg {
 		ts.Fatalf("auditpost: every event was accepted")
+	}
+}
+
+// govpost URL PATH FILE: POST each line of FILE as JSON to URL+PATH (such
+// as /api/v1/decisions) and print each answer's status and body on one
+// line: "201 {…}". Any answer other than 2xx fails the command (and is what
+// ! govpost expects).
+func cmdGovpost(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: govpost URL PATH FILE")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[2]))
+	ts.Check(err)
+	failed := false
+	for line := range strings.Lines(string(data)) {
+		resp, err := http.Post(args[0]+args[1], "application/json", strings.NewReader(line))
+		ts.Check(err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ts.Check(err)
+		fmt.Fprintf(ts.Stdout(), "%d %s\n", resp.StatusCode, bytes.TrimSpace(body))
+		if resp.StatusCode/100 != 2 {
+			failed = true
+			break
+		}
+	}
+	if failed != neg {
+		ts.Fatalf("govpost: failed=%t, want %t", failed, neg)
 	}
 }
 

@@ -16,8 +16,11 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/cmd/approvals"
 	"github.com/govkit/govkit/pkg/cmd/auditd"
+	"github.com/govkit/govkit/pkg/cmd/auditor"
 	"github.com/govkit/govkit/pkg/cmd/classify"
+	"github.com/govkit/govkit/pkg/cmd/govbot"
 	"github.com/govkit/govkit/pkg/cmd/govexplain"
+	"github.com/govkit/govkit/pkg/cmd/secbot"
 	"github.com/govkit/govkit/pkg/cmd/verifychain"
 )
 
@@ -26,8 +29,11 @@ func roots(streams *cli.IOStreams) []*cobra.Command {
 	return []*cobra.Command{
 		approvals.NewCmdApprovals(streams),
 		auditd.NewCmdAuditd(streams, nil),
+		auditor.NewCmdAuditor(streams, nil),
 		classify.NewCmdClassify(streams, nil),
+		govbot.NewCmdGovbot(streams),
 		govexplain.NewCmdGovexplain(streams, nil),
+		secbot.NewCmdSecbot(streams),
 		verifychain.NewCmdVerifyChain(streams, nil),
 	}
 }

@@ -166,6 +166,13 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, fmt.Sprintf("event_type %q is recorded by auditd itself; request approvals with POST /v1/approvals", ev.EventType))
 		return
 	}
+	if ev.EventType == audit.TypePolicyDecision {
+		// Likewise decisions: a posted one could claim an "allow" that no
+		// policy gave, and the retrospective explain (seed 003 "Surfacing
+		// the Explanation") would then vouch for it.
+		s.fail(w, http.StatusBadRequest, `event_type "policy_decision" is recorded by auditd itself; ask for a decision with POST /api/v1/decisions`)
+		return
+	}
 	req := &appendReq{ev: ev, recv: s.cfg.Now().UTC().Round(0), done: make(chan appendResult, 1), w: s.w}
 	if ev.EventID != "" {
 		// An idempotency key: a retry of a committed event gets it back.

@@ -80,6 +80,12 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		Context:   policy.RequestContext{RowsAffected: in.RowsAffected, PodsAffected: in.PodsAffected},
 	}
 	trace := s.evaluate(g, req, in.PostExecution)
+	// After execution a require_approval outcome was settled before the
+	// tool ran (policy.CheckPostExecution): no new request then.
+	requestApproval := trace.Decision.EnforcedEffect == policy.EffectRequireApproval && !in.PostExecution
+	if requestApproval {
+		trace = trace.ApprovalRequested(req)
+	}
 	record := decisionRecord(in, tags, note, trace, g.SHA256)
 	// Canonical (RFC 8785), as the chain stores it: the approval request
 	// then carries byte for byte the record the event holds.
@@ -91,9 +97,7 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 
 	res := govapi.DecisionResult{Explanation: govapi.Explanation{SchemaVersion: audit.SchemaVersion, DecisionTrace: trace, Note: note}}
 	ev := decisionEvent(in, tags, trace, recordJSON)
-	// After execution a require_approval outcome was settled before the
-	// tool ran (policy.CheckPostExecution): no new request then.
-	if trace.Decision.EnforcedEffect == policy.EffectRequireApproval && !in.PostExecution {
+	if requestApproval {
 		ap, err := s.requestApprovalFor(r, in, tags, record, recordJSON, caller)
 		if err != nil {
 			s.approvalError(w, err)

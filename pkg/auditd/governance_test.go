@@ -604,20 +604,20 @@ func TestExplainEventErrors(t *testing.T) {
 
 	tool := toolEvent("sre-bot", "ls")
 	tool.EventID = "tool-1"
-	bare := audit.Event{EventID: "bare-decision", EventType: audit.TypePolicyDecision, PolicyDecision: json.RawMessage(`{"effect":"allow"}`)}
-	for _, ev := range []audit.Event{tool, bare} {
-		if _, err := d.c.Append(ctx, ev); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := d.c.Append(ctx, tool); err != nil {
+		t.Fatal(err)
 	}
 	_, err = d.c.ExplainEvent(ctx, "tool-1")
 	refusal(t, err, http.StatusUnprocessableEntity, "not_a_decision")
 	if !strings.Contains(err.Error(), "event tool-1 is a tool_execution event, not a policy_decision") {
 		t.Errorf("err = %v", err)
 	}
-	_, err = d.c.ExplainEvent(ctx, "bare-decision")
-	refusal(t, err, http.StatusUnprocessableEntity, "not_a_decision")
-	if !strings.Contains(err.Error(), "without a decision trace") {
+	// Nobody but auditd records a decision, so none can claim an allow
+	// that no policy gave.
+	forged := audit.Event{EventID: "forged", EventType: audit.TypePolicyDecision, PolicyDecision: json.RawMessage(`{"effect":"allow"}`)}
+	_, err = d.c.Append(ctx, forged)
+	refusal(t, err, http.StatusBadRequest, "")
+	if !strings.Contains(err.Error(), "ask for a decision with POST /api/v1/decisions") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -110,6 +110,16 @@ func FlagSource(flags *pflag.FlagSet, name string) string {
 	return ""
 }
 
+// FlagName names flag name in an error the way the user set it: "--name",
+// or "--name (from GOVKIT_X)" when its value came from the environment or
+// a config file (FlagSource), so that the user knows where to fix it.
+func FlagName(flags *pflag.FlagSet, name string) string {
+	if src := FlagSource(flags, name); src != "" {
+		return "--" + name + " (from " + src + ")"
+	}
+	return "--" + name
+}
+
 func setSource(f *pflag.Flag, source string) {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}

@@ -385,5 +385,11 @@ func TestFlagSource(t *testing.T) {
 		if got := FlagSource(root.Flags(), name); got != want {
 			t.Errorf("FlagSource(%q) = %q, want %q", name, got, want)
 		}
+		if want != "" {
+			want = " (from " + want + ")"
+		}
+		if got := FlagName(root.Flags(), name); got != "--"+name+want {
+			t.Errorf("FlagName(%q) = %q, want %q", name, got, "--"+name+want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"sync"
 )
 
 // IOStreams are a command's standard streams. Commands write to Out and
@@ -38,6 +39,28 @@ func System() *IOStreams {
 func Test() (streams *IOStreams, in, out, errOut *bytes.Buffer) {
 	in, out, errOut = new(bytes.Buffer), new(bytes.Buffer), new(bytes.Buffer)
 	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}
+
+// SyncBuffer is a buffer safe for concurrent use: the Out or ErrOut of a
+// command that a test runs in the background, reading what it has written
+// so far.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // IsStdinTTY reports whether standard input is a terminal.

@@ -69,3 +69,21 @@ func TestIsTerminalDevNull(t *testing.T) {
 		t.Error("/dev/null is reported as a terminal; want it treated as empty input")
 	}
 }
+
+func TestSyncBuffer(t *testing.T) {
+	var b SyncBuffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			b.Write([]byte("x"))
+		}
+	}()
+	for range 100 {
+		_ = b.String() // concurrent reads: go test -race checks them
+	}
+	<-done
+	if got := b.String(); len(got) != 100 {
+		t.Errorf("%d bytes, want 100", len(got))
+	}
+}

@@ -7,6 +7,8 @@ package detect
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/govkit/govkit/pkg/audit"
 )
 
 // Alert and pattern types (DESIGN §8). auditor raises the first seven,
@@ -49,4 +51,23 @@ type Alert struct {
 	// Details carries what is particular to the type (broken links, the
 	// pinned and current heads, the matched output line, …).
 	Details json.RawMessage `json:"details,omitempty"`
+}
+
+// eventAlert is an alert of typ that event ev raised, detected at now;
+// details, when not nil, become its Details.
+func eventAlert(typ, severity string, ev audit.Event, now time.Time, msg string, details any) Alert {
+	a := Alert{
+		SchemaVersion: audit.SchemaVersion,
+		Type:          typ,
+		Severity:      severity,
+		Timestamp:     now.UTC(),
+		Agent:         ev.Agent,
+		Message:       msg,
+		Seq:           ev.Seq,
+		EventID:       ev.EventID,
+	}
+	if details != nil {
+		a.Details, _ = json.Marshal(details) // plain structs of strings and numbers: cannot fail
+	}
+	return a
 }

@@ -44,16 +44,8 @@ func CheckDestructive(ev audit.Event, status approval.Status, now time.Time) (Al
 	if ev.Resource != nil && ev.Resource.Name != "" {
 		target = " on " + ev.Resource.Type + ":" + ev.Resource.Name
 	}
-	return Alert{
-		SchemaVersion: audit.SchemaVersion,
-		Type:          UnauthorizedDestructive,
-		Severity:      Critical,
-		Timestamp:     now.UTC(),
-		Agent:         ev.Agent,
-		Message:       fmt.Sprintf("Destructive action%s without an approved approval (%s)", target, why),
-		Seq:           ev.Seq,
-		EventID:       ev.EventID,
-	}, true
+	msg := fmt.Sprintf("Destructive action%s without an approved approval (%s)", target, why)
+	return eventAlert(UnauthorizedDestructive, Critical, ev, now, msg, nil), true
 }
 
 // ApprovalBook remembers the status of the approval requests whose changes

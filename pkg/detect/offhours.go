@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -124,24 +123,14 @@ func (w *OffHoursWatch) Observe(ev audit.Event, now time.Time) (Alert, bool) {
 	}
 	w.seen[ev.Agent] = period
 	local := t.In(w.hours.loc())
-	details, _ := json.Marshal(OffHoursDetails{
-		EventTime: t.UTC(), LocalTime: local.Format(time.RFC3339), Timezone: w.hours.loc().String(),
-		AllowedStart: w.hours.Start, AllowedEnd: w.hours.End, Period: period,
-	})
 	who := "activity"
 	if ev.Agent != "" {
 		who = "agent " + ev.Agent + " active"
 	}
-	return Alert{
-		SchemaVersion: audit.SchemaVersion,
-		Type:          OffHours,
-		Severity:      Warning,
-		Timestamp:     now.UTC(),
-		Agent:         ev.Agent,
-		Message: fmt.Sprintf("Off-hours activity: %s at %s %s, outside the allowed hours %s",
-			who, local.Format("15:04"), local.Format("Mon 2006-01-02"), w.hours),
-		Seq:     ev.Seq,
-		EventID: ev.EventID,
-		Details: details,
-	}, true
+	msg := fmt.Sprintf("Off-hours activity: %s at %s %s, outside the allowed hours %s",
+		who, local.Format("15:04"), local.Format("Mon 2006-01-02"), w.hours)
+	return eventAlert(OffHours, Warning, ev, now, msg, OffHoursDetails{
+		EventTime: t.UTC(), LocalTime: local.Format(time.RFC3339), Timezone: w.hours.loc().String(),
+		AllowedStart: w.hours.Start, AllowedEnd: w.hours.End, Period: period,
+	}), true
 }

@@ -133,7 +133,7 @@ func lowerASCII(s string) []byte {
 
 // lineStartAt and lineEndAt bound the line of text around index i; lines end
 // at '\n' or '\r'.
-func lineStartAt(b []byte, i int) int {
+func lineStartAt[T string | []byte](b T, i int) int {
 	for i > 0 && b[i-1] != '\n' && b[i-1] != '\r' {
 		i--
 	}
@@ -150,10 +150,7 @@ func lineEndAt[T string | []byte](b T, i int) int {
 // excerpt returns the line of text holding index at, trimmed, cut to at
 // most MaxExcerpt bytes of valid UTF-8 around at, "…" marking a cut.
 func lineExcerpt(text string, at int) string {
-	start, end := at, lineEndAt(text, at)
-	for start > 0 && text[start-1] != '\n' && text[start-1] != '\r' {
-		start--
-	}
+	start, end := lineStartAt(text, at), lineEndAt(text, at)
 	for start < at && (text[start] == ' ' || text[start] == '\t') {
 		start++
 	}
@@ -182,21 +179,33 @@ func lineExcerpt(text string, at int) string {
 	return prefix + line + suffix
 }
 
-// findSQLiteNear finds SQLite's `near "TOKEN": syntax error` on one line.
-func findSQLiteNear(lower []byte) int {
-	const tail = `": syntax error`
+// findEach calls match with the index of each occurrence of anchor in
+// lower, in order, and returns the first index >= 0 that match returns, or
+// -1: a rule whose fixed part alone is too common checks the text around
+// each one.
+func findEach(lower []byte, anchor string, match func(j int) int) int {
 	for off := 0; ; {
-		j := bytes.Index(lower[off:], []byte(tail))
+		j := bytes.Index(lower[off:], []byte(anchor))
 		if j < 0 {
 			return -1
 		}
 		j += off
+		if i := match(j); i >= 0 {
+			return i
+		}
+		off = j + len(anchor)
+	}
+}
+
+// findSQLiteNear finds SQLite's `near "TOKEN": syntax error` on one line.
+func findSQLiteNear(lower []byte) int {
+	return findEach(lower, `": syntax error`, func(j int) int {
 		ls := lineStartAt(lower, j)
 		if k := bytes.LastIndex(lower[ls:j], []byte(`near "`)); k >= 0 {
 			return ls + k
 		}
-		off = j + len(tail)
-	}
+		return -1
+	})
 }
 
 // findSQLState finds SQLSTATE 42601 (PostgreSQL syntax_error) or 42000
@@ -205,12 +214,7 @@ func findSQLiteNear(lower []byte) int {
 // "sqlstate=42601", "SQLSTATE: 42000".
 func findSQLState(lower []byte) int {
 	const word = "sqlstate"
-	for off := 0; ; {
-		j := bytes.Index(lower[off:], []byte(word))
-		if j < 0 {
-			return -1
-		}
-		j += off
+	return findEach(lower, word, func(j int) int {
 		k := j + len(word)
 		for n := 0; n < 3 && k < len(lower) && strings.IndexByte(" :=[(", lower[k]) >= 0; n++ {
 			k++
@@ -220,8 +224,8 @@ func findSQLState(lower []byte) int {
 				return j
 			}
 		}
-		off = j + len(word)
-	}
+		return -1
+	})
 }
 
 // findShNotFound finds the Almquist shells' "not found" (dash is /bin/sh
@@ -233,18 +237,13 @@ func findSQLState(lower []byte) int {
 // The whole line must have that shape: "not found" alone is too common.
 func findShNotFound(lower []byte) int {
 	const tail = ": not found"
-	for off := 0; ; {
-		j := bytes.Index(lower[off:], []byte(tail))
-		if j < 0 {
-			return -1
-		}
-		j += off
+	return findEach(lower, tail, func(j int) int {
 		ls := lineStartAt(lower, j)
 		if i, ok := shPrefix(lower[ls:j]); ok && lineEndAt(lower, j+len(tail)) == j+len(tail) {
 			return ls + i
 		}
-		off = j + len(tail)
-	}
+		return -1
+	})
 }
 
 // shPrefix reports whether line is `[…]sh: [N: ]WORD` and where it starts
@@ -306,18 +305,7 @@ func checkOutput(ev audit.Event, now time.Time, typ string, match func(string) (
 			continue
 		}
 		m.Field = f.name
-		details, _ := json.Marshal(m) // strings only: cannot fail
-		return Alert{
-			SchemaVersion: audit.SchemaVersion,
-			Type:          typ,
-			Severity:      Warning,
-			Timestamp:     now.UTC(),
-			Agent:         ev.Agent,
-			Message:       fmt.Sprintf("%s (%s) in the %s of %s", what, m.Rule, f.name, toolLabel(ev.Tool.Name)),
-			Seq:           ev.Seq,
-			EventID:       ev.EventID,
-			Details:       details,
-		}, true
+		return eventAlert(typ, Warning, ev, now, fmt.Sprintf("%s (%s) in the %s of %s", what, m.Rule, f.name, toolLabel(ev.Tool.Name)), m), true
 	}
 	return Alert{}, false
 }
@@ -370,18 +358,7 @@ func CheckHash(ev audit.Event, prev ChainLink, now time.Time) (Alert, bool) {
 	if d.Kind == audit.KindPrevMismatch {
 		msg = fmt.Sprintf("Event seq %d: prev_hash does not link to the event_hash of seq %d", ev.Seq, d.PrevSeq)
 	}
-	details, _ := json.Marshal(d)
-	return Alert{
-		SchemaVersion: audit.SchemaVersion,
-		Type:          HashMismatch,
-		Severity:      Critical,
-		Timestamp:     now.UTC(),
-		Agent:         ev.Agent,
-		Message:       msg,
-		Seq:           ev.Seq,
-		EventID:       ev.EventID,
-		Details:       details,
-	}, true
+	return eventAlert(HashMismatch, Critical, ev, now, msg, d), true
 }
 
 func hashProblem(ev audit.Event, prev ChainLink) (HashDetails, bool) {

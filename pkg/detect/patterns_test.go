@@ -14,12 +14,37 @@ import (
 
 var patNow = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// matchCase is one text for an output matcher: the rule it must match
+// ("" = none) and, when not "", the line the match must carry.
+type matchCase struct {
+	name, text string
+	rule       string
+	line       string
+}
+
+func testMatcher(t *testing.T, fn string, match func(string) (OutputMatch, bool), tests []matchCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, ok := match(tt.text)
+			if ok != (tt.rule != "") {
+				t.Fatalf("%s(%q) = %+v, %v; want rule %q", fn, tt.text, m, ok, tt.rule)
+			}
+			if !ok {
+				return
+			}
+			if m.Rule != tt.rule {
+				t.Errorf("rule = %q, want %q", m.Rule, tt.rule)
+			}
+			if tt.line != "" && m.Line != tt.line {
+				t.Errorf("line = %q, want %q", m.Line, tt.line)
+			}
+		})
+	}
+}
+
 func TestMatchSQLError(t *testing.T) {
-	tests := []struct {
-		name, text string
-		rule       string // "" = no match
-		line       string
-	}{
+	testMatcher(t, "MatchSQLError", MatchSQLError, []matchCase{
 		{"postgres", `ERROR:  syntax error at or near "OR"` + "\nLINE 1: SELECT * FROM users WHERE name = '' OR 1=1 --'", "postgres_syntax_error", `ERROR:  syntax error at or near "OR"`},
 		{"postgres end of input", "psql:<stdin>:1: ERROR:  syntax error at end of input", "postgres_syntax_error", "psql:<stdin>:1: ERROR:  syntax error at end of input"},
 		{"lib/pq", `pq: syntax error at or near "'"`, "postgres_syntax_error", `pq: syntax error at or near "'"`},
@@ -50,32 +75,11 @@ func TestMatchSQLError(t *testing.T) {
 		{"sqlite parts on two lines", "near \"x\nfoo\": syntax error", "", ""},
 		{"json parser token", "Unrecognized token 'abc': was expecting (JSON String, Number, Array, Object)", "", ""},
 		{"shell error", "bash: foo: command not found", "", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, ok := MatchSQLError(tt.text)
-			if ok != (tt.rule != "") {
-				t.Fatalf("MatchSQLError(%q) = %+v, %v; want rule %q", tt.text, m, ok, tt.rule)
-			}
-			if !ok {
-				return
-			}
-			if m.Rule != tt.rule {
-				t.Errorf("rule = %q, want %q", m.Rule, tt.rule)
-			}
-			if tt.line != "" && m.Line != tt.line {
-				t.Errorf("line = %q, want %q", m.Line, tt.line)
-			}
-		})
-	}
+	})
 }
 
 func TestMatchCommandError(t *testing.T) {
-	tests := []struct {
-		name, text string
-		rule       string
-		line       string
-	}{
+	testMatcher(t, "MatchCommandError", MatchCommandError, []matchCase{
 		{"bash", "bash: line 1: curl: command not found", "command_not_found", "bash: line 1: curl: command not found"},
 		{"zsh", "zsh: command not found: nc", "command_not_found", "zsh: command not found: nc"},
 		{"dash", "sh: 1: wget: not found", "command_not_found", "sh: 1: wget: not found"},
@@ -91,24 +95,7 @@ func TestMatchCommandError(t *testing.T) {
 		{"sh not found with text after", "sh: 1: curl: not found, retrying", "", ""},
 		{"not found in prose", "the key: not found", "", ""},
 		{"sql error", `syntax error at or near "x"`, "", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, ok := MatchCommandError(tt.text)
-			if ok != (tt.rule != "") {
-				t.Fatalf("MatchCommandError(%q) = %+v, %v; want rule %q", tt.text, m, ok, tt.rule)
-			}
-			if !ok {
-				return
-			}
-			if m.Rule != tt.rule {
-				t.Errorf("rule = %q, want %q", m.Rule, tt.rule)
-			}
-			if tt.line != "" && m.Line != tt.line {
-				t.Errorf("line = %q, want %q", m.Line, tt.line)
-			}
-		})
-	}
+	})
 }
 
 // TestMatchBounds: the scan stops after MaxScanBytes, and the line an alert

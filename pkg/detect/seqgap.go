@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -59,16 +58,5 @@ func (w *SeqWatch) Observe(ev audit.Event, now time.Time) (Alert, bool) {
 	} else {
 		msg = fmt.Sprintf("Sequence gap: seq %d follows seq %d; the log went backwards", ev.Seq, last)
 	}
-	details, _ := json.Marshal(d)
-	return Alert{
-		SchemaVersion: audit.SchemaVersion,
-		Type:          SeqGap,
-		Severity:      Critical,
-		Timestamp:     now.UTC(),
-		Agent:         ev.Agent,
-		Message:       msg,
-		Seq:           ev.Seq,
-		EventID:       ev.EventID,
-		Details:       details,
-	}, true
+	return eventAlert(SeqGap, Critical, ev, now, msg, d), true
 }

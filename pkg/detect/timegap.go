@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -110,21 +109,10 @@ func (w *TimeGapWatch) Observe(ev audit.Event, live bool, now time.Time) (Alert,
 }
 
 func (w *TimeGapWatch) alert(ev audit.Event, kind string, now, ref time.Time, refSeq int64, gap time.Duration, msg string) (Alert, bool) {
-	details, _ := json.Marshal(TimeGapDetails{
+	return eventAlert(TimestampGap, Warning, ev, now, msg, TimeGapDetails{
 		Kind: kind, EventTime: ev.Timestamp.UTC(), Reference: ref.UTC(), ReferenceSeq: refSeq,
 		GapSeconds: gap.Seconds(), ToleranceSec: w.tolerance.Seconds(),
-	})
-	return Alert{
-		SchemaVersion: audit.SchemaVersion,
-		Type:          TimestampGap,
-		Severity:      Warning,
-		Timestamp:     now.UTC(),
-		Agent:         ev.Agent,
-		Message:       msg,
-		Seq:           ev.Seq,
-		EventID:       ev.EventID,
-		Details:       details,
-	}, true
+	}), true
 }
 
 // roundGap shows a gap to the second ("1h0m3s"), or to the millisecond

@@ -90,20 +90,11 @@ func (w *VolumeWatch) Observe(ev audit.Event, now time.Time) (Alert, bool) {
 		return Alert{}, false
 	}
 	a.quietUntil = ts + int64(VolumeWindow)
-	return Alert{
-		SchemaVersion: audit.SchemaVersion,
-		Type:          HighVolume,
-		Severity:      Warning,
-		Timestamp:     now.UTC(),
-		Agent:         ev.Agent,
-		// The seed's wording ("Webhook Alerts"): "High event volume
-		// detected: 150 events in the last minute".
-		Message:   fmt.Sprintf("High event volume detected: %d events in the last minute", count),
-		Count:     count,
-		Threshold: w.max,
-		Seq:       ev.Seq,
-		EventID:   ev.EventID,
-	}, true
+	// The seed's wording ("Webhook Alerts"): "High event volume detected:
+	// 150 events in the last minute".
+	alert := eventAlert(HighVolume, Warning, ev, now, fmt.Sprintf("High event volume detected: %d events in the last minute", count), nil)
+	alert.Count, alert.Threshold = count, w.max
+	return alert, true
 }
 
 // prune forgets agents with no event in the last window whose quiet time

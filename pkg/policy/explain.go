@@ -460,14 +460,30 @@ func (x *explainer) decided(results []policyResult) {
 		x.line("This rule cannot be overridden by approval.")
 		x.windowCloses(r)
 	case EffectRequireApproval:
-		x.line("Requires approval from %s. Request it with `approvals request --resource %s:%s --action %s`.",
-			approvers(x.d.ApprovalQuorum), x.req.Resource.Type, x.req.Resource.Name, x.req.Action)
+		x.line("Requires approval from %s. %s", approvers(x.d.ApprovalQuorum), requestHint(x.req))
 		x.postCheckNote(r)
 		x.windowCloses(r)
 	default:
 		x.line("The operation may proceed.")
 		x.postCheckNote(r)
 	}
+}
+
+// requestHint tells a caller that evaluated a request how to ask for the
+// approval it needs.
+func requestHint(req Request) string {
+	return fmt.Sprintf("Request it with `approvals request --resource %s:%s --action %s`.", req.Resource.Type, req.Resource.Name, req.Action)
+}
+
+// ApprovalRequested returns t as an enforcement point reports it once it
+// has opened the approval request itself (auditd's POST /api/v1/decisions):
+// the explanation says the request exists instead of how to make one (seed
+// 003 "Human-Readable Explanation": "An approval request has been created.
+// Use `approvals list` …"). req is the request t was evaluated for.
+func (t DecisionTrace) ApprovalRequested(req Request) DecisionTrace {
+	t.Explanation = strings.Replace(t.Explanation, requestHint(shownRequest(req)),
+		"An approval request has been created: approvers see it with `approvals list --pending`.", 1)
+	return t
 }
 
 // blastAdvice says what would have passed (DESIGN §5: "would allow if

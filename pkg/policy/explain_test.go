@@ -154,6 +154,26 @@ func TestExplainSeedExamples(t *testing.T) {
 	}
 }
 
+// TestApprovalRequested: once an enforcement point has opened the approval
+// request, the text says so (seed 003: "An approval request has been
+// created") instead of telling the caller to request one.
+func TestApprovalRequested(t *testing.T) {
+	e := seed(t)
+	for _, name := range []string{"prod-db", "prod-db\x1b[2J"} {
+		req := Request{Resource: RequestResource{Type: "database", Name: name, Tags: []string{"production"}}, Action: ActionWrite,
+			Principal: RequestPrincipal{UserID: "bob@example.com"}}
+		tr := e.Explain(req)
+		if tr.Decision.Effect != EffectRequireApproval || !strings.Contains(tr.Explanation, "Request it with `approvals request") {
+			t.Fatalf("%q: %s\n%s", name, tr.Decision.Effect, tr.Explanation)
+		}
+		got := tr.ApprovalRequested(req)
+		if strings.Contains(got.Explanation, "Request it with") ||
+			!strings.Contains(got.Explanation, "Requires approval from 1 approver. An approval request has been created: approvers see it with `approvals list --pending`.") {
+			t.Errorf("%q:\n%s", name, got.Explanation)
+		}
+	}
+}
+
 // TestExplainLargeConfig: with many policies the text stays bounded.
 func TestExplainLargeConfig(t *testing.T) {
 	cfg := benchConfig(1000)

@@ -11,9 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"os/user"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -173,15 +171,6 @@ func (o *Options) client() (*client.Client, error) {
 	return c, nil
 }
 
-// context returns the context of one run: o.Context, or one that ends on
-// SIGINT or SIGTERM.
-func (o *Options) context() (context.Context, context.CancelFunc) {
-	if o.Context != nil {
-		return context.WithCancel(o.Context)
-	}
-	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-}
-
 func (o *Options) now() time.Time {
 	if o.Now == nil {
 		return time.Now()
@@ -267,7 +256,7 @@ func isTransient(err error) bool {
 func (o *Options) outage(err error) string {
 	var ae *client.Error
 	if errors.As(err, &ae) {
-		return fmt.Sprintf("auditd at %s is unavailable (%d: %s)", o.URL, ae.StatusCode, oneLine(truncate(ae.Message, 200)))
+		return fmt.Sprintf("auditd at %s is unavailable (%d: %s)", o.URL, ae.StatusCode, cli.OneLine(cli.Truncate(ae.Message, 200)))
 	}
 	return fmt.Sprintf("cannot reach auditd at %s (%s)", o.URL, client.NetReason(err))
 }

@@ -75,7 +75,7 @@ func decideRun(o *DecideOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := o.context()
+	ctx, stop := cli.RunContext(o.Context)
 	defer stop()
 	decide := c.Approve
 	if o.Verb == verbDeny {
@@ -96,11 +96,11 @@ func decideRun(o *DecideOptions) error {
 
 // decisionLine says where a request stands after the caller's vote.
 func decisionLine(r approval.Request, verb string) string {
-	id := oneLine(r.ID)
+	id := cli.OneLine(r.ID)
 	n := r.Approvals()
 	switch {
 	case r.Status == approval.Approved:
-		return fmt.Sprintf("approved %s — %d of %s; the request is approved", id, n, plural(r.Quorum, "approval"))
+		return fmt.Sprintf("approved %s — %d of %s; the request is approved", id, n, cli.Plural(r.Quorum, "approval", "approvals"))
 	case r.Status == approval.Denied:
 		v, _ := denial(r)
 		return fmt.Sprintf("denied %s — the request is denied: %s", id, flatten(v.Reason))

@@ -79,7 +79,7 @@ func listRun(o *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := o.context()
+	ctx, stop := cli.RunContext(o.Context)
 	defer stop()
 
 	pending := o.Pending || o.Status == string(approval.Pending)

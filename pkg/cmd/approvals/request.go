@@ -102,7 +102,7 @@ func (o *RequestOptions) validate() error {
 	case o.Resource == "":
 		return cli.Failf("--resource is required").WithHint("pass --resource TYPE:NAME, e.g. --resource database:prod-db")
 	case !ok || strings.TrimSpace(typ) == "" || strings.TrimSpace(name) == "":
-		return cli.Failf("--resource %s is not TYPE:NAME", oneLine(truncate(o.Resource, 100))).
+		return cli.Failf("--resource %s is not TYPE:NAME", cli.OneLine(cli.Truncate(o.Resource, 100))).
 			WithHint("pass --resource TYPE:NAME, e.g. --resource database:prod-db")
 	}
 	o.resType, o.resName = typ, name
@@ -111,7 +111,7 @@ func (o *RequestOptions) validate() error {
 	case o.Action == "":
 		return cli.Failf("--action is required").WithHint("pass --action " + actions)
 	case !approval.ValidAction(o.Action):
-		return cli.Failf("--action %s is not one of %s", oneLine(truncate(o.Action, 40)), actions).
+		return cli.Failf("--action %s is not one of %s", cli.OneLine(cli.Truncate(o.Action, 40)), actions).
 			WithHint("pass --action " + actions)
 	}
 	if o.Quorum < 1 || o.Quorum > approval.MaxQuorum {
@@ -132,7 +132,7 @@ func requestRun(o *RequestOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := o.context()
+	ctx, stop := cli.RunContext(o.Context)
 	defer stop()
 
 	in := approval.Input{
@@ -156,7 +156,7 @@ func requestRun(o *RequestOptions) error {
 			return writeJSON(o.IO.Out, r)
 		}
 		_, err := fmt.Fprintf(o.IO.Out, "requested approval %s to %s (quorum %d, expires in %s)\napprove with: %s\ndeny with:    %s\n",
-			oneLine(r.ID), summary(r), r.Quorum, approx(r.ExpiresAt.Sub(o.now())),
+			cli.OneLine(r.ID), summary(r), r.Quorum, cli.Approx(r.ExpiresAt.Sub(o.now())),
 			o.command("approve "+r.ID), o.command("deny "+r.ID+" --reason TEXT"))
 		if err != nil {
 			return cli.Failf("writing the output: %v", err)
@@ -165,7 +165,7 @@ func requestRun(o *RequestOptions) error {
 	}
 
 	fmt.Fprintf(o.IO.ErrOut, "waiting for approval %s (expires in %s); approve with: %s\n",
-		oneLine(r.ID), approx(r.ExpiresAt.Sub(o.now())), o.command("approve "+r.ID))
+		cli.OneLine(r.ID), cli.Approx(r.ExpiresAt.Sub(o.now())), o.command("approve "+r.ID))
 	r, waitErr := o.follow(ctx, c, r)
 	var ee *cli.ExitError
 	if waitErr != nil && (!errors.As(waitErr, &ee) || ee.Code != exitNoGrant) {
@@ -212,7 +212,7 @@ func (o *RequestOptions) follow(ctx context.Context, c *client.Client, r approva
 		switch {
 		case err == nil:
 			if outage {
-				fmt.Fprintf(o.IO.ErrOut, "approvals: auditd answers again; still waiting for approval %s\n", oneLine(r.ID))
+				fmt.Fprintf(o.IO.ErrOut, "approvals: auditd answers again; still waiting for approval %s\n", cli.OneLine(r.ID))
 				outage = false
 			}
 			r = got
@@ -250,11 +250,11 @@ func (o *RequestOptions) follow(ctx context.Context, c *client.Client, r approva
 	}
 	left := "it stays pending until it expires"
 	if d := r.ExpiresAt.Sub(o.now()); d > 0 {
-		left += " in " + approx(d)
+		left += " in " + cli.Approx(d)
 	}
 	hint := fmt.Sprintf("%s; an approver can still run '%s'", left, o.command("approve "+r.ID))
 	if ctx.Err() != nil {
-		return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("interrupted while waiting for approval %s", oneLine(r.ID)), Hint: hint}
+		return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("interrupted while waiting for approval %s", cli.OneLine(r.ID)), Hint: hint}
 	}
-	return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("no decision on approval %s within --wait %s", oneLine(r.ID), o.Wait), Hint: hint}
+	return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("no decision on approval %s within --wait %s", cli.OneLine(r.ID), o.Wait), Hint: hint}
 }

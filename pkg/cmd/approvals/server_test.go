@@ -17,70 +17,38 @@ import (
 	"testing"
 	"time"
 
+	"github.com/govkit/govkit/internal/auditdtest"
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
-	"github.com/govkit/govkit/pkg/store/sqlite"
 	"github.com/govkit/govkit/pkg/token"
 )
 
-// startAuditd serves a real auditd (a SQLite file in a temporary
-// directory) on loopback until the test ends, and returns its URL.
+// startAuditd serves a real auditd (internal/auditdtest: a SQLite file in a
+// temporary directory, loopback HTTP) until the test ends, and returns its
+// URL.
 func startAuditd(t *testing.T, edit func(*auditd.Config)) string {
 	t.Helper()
-	srv := newAuditd(t, edit)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.CloseClientConnections() // long-polls in flight
-		ts.Close()
-	})
-	return ts.URL
+	return auditdtest.Start(t, auditdtest.Options{Config: noVerify(edit)}).URL
 }
 
+// newAuditd is an auditd that does not serve, for tests that serve its
+// Handler themselves.
 func newAuditd(t *testing.T, edit func(*auditd.Config)) *auditd.Server {
 	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "a.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := auditd.DefaultConfig()
-	cfg.VerifyOnStart = false
-	if edit != nil {
-		edit(&cfg)
-	}
-	srv, err := auditd.New(cfg, st)
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Close()
-		if err := st.Close(); err != nil {
-			t.Errorf("closing the store: %v", err)
+	return auditdtest.New(t, noVerify(edit))
+}
+
+// noVerify is edit after turning off the verification at start.
+func noVerify(edit func(*auditd.Config)) func(*auditd.Config) {
+	return func(c *auditd.Config) {
+		c.VerifyOnStart = false
+		if edit != nil {
+			edit(c)
 		}
-	})
-	return srv
-}
-
-// syncBuffer is a buffer that a running command writes while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	}
 }
 
 // run is one approvals invocation.
@@ -90,7 +58,7 @@ type run struct {
 	ctx  context.Context  // nil: context.Background()
 	tty  bool
 
-	stdout, stderr syncBuffer
+	stdout, stderr cli.SyncBuffer
 	code           int
 	elapsed        time.Duration
 }
@@ -638,7 +606,7 @@ func TestWatch(t *testing.T) {
 }
 
 // waitOutput waits up to 10 seconds for s in b.
-func waitOutput(t *testing.T, b *syncBuffer, s string) {
+func waitOutput(t *testing.T, b *cli.SyncBuffer, s string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(b.String(), s) {

@@ -65,7 +65,7 @@ func showRun(o *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := o.context()
+	ctx, stop := cli.RunContext(o.Context)
 	defer stop()
 	r, err := c.Approval(ctx, o.ID)
 	if err != nil {
@@ -97,33 +97,33 @@ func writeDetails(w io.Writer, o *Options, r approval.Request) {
 	}
 	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-	field("ID", oneLine(r.ID))
+	field("ID", cli.OneLine(r.ID))
 	status := string(r.Status)
 	switch {
 	case r.Status == approval.Pending && now.Before(r.ExpiresAt):
 		status += fmt.Sprintf(" — %d of %s so far; expires in %s (%s)",
-			r.Approvals(), plural(r.Quorum, "approval"), approx(r.ExpiresAt.Sub(now)), stamp(r.ExpiresAt))
+			r.Approvals(), cli.Plural(r.Quorum, "approval", "approvals"), cli.Approx(r.ExpiresAt.Sub(now)), stamp(r.ExpiresAt))
 	case r.Status == approval.Pending: // past its expiry; auditd expires it at the next read
 		status += fmt.Sprintf(" — past its expiry, %s (%s)", ago(r.ExpiresAt, now), stamp(r.ExpiresAt))
 	case r.Status == approval.Expired:
-		status += fmt.Sprintf(" — %s, with %d of %s (%s)", ago(r.ExpiresAt, now), r.Approvals(), plural(r.Quorum, "approval"), stamp(r.ExpiresAt))
+		status += fmt.Sprintf(" — %s, with %d of %s (%s)", ago(r.ExpiresAt, now), r.Approvals(), cli.Plural(r.Quorum, "approval", "approvals"), stamp(r.ExpiresAt))
 	case r.DecidedAt != nil:
 		status += fmt.Sprintf(" — %s (%s)", ago(*r.DecidedAt, now), stamp(*r.DecidedAt))
 	}
 	field("Status", status)
-	field("Requested by", fmt.Sprintf("%s, %s (%s)", oneLine(r.RequestedBy), ago(r.CreatedAt, now), stamp(r.CreatedAt)))
+	field("Requested by", fmt.Sprintf("%s, %s (%s)", cli.OneLine(r.RequestedBy), ago(r.CreatedAt, now), stamp(r.CreatedAt)))
 	res := resource(r)
 	if len(r.Resource.Tags) > 0 {
 		tags := make([]string, len(r.Resource.Tags))
 		for i, t := range r.Resource.Tags {
-			tags[i] = oneLine(t)
+			tags[i] = cli.OneLine(t)
 		}
 		res += " (tags: " + strings.Join(tags, ", ") + ")"
 	}
 	field("Resource", res)
-	field("Action", oneLine(r.Action))
+	field("Action", cli.OneLine(r.Action))
 	if r.Tool != "" {
-		field("Tool", oneLine(r.Tool))
+		field("Tool", cli.OneLine(r.Tool))
 	}
 	if r.RawCommand != "" {
 		field("Command", lines(r.RawCommand)...)
@@ -131,13 +131,13 @@ func writeDetails(w io.Writer, o *Options, r approval.Request) {
 	if r.Reason != "" {
 		field("Reason", lines(r.Reason)...)
 	}
-	field("Quorum", plural(r.Quorum, "approval"))
+	field("Quorum", cli.Plural(r.Quorum, "approval", "approvals"))
 	if len(r.Votes) == 0 {
 		field("Votes", "none yet")
 	} else {
 		var votes []string
 		for _, v := range r.Votes {
-			line := fmt.Sprintf("%s %s, %s (%s)", oneLine(v.By), voteWord(v.Decision), ago(v.At, now), stamp(v.At))
+			line := fmt.Sprintf("%s %s, %s (%s)", cli.OneLine(v.By), voteWord(v.Decision), ago(v.At, now), stamp(v.At))
 			if v.Reason != "" {
 				line += ": " + flatten(v.Reason)
 			}
@@ -145,7 +145,7 @@ func writeDetails(w io.Writer, o *Options, r approval.Request) {
 		}
 		field("Votes", votes...)
 	}
-	field("Action hash", oneLine(r.ActionHash))
+	field("Action hash", cli.OneLine(r.ActionHash))
 	if p := policyLines(r.PolicyDecision); len(p) > 0 {
 		field("Policy", p...)
 	}
@@ -163,7 +163,7 @@ func voteWord(d approval.Decision) string {
 	case approval.Deny:
 		return "denied"
 	}
-	return oneLine(string(d))
+	return cli.OneLine(string(d))
 }
 
 // policyLines describes the policy decision that required the approval:
@@ -185,7 +185,7 @@ func policyLines(raw json.RawMessage) []string {
 		Explanation string    `json:"explanation"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return []string{"(not readable: " + oneLine(err.Error()) + ")"}
+		return []string{"(not readable: " + cli.OneLine(err.Error()) + ")"}
 	}
 	d := p.decision
 	if p.Decision != nil {
@@ -193,9 +193,9 @@ func policyLines(raw json.RawMessage) []string {
 	}
 	var out []string
 	if d.Effect != "" {
-		line := oneLine(d.Effect)
+		line := cli.OneLine(d.Effect)
 		if d.PolicyName != "" {
-			line += " by policy " + oneLine(d.PolicyName)
+			line += " by policy " + cli.OneLine(d.PolicyName)
 			if d.RuleIndex != nil {
 				line += fmt.Sprintf(", rule %d", *d.RuleIndex)
 			}
@@ -210,7 +210,7 @@ func policyLines(raw json.RawMessage) []string {
 	}
 	if len(out) == 0 {
 		// Something we do not know how to read: show it compact, bounded.
-		out = append(out, flatten(truncate(string(raw), 300)))
+		out = append(out, flatten(cli.Truncate(string(raw), 300)))
 	}
 	return out
 }

@@ -55,7 +55,7 @@ func watchRun(o *WatchOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := o.context()
+	ctx, stop := cli.RunContext(o.Context)
 	defer stop()
 	w := &watcher{o: o, c: c, seen: map[string]string{}, jsonOut: o.format() == cli.FormatJSON}
 	err = w.run(ctx)
@@ -101,7 +101,7 @@ func (w *watcher) run(ctx context.Context) error {
 	}
 	if !w.jsonOut {
 		fmt.Fprintf(w.o.IO.ErrOut, "%s pending; watching %s for changes (Ctrl-C to stop)\n",
-			plural(len(pending), "request"), w.o.URL)
+			cli.Plural(len(pending), "request", "requests"), w.o.URL)
 	}
 
 	for {
@@ -124,7 +124,7 @@ func (w *watcher) run(ctx context.Context) error {
 			continue
 		}
 		// Never poll faster than minPoll, even when auditd answers at once.
-		if err := sleep(ctx, w.o.minPoll()-time.Since(start)); err != nil {
+		if err := cli.Sleep(ctx, w.o.minPoll()-time.Since(start)); err != nil {
 			return err
 		}
 	}
@@ -153,24 +153,9 @@ func (w *watcher) retry(ctx context.Context, f func() error) error {
 			fmt.Fprintf(w.o.IO.ErrOut, "approvals: %s; retrying every %s\n", w.o.outage(err), w.o.minPoll())
 			w.outage = true
 		}
-		if err := sleep(ctx, w.o.minPoll()-time.Since(start)); err != nil {
+		if err := cli.Sleep(ctx, w.o.minPoll()-time.Since(start)); err != nil {
 			return err
 		}
-	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 
@@ -210,28 +195,28 @@ func changeLine(r approval.Request, initial bool, now time.Time) string {
 		at = *r.DecidedAt
 	}
 	stamp := at.In(now.Location()).Format(time.TimeOnly)
-	id, what := oneLine(r.ID), summary(r)
+	id, what := cli.OneLine(r.ID), summary(r)
 	n := r.Approvals()
 	switch {
 	case r.Status == approval.Pending && initial:
 		return fmt.Sprintf("%s pending %s %s by %s (%d of %d approvals, %s)",
-			r.CreatedAt.In(now.Location()).Format(time.TimeOnly), id, what, oneLine(r.RequestedBy), n, r.Quorum, expiresIn(r, now))
+			r.CreatedAt.In(now.Location()).Format(time.TimeOnly), id, what, cli.OneLine(r.RequestedBy), n, r.Quorum, expiresIn(r, now))
 	case r.Status == approval.Pending && approval.ChangeType(&r) == audit.TypeApprovalVoted:
 		v := r.Votes[len(r.Votes)-1]
 		return fmt.Sprintf("%s voted %s %s: %s %s (%d of %d; waiting for %d more)",
-			stamp, id, what, oneLine(v.By), voteWord(v.Decision), n, r.Quorum, r.Quorum-n)
+			stamp, id, what, cli.OneLine(v.By), voteWord(v.Decision), n, r.Quorum, r.Quorum-n)
 	case r.Status == approval.Pending:
 		return fmt.Sprintf("%s requested %s %s by %s (quorum %d, %s)",
-			stamp, id, what, oneLine(r.RequestedBy), r.Quorum, expiresIn(r, now))
+			stamp, id, what, cli.OneLine(r.RequestedBy), r.Quorum, expiresIn(r, now))
 	case r.Status == approval.Approved:
 		return fmt.Sprintf("%s approved %s %s by %s (%d of %d)", stamp, id, what, approvers(r), n, r.Quorum)
 	case r.Status == approval.Denied:
 		v, _ := denial(r)
-		return fmt.Sprintf("%s denied %s %s by %s: %s", stamp, id, what, oneLine(v.By), flatten(v.Reason))
+		return fmt.Sprintf("%s denied %s %s by %s: %s", stamp, id, what, cli.OneLine(v.By), flatten(v.Reason))
 	case r.Status == approval.Expired:
-		return fmt.Sprintf("%s expired %s %s (%d of %s)", stamp, id, what, n, plural(r.Quorum, "approval"))
+		return fmt.Sprintf("%s expired %s %s (%d of %s)", stamp, id, what, n, cli.Plural(r.Quorum, "approval", "approvals"))
 	}
-	return fmt.Sprintf("%s %s %s %s", stamp, oneLine(string(r.Status)), id, what)
+	return fmt.Sprintf("%s %s %s %s", stamp, cli.OneLine(string(r.Status)), id, what)
 }
 
 // expiresIn is "expires in 5m", or "expired" for a request whose time has
@@ -240,5 +225,5 @@ func expiresIn(r approval.Request, now time.Time) string {
 	if !now.Before(r.ExpiresAt) {
 		return "expired"
 	}
-	return "expires in " + approx(r.ExpiresAt.Sub(now))
+	return "expires in " + cli.Approx(r.ExpiresAt.Sub(now))
 }

@@ -73,10 +73,10 @@ func readBounded(path string) ([]byte, error) {
 func describePolicy(p daemon.Policy) string {
 	var parts []string
 	if p.Config != nil {
-		parts = append(parts, fmt.Sprintf("%d policies, sha256 %s", len(p.Config.Policies), p.SHA256))
+		parts = append(parts, fmt.Sprintf("%s, sha256 %s", cli.Plural(len(p.Config.Policies), "policy", "policies"), p.SHA256))
 	}
 	if p.Infra != nil {
-		parts = append(parts, fmt.Sprintf("infra %s with %d resources", p.InfraFile, len(p.Infra.Resources)))
+		parts = append(parts, fmt.Sprintf("infra %s with %s", p.InfraFile, cli.Plural(len(p.Infra.Resources), "resource", "resources")))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -151,7 +151,7 @@ func TestPolicyReloadOnSIGHUP(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if !strings.Contains(p.Stderr(), "auditd: policy loaded from "+pol+" (1 policies, sha256 ") {
+	if !strings.Contains(p.Stderr(), "auditd: policy loaded from "+pol+" (1 policy, sha256 ") {
 		t.Errorf("start log: %s", p.Stderr())
 	}
 	st0, err := c.Governance(ctx)
@@ -180,7 +180,7 @@ func TestPolicyReloadOnSIGHUP(t *testing.T) {
 
 	// A good file: in force at once.
 	writeFile(t, pol, freezePolicy)
-	hangup("auditd: policy reloaded from " + pol + " (1 policies, sha256 ")
+	hangup("auditd: policy reloaded from " + pol + " (1 policy, sha256 ")
 	ex, err := c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"})
 	if err != nil || ex.Decision.EnforcedEffect != policy.EffectDeny || ex.Decision.PolicyName != "freeze-everything" {
 		t.Fatalf("after the reload: %+v, %v", ex.Decision, err)
@@ -211,7 +211,7 @@ func TestPolicyReloadOnSIGHUP(t *testing.T) {
 
 	// Fixed again: the error clears.
 	writeFile(t, pol, guardPolicy)
-	hangup("auditd: policy reloaded from " + pol + " (1 policies, sha256 " + st0.Policy.SHA256)
+	hangup("auditd: policy reloaded from " + pol + " (1 policy, sha256 " + st0.Policy.SHA256)
 	if st3, _ := c.Governance(ctx); st3.Policy.ReloadError != "" || st3.Policy.SHA256 != st0.Policy.SHA256 {
 		t.Errorf("status after the fix: %+v", st3.Policy)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -161,7 +162,7 @@ Exit status:
 	cli.SetEnvName(f, "audit-url", "GOVKIT_AUDIT_URL")
 	for _, name := range []string{"verify-interval", "incident-webhook", "max-events-per-minute", "allowed-hours-start",
 		"allowed-hours-end", "timezone", "max-clock-skew", "state", "verbose"} {
-		cli.SetEnvName(f, name, "GOVKIT_AUDITOR_"+envSuffix(name))
+		cli.SetEnvName(f, name, "GOVKIT_AUDITOR_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
 	}
 	cli.SkipConfig(f, "once", "since-seq")
 	_ = cmd.MarkFlagFilename("state", "json")
@@ -169,30 +170,10 @@ Exit status:
 	return cmd
 }
 
-// envSuffix is a flag name as the end of a variable name: max-clock-skew →
-// MAX_CLOCK_SKEW.
-func envSuffix(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		switch {
-		case c == '-':
-			b[i] = '_'
-		case 'a' <= c && c <= 'z':
-			b[i] = c - 'a' + 'A'
-		}
-	}
-	return string(b)
-}
-
 // validate checks the flags, naming the one at fault and where its value
 // came from.
 func (o *Options) validate(c *cobra.Command) error {
-	from := func(name string) string {
-		if src := cli.FlagSource(c.Flags(), name); src != "" {
-			return fmt.Sprintf("--%s (from %s)", name, src)
-		}
-		return "--" + name
-	}
+	from := func(name string) string { return cli.FlagName(c.Flags(), name) }
 	switch {
 	case !o.Once && o.Socket == "":
 		return cli.Failf("--socket is required").

@@ -5,22 +5,21 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	_ "modernc.org/sqlite"
+
+	"github.com/govkit/govkit/internal/auditdtest"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
-	"github.com/govkit/govkit/pkg/store/sqlite"
-	"github.com/govkit/govkit/pkg/stream"
 )
 
 // isolate keeps the environment and config files of the machine out.
@@ -35,31 +34,14 @@ func isolate(t *testing.T) {
 	}
 }
 
-// daemon is a real auditd in the test process: a SQLite file, a loopback
-// listener and a Unix socket, which can be stopped and started again on
-// the same file, address and socket (an auditd restart).
+// daemon is a real auditd in the test process (auditdtest: a SQLite file,
+// a loopback listener and a Unix socket), which can be stopped and started
+// again on the same file, address and socket (an auditd restart), with the
+// test's client.
 type daemon struct {
-	t    *testing.T
-	db   string
-	addr string
-	url  string
-	sock string
-	now  func() time.Time
-	edit func(*auditd.Config)
-	c    *client.Client
-
-	stopFn func()
-}
-
-// shortDir is a directory with a short path, for sockets (t.TempDir's can
-// exceed the socket path limit).
-func shortDir(t testing.TB) string {
-	dir, err := os.MkdirTemp("/tmp", "gk-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	*auditdtest.Daemon
+	t *testing.T
+	c *client.Client
 }
 
 // startAuditd runs auditd on a new database until the test ends; now, when
@@ -73,81 +55,26 @@ func startAuditd(t *testing.T, now func() time.Time) *daemon {
 // test's own client options (a token).
 func startAuditdWith(t *testing.T, now func() time.Time, edit func(*auditd.Config), copts []client.Option) *daemon {
 	t.Helper()
-	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "audit.db"), sock: filepath.Join(shortDir(t), "s"), now: now, edit: edit}
-	d.start()
-	t.Cleanup(d.stop)
+	d := &daemon{t: t, Daemon: auditdtest.Start(t, auditdtest.Options{Config: func(c *auditd.Config) {
+		c.Now = now
+		if edit != nil {
+			edit(c)
+		}
+	}})}
 	var err error
-	if d.c, err = client.New(d.url, copts...); err != nil {
+	if d.c, err = client.New(d.URL, copts...); err != nil {
 		t.Fatal(err)
 	}
 	return d
-}
-
-func (d *daemon) start() {
-	t := d.t
-	t.Helper()
-	st, err := sqlite.Open(d.db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := auditd.DefaultConfig()
-	cfg.Now = d.now
-	if d.edit != nil {
-		d.edit(&cfg)
-	}
-	srv, err := auditd.New(cfg, st)
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	addr := d.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	var ln net.Listener
-	for i := 0; ; i++ { // the port of a stopped auditd may take a moment to free
-		if ln, err = net.Listen("tcp", addr); err == nil || i == 100 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.addr = ln.Addr().String()
-	d.url = "http://" + d.addr
-	sock, err := stream.Listen(d.sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, ln, sock) }()
-	d.stopFn = func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("auditd Run: %v", err)
-		}
-		if err := st.Close(); err != nil {
-			t.Errorf("closing the store: %v", err)
-		}
-	}
-}
-
-func (d *daemon) stop() {
-	if d.stopFn != nil {
-		d.stopFn()
-		d.stopFn = nil
-	}
 }
 
 // restart stops auditd, runs sql on its database as an operator with
 // sqlite3 would (nothing when empty), and starts it again.
 func (d *daemon) restart(sqlText string) {
 	d.t.Helper()
-	d.stop()
+	d.Stop()
 	if sqlText != "" {
-		raw, err := sql.Open("sqlite", "file:"+d.db)
+		raw, err := sql.Open("sqlite", "file:"+d.DB)
 		if err != nil {
 			d.t.Fatal(err)
 		}
@@ -158,7 +85,7 @@ func (d *daemon) restart(sqlText string) {
 			d.t.Fatal(err)
 		}
 	}
-	d.start()
+	d.Start()
 }
 
 // post appends n events of agent through the API and returns them.
@@ -180,29 +107,10 @@ func (d *daemon) post(agent string, n int, edit func(*audit.Event)) []audit.Even
 	return out
 }
 
-// syncBuffer is a buffer that a running command writes while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // invocation is one auditor run, in the test process.
 type invocation struct {
 	t              *testing.T
-	stdout, stderr syncBuffer
+	stdout, stderr cli.SyncBuffer
 	code           int
 	done           chan struct{}
 	cancel         context.CancelFunc

@@ -37,7 +37,7 @@ func seqsUpTo(n int64) []int64 {
 func TestSeedTenEventsReceived(t *testing.T) {
 	isolate(t)
 	d := startAuditd(t, nil)
-	r := background(t, nil, "--socket", d.sock, "--audit-url", d.url, "-v")
+	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "-v")
 	r.waitStderr(`auditor: watching `)
 	for i := range 10 {
 		ev := d.post("test_agent", 1, nil)[0]
@@ -63,7 +63,7 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 	isolate(t)
 	d := startAuditd(t, nil)
 	state := filepath.Join(t.TempDir(), "state.json")
-	r := background(t, nil, "--socket", d.sock, "--audit-url", d.url, "-v", "--state", state)
+	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "-v", "--state", state)
 	r.waitStderr(`auditor: watching `)
 	d.post("a", 5, nil)
 	r.waitFor("5 events", func() bool { return len(r.received()) == 5 })
@@ -71,9 +71,9 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 	d.post("a", 5, nil)
 	r.waitFor("10 events", func() bool { return len(r.received()) >= 10 })
 	// Twice, while auditor is away: the replay brings them.
-	d.stop()
+	d.Stop()
 	time.Sleep(100 * time.Millisecond)
-	d.start()
+	d.Start()
 	d.post("b", 3, nil)
 	r.waitFor("13 events", func() bool { return len(r.received()) >= 13 })
 	r.stop()
@@ -92,7 +92,7 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 
 	// Started again, it replays nothing it has seen, and what it missed.
 	d.post("c", 2, nil)
-	r2 := background(t, nil, "--socket", d.sock, "--audit-url", d.url, "-v", "--state", state)
+	r2 := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "-v", "--state", state)
 	r2.waitFor("2 events", func() bool { return len(r2.received()) == 2 })
 	r2.stop()
 	if got := r2.received(); !slices.Equal(got, []int64{14, 15}) {
@@ -111,7 +111,7 @@ func TestTamperedDatabase(t *testing.T) {
 	d := startAuditd(t, nil)
 	state := filepath.Join(t.TempDir(), "state.json")
 	d.post("a", 10, nil)
-	r := background(t, nil, "--socket", d.sock, "--audit-url", d.url, "--state", state, "--verify-interval", "1s")
+	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "--state", state, "--verify-interval", "1s")
 	r.waitStderr(`auditor: chain verified: 10 events, head seq 10`)
 	r.waitFor("the pin", func() bool { return pinnedSize(state) == 10 })
 	pinned, _ := readStateFile(t, state)
@@ -157,7 +157,7 @@ func TestTruncatedTail(t *testing.T) {
 	d := startAuditd(t, nil)
 	state := filepath.Join(t.TempDir(), "state.json")
 	d.post("a", 10, nil)
-	r := background(t, nil, "--socket", d.sock, "--audit-url", d.url, "--state", state, "--verify-interval", "1s")
+	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "--state", state, "--verify-interval", "1s")
 	r.waitFor("the pin", func() bool { return pinnedSize(state) == 10 })
 	_, before := readStateFile(t, state)
 
@@ -197,7 +197,7 @@ func TestTruncatedTail(t *testing.T) {
 	}
 
 	// Every later run says it again, and leaves the file alone.
-	once := auditor(t, nil, "--once", "--audit-url", d.url, "--state", state)
+	once := auditor(t, nil, "--once", "--audit-url", d.URL, "--state", state)
 	once.want(2)
 	if got := once.ofType(detect.HeadRegressed); len(got) != 1 {
 		t.Fatalf("--once: %s", once.stdout.String())
@@ -214,7 +214,7 @@ func TestOnceTruncated(t *testing.T) {
 	d := startAuditd(t, nil)
 	state := filepath.Join(t.TempDir(), "state.json")
 	d.post("a", 6, nil)
-	r := auditor(t, nil, "--once", "--audit-url", d.url, "--state", state, "--since-seq", "0")
+	r := auditor(t, nil, "--once", "--audit-url", d.URL, "--state", state, "--since-seq", "0")
 	r.want(0)
 	st, _ := readStateFile(t, state)
 	if st.Pin == nil || st.Pin.Size != 6 || st.Cursor == nil || st.Cursor.Seq != 6 || st.Pin.Head != st.Cursor.EventHash {
@@ -224,7 +224,7 @@ func TestOnceTruncated(t *testing.T) {
 		t.Errorf("stderr:\n%s", r.stderr.String())
 	}
 	d.restart(`DELETE FROM events WHERE seq = 6`)
-	r = auditor(t, nil, "--once", "--audit-url", d.url, "--state", state)
+	r = auditor(t, nil, "--once", "--audit-url", d.URL, "--state", state)
 	r.want(2)
 	if a := r.alerts(); len(a) != 1 || a[0].Type != detect.HeadRegressed {
 		t.Fatalf("alerts %s", r.stdout.String())
@@ -236,7 +236,7 @@ func TestOnceTruncated(t *testing.T) {
 func TestBurst(t *testing.T) {
 	isolate(t)
 	d := startAuditd(t, nil)
-	r := background(t, nil, "--socket", d.sock, "--audit-url", d.url)
+	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL)
 	r.waitStderr(`auditor: watching `)
 	var wg sync.WaitGroup
 	for range 5 {
@@ -281,7 +281,7 @@ func TestOffHours(t *testing.T) {
 	d.post("k8s-agent", 2, nil)
 	at := func(o *Options) { o.Now = clock.now }
 
-	r := auditor(t, at, "--once", "--audit-url", d.url, "--since-seq", "0", "--timezone", "Europe/Paris")
+	r := auditor(t, at, "--once", "--audit-url", d.URL, "--since-seq", "0", "--timezone", "Europe/Paris")
 	r.want(2)
 	got := r.alerts()
 	if len(got) != 2 || got[0].Agent != "db-agent" || got[1].Agent != "k8s-agent" || got[0].Seq != 1 || got[1].Seq != 4 {
@@ -298,10 +298,10 @@ func TestOffHours(t *testing.T) {
 	}
 	// In UTC the events are at 22:30: still off hours. A night shift
 	// window (22 to 6) allows them.
-	r = auditor(t, at, "--once", "--audit-url", d.url, "--since-seq", "0", "--timezone", "Europe/Paris",
+	r = auditor(t, at, "--once", "--audit-url", d.URL, "--since-seq", "0", "--timezone", "Europe/Paris",
 		"--allowed-hours-start", "22", "--allowed-hours-end", "6")
 	r.want(0)
-	r = auditor(t, at, "--once", "--audit-url", d.url, "--since-seq", "0", "--timezone", "UTC",
+	r = auditor(t, at, "--once", "--audit-url", d.URL, "--since-seq", "0", "--timezone", "UTC",
 		"--allowed-hours-start", "6", "--allowed-hours-end", "23")
 	r.want(0)
 }
@@ -313,11 +313,11 @@ func TestUnauthorizedDestructive(t *testing.T) {
 	isolate(t)
 	d := startAuditd(t, nil)
 	ctx := context.Background()
-	agent, err := client.New(d.url, client.WithUser("agent-7"))
+	agent, err := client.New(d.URL, client.WithUser("agent-7"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	approver, _ := client.New(d.url, client.WithUser("bob"))
+	approver, _ := client.New(d.URL, client.WithUser("bob"))
 	request := func() approval.Request {
 		r, err := agent.RequestApproval(ctx, approval.Input{Resource: audit.Resource{Type: "kubernetes", Name: "web"},
 			Action: "destructive", Reason: "rollout"})
@@ -339,7 +339,7 @@ func TestUnauthorizedDestructive(t *testing.T) {
 		})[0]
 	}
 
-	r := background(t, nil, "--socket", d.sock, "--audit-url", d.url, "-v")
+	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "-v")
 	r.waitStderr(`auditor: watching `)
 	bare := destroy("")
 	withEarly := destroy(early.ID)
@@ -399,19 +399,19 @@ func TestTokens(t *testing.T) {
 	}
 	d := startAuditdWith(t, nil, func(c *auditd.Config) { c.Tokens = set }, []client.Option{client.WithToken(agentTok)})
 	d.post("agent-7", 2, destructiveEdit)
-	r := auditor(t, nil, "--once", "--audit-url", d.url, "--since-seq", "0")
+	r := auditor(t, nil, "--once", "--audit-url", d.URL, "--since-seq", "0")
 	r.want(3)
 	if !strings.Contains(r.stderr.String(), "auditor: error: auditd refused the request: ") ||
 		!strings.Contains(r.stderr.String(), "auditor: hint: pass --token TOKEN (or set GOVKIT_TOKEN) for a token with the auditor role") {
 		t.Errorf("no token:\n%s", r.stderr.String())
 	}
-	r = auditor(t, nil, "--once", "--audit-url", d.url, "--since-seq", "0", "--token", agentTok)
+	r = auditor(t, nil, "--once", "--audit-url", d.URL, "--since-seq", "0", "--token", agentTok)
 	r.want(3)
 	if !strings.Contains(r.stderr.String(), "auditor: hint: use a token with the auditor role") || strings.Contains(r.stderr.String(), agentTok) {
 		t.Errorf("agent token:\n%s", r.stderr.String())
 	}
 	t.Setenv("GOVKIT_TOKEN", auditorTok)
-	r = auditor(t, nil, "--once", "--audit-url", d.url, "--since-seq", "0")
+	r = auditor(t, nil, "--once", "--audit-url", d.URL, "--since-seq", "0")
 	r.want(2)
 	if n := len(r.ofType(detect.UnauthorizedDestructive)); n != 2 {
 		t.Errorf("%d alerts:\n%s", n, r.stdout.String())
@@ -419,7 +419,7 @@ func TestTokens(t *testing.T) {
 	t.Setenv("GOVKIT_TOKEN", "")
 
 	// As a daemon, the first verification is refused: it stops, exit 3.
-	r = background(t, nil, "--socket", d.sock, "--audit-url", d.url)
+	r = background(t, nil, "--socket", d.Socket, "--audit-url", d.URL)
 	r.wait()
 	r.want(3)
 	if !strings.Contains(r.stderr.String(), "auditor: error: auditd refused the request: ") {

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
@@ -47,12 +44,8 @@ const (
 
 // run is auditor: --once or the daemon.
 func run(o *Options) error {
-	ctx := o.Context
-	if ctx == nil {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-	}
+	ctx, stop := cli.RunContext(o.Context)
+	defer stop()
 	m, err := newMonitor(o)
 	if err != nil {
 		return err
@@ -244,7 +237,7 @@ func (m *monitor) waitForAuditd(ctx context.Context) (client.Health, error) {
 			m.logf("cannot reach auditd at %s (%s); retrying", m.o.AuditURL, reason(err))
 			said = true
 		}
-		if sleep(ctx, delay) != nil {
+		if cli.Sleep(ctx, delay) != nil {
 			return client.Health{}, ctx.Err()
 		}
 		delay = min(2*delay, m.reconnectMax())
@@ -406,7 +399,7 @@ func (m *monitor) streamLoop(ctx context.Context, after int64) {
 				m.logf("cannot reach auditd at %s (%s); retrying", m.o.AuditURL, reason(err))
 				outage = true
 			}
-			if sleep(ctx, delay) != nil {
+			if cli.Sleep(ctx, delay) != nil {
 				return
 			}
 			delay = min(2*delay, m.reconnectMax())
@@ -439,7 +432,7 @@ func (m *monitor) streamLoop(ctx context.Context, after int64) {
 			}
 			outage = true
 		}
-		if sleep(ctx, delay) != nil {
+		if cli.Sleep(ctx, delay) != nil {
 			return
 		}
 		delay = min(2*delay, m.reconnectMax())
@@ -714,40 +707,14 @@ func (m *monitor) reconnectMax() time.Duration {
 	return reconnectMax
 }
 
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// reason is the innermost cause of a network error ("connection refused"),
-// without the URL and method net/http prefixes.
+// reason is auditd's answer ("403: …") or the innermost cause of a network
+// error ("connection refused", client.NetReason).
 func reason(err error) string {
 	var ae *client.Error
 	if errors.As(err, &ae) {
 		return fmt.Sprintf("%d: %s", ae.StatusCode, ae.Message)
 	}
-	for {
-		var next error
-		switch e := err.(type) {
-		case *url.Error:
-			next = e.Err
-		case *net.OpError:
-			next = e.Err
-		case *os.SyscallError:
-			next = e.Err
-		}
-		if next == nil {
-			return err.Error()
-		}
-		err = next
-	}
+	return client.NetReason(err)
 }
 
 // streamReason describes why a subscription ended.

@@ -140,13 +140,13 @@ func TestStateFileErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--once", "--state", corrupt}, "auditor: error: state file " + corrupt + ": it is not a state file: "},
-		{[]string{"--socket", d.sock, "--state", corrupt}, "auditor: error: state file " + corrupt + ": it is not a state file"},
+		{[]string{"--socket", d.Socket, "--state", corrupt}, "auditor: error: state file " + corrupt + ": it is not a state file"},
 		{[]string{"--once", "--state", big}, "it is larger than 1048576 bytes"},
 		{[]string{"--once", "--state", dir}, "it is not a regular file"},
 		{[]string{"--once", "--state", filepath.Join(dir, "missing", "s.json")}, "auditor: error: creating the state file " + filepath.Join(dir, "missing", "s.json") + ": no such file or directory"},
 	}
 	for _, tt := range tests {
-		r := auditor(t, nil, append(tt.args, "--audit-url", d.url)...)
+		r := auditor(t, nil, append(tt.args, "--audit-url", d.URL)...)
 		r.want(3)
 		if !strings.Contains(r.stderr.String(), tt.want) || !strings.Contains(r.stderr.String(), "auditor: hint: ") {
 			t.Errorf("%q: stderr %q; want %q", tt.args, r.stderr.String(), tt.want)

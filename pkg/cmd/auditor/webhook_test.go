@@ -67,7 +67,7 @@ func TestWebhookDelivers(t *testing.T) {
 	d := startAuditd(t, nil)
 	hook := newHookServer(t, http.StatusServiceUnavailable, http.StatusTooManyRequests)
 	d.post("db-agent", 2, destructiveEdit)
-	r := auditor(t, nil, "--once", "--audit-url", d.url, "--since-seq", "0", "--incident-webhook", hook.URL+"/hook/secret-path")
+	r := auditor(t, nil, "--once", "--audit-url", d.URL, "--since-seq", "0", "--incident-webhook", hook.URL+"/hook/secret-path")
 	r.want(2)
 	lines := strings.Split(strings.TrimSpace(r.stdout.String()), "\n")
 	got := hook.received()
@@ -103,7 +103,7 @@ func TestWebhookFailures(t *testing.T) {
 	d := startAuditd(t, nil)
 	d.post("db-agent", 1, destructiveEdit)
 	hook := newHookServer(t, http.StatusBadRequest)
-	r := auditor(t, nil, "--once", "--audit-url", d.url, "--since-seq", "0", "--incident-webhook", hook.URL)
+	r := auditor(t, nil, "--once", "--audit-url", d.URL, "--since-seq", "0", "--incident-webhook", hook.URL)
 	r.want(2)
 	if n := len(hook.received()); n != 1 {
 		t.Errorf("%d posts of a refused alert", n)
@@ -115,7 +115,7 @@ func TestWebhookFailures(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	deadURL := dead.URL + "/token/abc"
 	dead.Close()
-	r = auditor(t, nil, "--once", "--audit-url", d.url, "--since-seq", "0", "--incident-webhook", deadURL)
+	r = auditor(t, nil, "--once", "--audit-url", d.URL, "--since-seq", "0", "--incident-webhook", deadURL)
 	r.want(2)
 	if len(r.alerts()) != 1 || !strings.Contains(r.stderr.String(), "failed to deliver the unauthorized_destructive alert of seq 1 after 4 attempts: ") ||
 		!strings.Contains(r.stderr.String(), "connection refused") || strings.Contains(r.stderr.String(), "/token/abc") {
@@ -130,7 +130,7 @@ func TestWebhookNeverBlocks(t *testing.T) {
 	d := startAuditd(t, nil)
 	hook := newHookServer(t)
 	hook.hold = make(chan struct{})
-	r := background(t, nil, "--socket", d.sock, "--audit-url", d.url, "--incident-webhook", hook.URL)
+	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "--incident-webhook", hook.URL)
 	r.waitStderr(`auditor: watching `)
 	d.post("db-agent", 20, destructiveEdit)
 	r.waitFor("20 alerts", func() bool { return len(r.alerts()) == 20 })

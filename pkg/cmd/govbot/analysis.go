@@ -10,6 +10,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/govapi"
 )
@@ -424,14 +425,14 @@ func summarize(r *Report) Summary {
 	for _, typ := range sortedKeys(a.IncidentTypes) {
 		n := a.IncidentTypes[typ]
 		if !isTampering(typ) {
-			other = append(other, fmt.Sprintf("%s %d", oneLine(typ), n))
+			other = append(other, fmt.Sprintf("%s %d", cli.OneLine(typ), n))
 			continue
 		}
-		msg := fmt.Sprintf("%s in the window: the audit chain was altered", plural(n, oneLine(typ)+" incident"))
+		msg := fmt.Sprintf("%s in the window: the audit chain was altered", cli.Plural(n, cli.OneLine(typ)+" incident", cli.OneLine(typ)+" incidents"))
 		if last, ok := latestIncident(a.Incidents, typ); ok {
 			msg += fmt.Sprintf(" (latest: seq %d at %s", last.Seq, last.Timestamp.UTC().Format(time.RFC3339))
 			if last.Source != "" {
-				msg += " from " + oneLine(last.Source)
+				msg += " from " + cli.OneLine(last.Source)
 			}
 			if last.Message != "" {
 				msg += ": " + flatten(last.Message, 200)
@@ -444,15 +445,15 @@ func summarize(r *Report) Summary {
 		warn(CodeIncidents, 3, "incidents in the window: %s", strings.Join(other, ", "))
 	}
 	if a.UnapprovedTotal > 0 {
-		msg := fmt.Sprintf("%s without an approved approval", plural(a.UnapprovedTotal, "destructive action"))
+		msg := fmt.Sprintf("%s without an approved approval", cli.Plural(a.UnapprovedTotal, "destructive action", "destructive actions"))
 		if n := len(a.Unapproved); n > 0 {
 			u := a.Unapproved[n-1]
 			msg += fmt.Sprintf(" (latest: seq %d", u.Seq)
 			if u.Agent != "" {
-				msg += " by " + oneLine(u.Agent)
+				msg += " by " + cli.OneLine(u.Agent)
 			}
 			if u.Resource != "" {
-				msg += " on " + oneLine(u.Resource)
+				msg += " on " + cli.OneLine(u.Resource)
 			}
 			if u.Command != "" {
 				msg += ": " + flatten(u.Command, 100)
@@ -481,11 +482,11 @@ func summarize(r *Report) Summary {
 				n += rest.NoMatch
 			}
 			warn(CodeNoMatchDecisions, 4, "%s on %d more resources matched no policy; see phase 4",
-				plural(n, "decision"), len(noMatch)-i)
+				cli.Plural(n, "decision", "decisions"), len(noMatch)-i)
 			break
 		}
-		msg := fmt.Sprintf("%s: %s matched no policy, so the default effect (%s) applied", oneLine(rd.Resource),
-			plural(rd.NoMatch, "decision"), defaultEffect)
+		msg := fmt.Sprintf("%s: %s matched no policy, so the default effect (%s) applied", cli.OneLine(rd.Resource),
+			cli.Plural(rd.NoMatch, "decision", "decisions"), defaultEffect)
 		if rd.Note != "" {
 			msg += " (" + flatten(rd.Note, 200) + ")"
 		}
@@ -499,16 +500,16 @@ func summarize(r *Report) Summary {
 			continue
 		}
 		warn(CodeStaleApproval, 5, "approval %s (%s %s, requested by %s) has been pending for %s, over %s: check that approval notifications reach the approvers",
-			oneLine(q.ID), oneLine(q.Action), oneLine(q.Resource), oneLine(q.RequestedBy),
-			approx(time.Duration(q.PendingForMS)*time.Millisecond), r.Approvals.StaleAfter)
+			cli.OneLine(q.ID), cli.OneLine(q.Action), cli.OneLine(q.Resource), cli.OneLine(q.RequestedBy),
+			cli.Approx(time.Duration(q.PendingForMS)*time.Millisecond), r.Approvals.StaleAfter)
 	}
 
 	// Phase 6: the chain.
 	if c := r.Chain; !c.Verified {
-		msg := fmt.Sprintf("the audit chain does not verify: %s in %d events", plural(int64(c.BrokenLinksTotal), "broken link"), c.TotalEvents)
+		msg := fmt.Sprintf("the audit chain does not verify: %s in %d events", cli.Plural(int64(c.BrokenLinksTotal), "broken link", "broken links"), c.TotalEvents)
 		if len(c.BrokenLinks) > 0 {
 			b := c.BrokenLinks[0]
-			msg += fmt.Sprintf(", first at seq %d (%s)", b.Seq, oneLine(b.Kind))
+			msg += fmt.Sprintf(", first at seq %d (%s)", b.Seq, cli.OneLine(b.Kind))
 		}
 		msg += "; the audit log was altered: run verify-chain --db on the auditd host and investigate"
 		alert(CodeChainBroken, 6, "%s", msg)

@@ -7,11 +7,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -153,12 +151,7 @@ Exit status:
 // validate checks every flag, naming the flag (or the variable or config
 // key that set it) in the error.
 func (o *Options) validate(flags *pflag.FlagSet) error {
-	name := func(flag string) string {
-		if src := cli.FlagSource(flags, flag); src != "" {
-			return "--" + flag + " (from " + src + ")"
-		}
-		return "--" + flag
-	}
+	name := func(flag string) string { return cli.FlagName(flags, flag) }
 	o.gatewaySource = cli.FlagSource(flags, "gateway")
 	if f := flags.Lookup("gateway"); f != nil && !f.Changed && o.gatewaySource == "" {
 		o.gatewaySource = "the default"
@@ -194,15 +187,6 @@ func (o *Options) now() time.Time {
 		return time.Now()
 	}
 	return o.Now()
-}
-
-// context returns the context of one run: o.Context, or one that ends on
-// SIGINT or SIGTERM.
-func (o *Options) context() (context.Context, context.CancelFunc) {
-	if o.Context != nil {
-		return context.WithCancel(o.Context)
-	}
-	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 }
 
 // Duration is a flag value: a Go duration (90m, 1h30m) or whole days

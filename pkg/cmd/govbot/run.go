@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -28,7 +27,7 @@ func run(o *Options) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := o.context()
+	ctx, stop := cli.RunContext(o.Context)
 	defer stop()
 	now := o.now().UTC()
 
@@ -62,7 +61,7 @@ func run(o *Options) error {
 // nothing else (it is not a compliance finding).
 func (o *Options) post(ctx context.Context, msg *slack.WebhookMessage) {
 	if err := postSlack(ctx, o.HTTPClient, o.Webhook, msg); err != nil {
-		fmt.Fprintf(o.IO.ErrOut, "govbot: error: posting the summary to --webhook (%s): %s\n", redact(o.Webhook), oneLine(err.Error()))
+		fmt.Fprintf(o.IO.ErrOut, "govbot: error: posting the summary to --webhook (%s): %s\n", redact(o.Webhook), cli.OneLine(err.Error()))
 		fmt.Fprintf(o.IO.ErrOut, "govbot: hint: the report is complete and the exit status is unchanged; check the webhook URL (--webhook or GOVKIT_GOVBOT_WEBHOOK)\n")
 	}
 }
@@ -227,9 +226,9 @@ func (o *Options) gatewayError(err error) *cli.ExitError {
 		if o.Token != "" {
 			hint = "the token was refused: check --token (or GOVKIT_TOKEN); 'auditd token create --roles auditor' makes one"
 		}
-		return cli.Failf("%s refused govbot's credentials (%s): %s", where, what, oneLine(ae.Message)).WithHint(hint)
+		return cli.Failf("%s refused govbot's credentials (%s): %s", where, what, cli.OneLine(ae.Message)).WithHint(hint)
 	case errors.As(err, &ae) && ae.StatusCode == http.StatusForbidden:
-		return cli.Failf("%s refused %s: %s", where, what, oneLine(ae.Message)).
+		return cli.Failf("%s refused %s: %s", where, what, cli.OneLine(ae.Message)).
 			WithHint("use a token with the auditor role ('auditd token create --roles auditor')")
 	case errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound && phase == 1:
 		return unreachable("%s does not serve auditd's governance API: %s answered 404", where, what)
@@ -251,27 +250,14 @@ func isNetError(err error) bool {
 	return errors.As(err, &ue) || errors.As(err, &ne)
 }
 
-// netReason is the innermost cause of a network error ("connection
-// refused"), without the URL and method net/http prefixes.
+// netReason is client.NetReason of a phase's network error, except that
+// a request that ran out of requestTimeout says so.
 func netReason(err error) string {
-	for {
-		var next error
-		switch e := err.(type) {
-		case *phaseError:
-			next = e.err
-		case *url.Error:
-			if e.Timeout() {
-				return "no answer within " + requestTimeout.String()
-			}
-			next = e.Err
-		case *net.OpError:
-			next = e.Err
-		case *os.SyscallError:
-			next = e.Err
-		}
-		if next == nil {
-			return err.Error()
-		}
-		err = next
+	if pe, ok := err.(*phaseError); ok {
+		err = pe.err
 	}
+	if ue, ok := err.(*url.Error); ok && ue.Timeout() {
+		return "no answer within " + requestTimeout.String()
+	}
+	return client.NetReason(err)
 }

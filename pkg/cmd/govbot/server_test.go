@@ -17,25 +17,23 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/govkit/govkit/internal/auditdtest"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/policy"
-	"github.com/govkit/govkit/pkg/store/sqlite"
 	"github.com/govkit/govkit/pkg/token"
 )
 
 // End-to-end: govbot against a real auditd (a SQLite file, a loopback
 // listener) in the test process. Only Slack is a fake (httptest).
 
-// daemon is a running auditd.
+// daemon is a running auditd (auditdtest) with a client.
 type daemon struct {
-	url  string
-	db   string
-	c    *client.Client
-	stop func()
+	*auditdtest.Daemon
+	c *client.Client
 }
 
 // daemonOpts configure startAuditd.
@@ -46,24 +44,11 @@ type daemonOpts struct {
 }
 
 // startAuditd runs auditd on a database with policies.example.yaml and
-// examples/infra.yaml loaded (auditd --policy --infra) until stop or the
+// examples/infra.yaml loaded (auditd --policy --infra) until Stop or the
 // end of the test.
 func startAuditd(t *testing.T, o daemonOpts) *daemon {
 	t.Helper()
-	if o.db == "" {
-		o.db = filepath.Join(t.TempDir(), "audit.db")
-	}
-	st, err := sqlite.Open(o.db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := auditd.DefaultConfig()
-	cfg.Tokens = o.tokens
-	srv, err := auditd.New(cfg, st)
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
+	ao := auditdtest.Options{DB: o.db, Config: func(c *auditd.Config) { c.Tokens = o.tokens }}
 	if !o.noPolicy {
 		pol, err := policy.LoadFile("../../../policies.example.yaml")
 		if err != nil {
@@ -73,33 +58,12 @@ func startAuditd(t *testing.T, o daemonOpts) *daemon {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := srv.SetPolicy(auditd.Policy{Config: pol, File: "policies.example.yaml", SHA256: strings.Repeat("5", 64),
-			Infra: infra, InfraFile: "examples/infra.yaml"}); err != nil {
-			t.Fatal(err)
-		}
+		ao.Policy = &auditd.Policy{Config: pol, File: "policies.example.yaml", SHA256: strings.Repeat("5", 64),
+			Infra: infra, InfraFile: "examples/infra.yaml"}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, ln, nil) }()
-	d := &daemon{url: "http://" + ln.Addr().String(), db: o.db}
-	var once sync.Once
-	d.stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-			if err := st.Close(); err != nil {
-				t.Errorf("closing the store: %v", err)
-			}
-		})
-	}
-	t.Cleanup(d.stop)
-	d.c, err = client.New(d.url, client.WithUser("agent-7"))
+	d := &daemon{Daemon: auditdtest.Start(t, ao)}
+	var err error
+	d.c, err = client.New(d.URL, client.WithUser("agent-7"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +161,7 @@ func TestHealthy(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := govbot(t, nil, "--gateway", d.url, "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 0)
 	if r.stderr != "" {
 		t.Errorf("stderr: %s", r.stderr)
@@ -223,7 +187,7 @@ func TestHealthy(t *testing.T) {
 	}
 
 	// Text: the seven phases and the verdict.
-	r = govbot(t, nil, "--gateway", d.url, "-o", "text")
+	r = govbot(t, nil, "--gateway", d.URL, "-o", "text")
 	r.want(t, 0)
 	for i, phase := range []string{"Governance status", "Policy overview", "Audit activity", "Policy decisions per resource",
 		"Pending approvals", "Chain integrity", "Summary"} {
@@ -252,9 +216,9 @@ func TestTamperedChain(t *testing.T) {
 	for _, c := range []string{"echo 1", "echo 2", "echo 3"} {
 		d.append(t, tool("agent-a", c))
 	}
-	d.stop()
+	d.Stop()
 
-	db, err := sql.Open("sqlite", "file:"+d.db)
+	db, err := sql.Open("sqlite", "file:"+d.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,8 +231,8 @@ func TestTamperedChain(t *testing.T) {
 	}
 	db.Close()
 
-	d = startAuditd(t, daemonOpts{db: d.db})
-	r := govbot(t, nil, "--gateway", d.url, "-o", "json")
+	d = startAuditd(t, daemonOpts{db: d.DB})
+	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 2)
 	rep := r.report(t)
 	if got := codes(rep.Summary.Alerts); len(got) != 1 || got[0] != CodeChainBroken {
@@ -281,7 +245,7 @@ func TestTamperedChain(t *testing.T) {
 		t.Errorf("summary = %+v", rep.Summary)
 	}
 
-	r = govbot(t, nil, "--gateway", d.url, "-o", "text")
+	r = govbot(t, nil, "--gateway", d.URL, "-o", "text")
 	r.want(t, 2)
 	for _, want := range []string{"  BROKEN: ", "  ALERT    CHAIN_BROKEN  the audit chain does not verify", "first at seq 2 (hash_mismatch)", "status: ALERTS"} {
 		if !strings.Contains(r.stdout, want) {
@@ -299,7 +263,7 @@ func TestIncidentsEndToEnd(t *testing.T) {
 		Message: "SQL syntax error in tool output"}); err != nil {
 		t.Fatal(err)
 	}
-	r := govbot(t, nil, "--gateway", d.url, "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 0)
 	if got := codes(r.report(t).Summary.Warnings); len(got) != 1 || got[0] != CodeIncidents {
 		t.Errorf("warnings = %v", got)
@@ -309,7 +273,7 @@ func TestIncidentsEndToEnd(t *testing.T) {
 		Message: "event 2 does not hash to its event_hash"}); err != nil {
 		t.Fatal(err)
 	}
-	r = govbot(t, nil, "--gateway", d.url, "-o", "json")
+	r = govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 2)
 	rep := r.report(t)
 	if got := codes(rep.Summary.Alerts); len(got) != 1 || got[0] != CodeTamperingIncident {
@@ -320,7 +284,7 @@ func TestIncidentsEndToEnd(t *testing.T) {
 		t.Errorf("alert = %q", rep.Summary.Alerts[0].Message)
 	}
 	// Out of the window, it is not reported.
-	r = govbot(t, func(o *Options) { o.Now = func() time.Time { return time.Now().Add(48 * time.Hour) } }, "--gateway", d.url, "-o", "json")
+	r = govbot(t, func(o *Options) { o.Now = func() time.Time { return time.Now().Add(48 * time.Hour) } }, "--gateway", d.URL, "-o", "json")
 	r.want(t, 0)
 	if rep := r.report(t); rep.Activity.Events != 0 {
 		t.Errorf("events outside the window were read: %+v", rep.Activity)
@@ -397,7 +361,7 @@ func TestStaleApproval(t *testing.T) {
 	}
 
 	// Now: pending for seconds, not stale.
-	r := govbot(t, nil, "--gateway", d.url, "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 0)
 	if rep := r.report(t); rep.Approvals.Pending != 1 || rep.Approvals.Stale != 0 || len(rep.Summary.Warnings) != 0 {
 		t.Errorf("approvals = %+v, warnings %v", rep.Approvals, rep.Summary.Warnings)
@@ -405,7 +369,7 @@ func TestStaleApproval(t *testing.T) {
 
 	// 45 minutes later (an injected clock): stale over the default 30m.
 	later := func(o *Options) { o.Now = func() time.Time { return time.Now().Add(45 * time.Minute) } }
-	r = govbot(t, later, "--gateway", d.url, "-o", "json")
+	r = govbot(t, later, "--gateway", d.URL, "-o", "json")
 	r.want(t, 0)
 	rep := r.report(t)
 	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != CodeStaleApproval {
@@ -420,7 +384,7 @@ func TestStaleApproval(t *testing.T) {
 
 	// Or a short --stale-after on the real clock.
 	time.Sleep(20 * time.Millisecond)
-	r = govbot(t, nil, "--gateway", d.url, "--stale-after", "10ms", "-o", "text")
+	r = govbot(t, nil, "--gateway", d.URL, "--stale-after", "10ms", "-o", "text")
 	r.want(t, 0)
 	if !strings.Contains(r.stdout, "WARNING  STALE_APPROVAL  approval "+res.ApprovalID) || !strings.Contains(r.stdout, "status: WARNINGS") {
 		t.Errorf("text:\n%s", r.stdout)
@@ -435,7 +399,7 @@ func TestNoMatch(t *testing.T) {
 	d.decide(t, govapi.DecisionRequest{Principal: policy.RequestPrincipal{UserID: "bob"},
 		Resource: govapi.Resource{Type: "database", Name: "legacy-db"}, Action: "read"})
 
-	r := govbot(t, nil, "--gateway", d.url, "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 0)
 	rep := r.report(t)
 	if rep.Decisions.NoMatch != 1 || rep.Decisions.Allow != 1 || rep.Decisions.Total != 2 {
@@ -456,7 +420,7 @@ func TestNoMatch(t *testing.T) {
 // auditd without --policy: a warning, exit 0.
 func TestNoPolicy(t *testing.T) {
 	d := startAuditd(t, daemonOpts{noPolicy: true})
-	r := govbot(t, nil, "--gateway", d.url, "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 0)
 	rep := r.report(t)
 	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != CodeNoPolicy {
@@ -474,7 +438,7 @@ func TestEventCap(t *testing.T) {
 	for i := range 10 {
 		d.append(t, tool("agent-a", "echo "+itoa(int64(i))))
 	}
-	r := govbot(t, nil, "--gateway", d.url, "--max-events", "3", "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "--max-events", "3", "-o", "json")
 	r.want(t, 0)
 	rep := r.report(t)
 	a := rep.Activity
@@ -493,7 +457,7 @@ func TestUnapprovedDestructiveEndToEnd(t *testing.T) {
 		Resource: govapi.Resource{Type: "kubernetes", Name: "payments"}, Action: "destructive"})
 	ctx := ctxT(t)
 	for _, by := range []string{"bob", "carol"} {
-		c, _ := client.New(d.url, client.WithUser(by))
+		c, _ := client.New(d.URL, client.WithUser(by))
 		if _, err := c.Approve(ctx, res.ApprovalID, "ok"); err != nil {
 			t.Fatal(err)
 		}
@@ -507,7 +471,7 @@ func TestUnapprovedDestructiveEndToEnd(t *testing.T) {
 	d.append(t, destructive("kubectl delete pod a", res.ApprovalID))
 	d.append(t, destructive("kubectl delete pod b", ""))
 
-	r := govbot(t, nil, "--gateway", d.url, "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 0)
 	rep := r.report(t)
 	if rep.Activity.UnapprovedTotal != 1 || rep.Activity.Unapproved[0].Command != "kubectl delete pod b" {
@@ -531,18 +495,18 @@ func TestTokens(t *testing.T) {
 	}
 	d := startAuditd(t, daemonOpts{tokens: set})
 
-	r := govbot(t, nil, "--gateway", d.url, "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 3)
-	if !strings.Contains(r.stderr, "govbot: error: the gateway at "+d.url+" refused govbot's credentials") ||
+	if !strings.Contains(r.stderr, "govbot: error: the gateway at "+d.URL+" refused govbot's credentials") ||
 		!strings.Contains(r.stderr, "govbot: hint: pass --token TOKEN (or set GOVKIT_TOKEN) with a token that has the auditor role") {
 		t.Errorf("stderr = %s", r.stderr)
 	}
-	r = govbot(t, nil, "--gateway", d.url, "--token", "wrong", "-o", "json")
+	r = govbot(t, nil, "--gateway", d.URL, "--token", "wrong", "-o", "json")
 	r.want(t, 3)
 	if strings.Contains(r.stderr, "wrong") || !strings.Contains(r.stderr, "the token was refused") {
 		t.Errorf("stderr = %s", r.stderr)
 	}
-	r = govbot(t, nil, "--gateway", d.url, "--token", auditor, "-o", "json")
+	r = govbot(t, nil, "--gateway", d.URL, "--token", auditor, "-o", "json")
 	r.want(t, 0)
 	if rep := r.report(t); rep.Governance.Auth != "tokens" {
 		t.Errorf("auth = %q", rep.Governance.Auth)
@@ -589,7 +553,7 @@ func TestWebhook(t *testing.T) {
 		Resource: govapi.Resource{Type: "database", Name: "legacy-db"}, Action: "read"})
 	slack := newSlackReceiver(t, http.StatusOK)
 
-	r := govbot(t, nil, "--gateway", d.url, "--webhook", slack.url(), "-o", "text")
+	r := govbot(t, nil, "--gateway", d.URL, "--webhook", slack.url(), "-o", "text")
 	r.want(t, 0)
 	if r.stderr != "" {
 		t.Errorf("stderr: %s", r.stderr)
@@ -601,7 +565,7 @@ func TestWebhook(t *testing.T) {
 	b, _ := json.Marshal(got[0])
 	body := string(b)
 	for _, want := range []string{`"text":"govbot compliance report: WARNINGS (0 alerts, 1 warning)"`, `"type":"header"`,
-		"NO_MATCH_DECISIONS", "database:legacy-db", "gateway " + d.url} {
+		"NO_MATCH_DECISIONS", "database:legacy-db", "gateway " + d.URL} {
 		if !strings.Contains(body, want) {
 			t.Errorf("posted message lacks %q: %s", want, body)
 		}
@@ -613,7 +577,7 @@ func TestWebhook(t *testing.T) {
 func TestWebhookFailure(t *testing.T) {
 	d := startAuditd(t, daemonOpts{})
 	slack := newSlackReceiver(t, http.StatusNotFound)
-	r := govbot(t, nil, "--gateway", d.url, "--webhook", slack.url(), "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "--webhook", slack.url(), "-o", "json")
 	r.want(t, 0)
 	if r.report(t).Summary.Status != StatusHealthy {
 		t.Errorf("report: %s", r.stdout)
@@ -629,7 +593,7 @@ func TestWebhookFailure(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + ln.Addr().String() + "/services/T0/B0/SECRET"
 	ln.Close()
-	r = govbot(t, nil, "--gateway", d.url, "--webhook", dead, "-o", "json")
+	r = govbot(t, nil, "--gateway", d.URL, "--webhook", dead, "-o", "json")
 	r.want(t, 0)
 	if !strings.Contains(r.stderr, "connection refused") || strings.Contains(r.stderr, "SECRET") {
 		t.Errorf("stderr = %s", r.stderr)

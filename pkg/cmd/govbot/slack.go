@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"github.com/govkit/govkit/pkg/cli"
 )
 
 // Phase 7's optional Slack post (seed 003 "Compliance Reporting": "compliance
@@ -76,15 +78,15 @@ func slackSummary(r *Report) *slack.WebhookMessage {
 	s := r.Summary
 	status := strings.ToUpper(s.Status)
 	title := fmt.Sprintf("govbot compliance report: %s", status)
-	counts := fmt.Sprintf("%s, %s", plural(int64(len(s.Alerts)), "alert"), plural(int64(len(s.Warnings)), "warning"))
+	counts := fmt.Sprintf("%s, %s", cli.Plural(int64(len(s.Alerts)), "alert", "alerts"), cli.Plural(int64(len(s.Warnings)), "warning", "warnings"))
 
 	chain := "verified"
 	if !r.Chain.Verified {
 		chain = "BROKEN"
 	}
 	overview := fmt.Sprintf("*%s* — %s\n%s in the last %s · %s (%d no match) · %d pending approvals (%d stale) · chain %s",
-		status, counts, plural(r.Activity.Events, "event"), r.Window.Since,
-		plural(r.Decisions.Total, "decision"), r.Decisions.NoMatch, r.Approvals.Pending, r.Approvals.Stale, chain)
+		status, counts, cli.Plural(r.Activity.Events, "event", "events"), r.Window.Since,
+		cli.Plural(r.Decisions.Total, "decision", "decisions"), r.Decisions.NoMatch, r.Approvals.Pending, r.Approvals.Stale, chain)
 
 	var lines []string
 	add := func(level string, f Finding) {
@@ -146,7 +148,7 @@ func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	s = truncate(s, n)
+	s = cli.Truncate(s, n)
 	if i := strings.LastIndexByte(s, '&'); i >= 0 && !strings.Contains(s[i:], ";") {
 		s = s[:i] + "…"
 	}

@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/govkit/govkit/pkg/cli"
 )
 
 // writeJSON writes the report as one JSON object on one line (DESIGN §3).
@@ -29,7 +29,7 @@ const maxTextRows = 50
 
 // writeText writes the report for people: a terminal or a cron mail, so
 // plain ASCII layout, no colour, one section per phase. Every string that
-// came from a client is made safe for a terminal (oneLine).
+// came from a client is made safe for a terminal (cli.OneLine).
 func writeText(w io.Writer, r *Report) error {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -55,7 +55,7 @@ func writeText(w io.Writer, r *Report) error {
 		p("  policy     none loaded")
 	}
 	if g.InfraLoaded {
-		p("  infra      %s, %s", cleanOr(g.InfraFile, "loaded"), plural(int64(g.InfraResources), "resource"))
+		p("  infra      %s, %s", cleanOr(g.InfraFile, "loaded"), cli.Plural(int64(g.InfraResources), "resource", "resources"))
 	} else {
 		p("  infra      none loaded (resources get their tags from the request only)")
 	}
@@ -78,8 +78,8 @@ func writeText(w io.Writer, r *Report) error {
 			mode = "DRY RUN (nothing enforced)"
 		}
 		p("  default effect %s, %s; %s: %d enabled, %d disabled, %d audit-only; %s",
-			cleanOr(pol.DefaultEffect, "deny"), mode, plural(int64(len(pol.Policies)), "policy"),
-			pol.Enabled, pol.Disabled, pol.AuditOnly, plural(int64(pol.Rules), "rule"))
+			cleanOr(pol.DefaultEffect, "deny"), mode, cli.Plural(int64(len(pol.Policies)), "policy", "policies"),
+			pol.Enabled, pol.Disabled, pol.AuditOnly, cli.Plural(int64(pol.Rules), "rule", "rules"))
 		if pol.ReloadError != "" {
 			p("  last reload FAILED: %s", flatten(pol.ReloadError, 300))
 		}
@@ -90,8 +90,8 @@ func writeText(w io.Writer, r *Report) error {
 				if !x.Enabled {
 					enabled = "no"
 				}
-				rows = append(rows, []string{oneLine(x.Name), enabled, oneLine(x.Enforcement),
-					strconv.Itoa(x.Rules), strconv.FormatInt(x.Decisions, 10), oneLine(strings.Join(x.Resources, " "))})
+				rows = append(rows, []string{cli.OneLine(x.Name), enabled, cli.OneLine(x.Enforcement),
+					strconv.Itoa(x.Rules), strconv.FormatInt(x.Decisions, 10), cli.OneLine(strings.Join(x.Resources, " "))})
 			}
 			table(&b, []string{"POLICY", "ENABLED", "ENFORCEMENT", "RULES", "DECISIONS", "RESOURCES"}, rows)
 		}
@@ -104,7 +104,7 @@ func writeText(w io.Writer, r *Report) error {
 	if a.Events == 0 {
 		p("  no events in the window")
 	} else {
-		p("  %s in the window, seq %d-%d", plural(a.Events, "event"), a.FirstSeq, a.LastSeq)
+		p("  %s in the window, seq %d-%d", cli.Plural(a.Events, "event", "events"), a.FirstSeq, a.LastSeq)
 	}
 	if a.Capped {
 		p("  CAPPED: the window holds more than %d events (--max-events); only seq %d-%d were analysed", a.MaxEvents, a.FirstSeq, a.LastSeq)
@@ -120,8 +120,8 @@ func writeText(w io.Writer, r *Report) error {
 		p("  incidents  %d: %s", a.IncidentsTotal, breakdown(a.IncidentTypes))
 		rows := [][]string{}
 		for _, in := range lastN(a.Incidents, maxTextRows) {
-			rows = append(rows, []string{strconv.FormatInt(in.Seq, 10), ts(in.Timestamp), oneLine(in.Type),
-				oneLine(in.Severity), oneLine(in.Source), flatten(in.Message, 120)})
+			rows = append(rows, []string{strconv.FormatInt(in.Seq, 10), ts(in.Timestamp), cli.OneLine(in.Type),
+				cli.OneLine(in.Severity), cli.OneLine(in.Source), flatten(in.Message, 120)})
 		}
 		table(&b, []string{"SEQ", "TIME", "TYPE", "SEVERITY", "SOURCE", "MESSAGE"}, rows)
 	}
@@ -129,8 +129,8 @@ func writeText(w io.Writer, r *Report) error {
 		p("  destructive actions without an approved approval: %d", a.UnapprovedTotal)
 		rows := [][]string{}
 		for _, u := range lastN(a.Unapproved, maxTextRows) {
-			rows = append(rows, []string{strconv.FormatInt(u.Seq, 10), ts(u.Timestamp), oneLine(u.Agent),
-				oneLine(u.Resource), flatten(u.Command, 80)})
+			rows = append(rows, []string{strconv.FormatInt(u.Seq, 10), ts(u.Timestamp), cli.OneLine(u.Agent),
+				cli.OneLine(u.Resource), flatten(u.Command, 80)})
 		}
 		table(&b, []string{"SEQ", "TIME", "AGENT", "RESOURCE", "COMMAND"}, rows)
 	}
@@ -144,7 +144,7 @@ func writeText(w io.Writer, r *Report) error {
 	} else {
 		rows := [][]string{}
 		for _, rd := range firstN(d.Resources, maxTextRows) {
-			rows = append(rows, []string{oneLine(rd.Resource), itoa(rd.Allow), itoa(rd.Deny),
+			rows = append(rows, []string{cli.OneLine(rd.Resource), itoa(rd.Allow), itoa(rd.Deny),
 				itoa(rd.RequireApproval), itoa(rd.NoMatch), itoa(rd.Total)})
 		}
 		if n := len(d.Resources); n > maxTextRows {
@@ -154,7 +154,7 @@ func writeText(w io.Writer, r *Report) error {
 		table(&b, []string{"RESOURCE", "ALLOW", "DENY", "APPROVAL", "NO MATCH", "TOTAL"}, rows)
 	}
 	if d.Unreadable > 0 {
-		p("  %s could not be read", plural(d.Unreadable, "policy_decision event"))
+		p("  %s could not be read", cli.Plural(d.Unreadable, "policy_decision event", "policy_decision events"))
 	}
 
 	// Phase 5.
@@ -171,8 +171,8 @@ func writeText(w io.Writer, r *Report) error {
 			if q.Stale {
 				stale = "yes"
 			}
-			rows = append(rows, []string{oneLine(q.ID), oneLine(q.Resource), oneLine(q.Action), oneLine(q.RequestedBy),
-				approx(time.Duration(q.PendingForMS) * time.Millisecond), fmt.Sprintf("%d/%d", q.Approvals, q.Quorum), stale})
+			rows = append(rows, []string{cli.OneLine(q.ID), cli.OneLine(q.Resource), cli.OneLine(q.Action), cli.OneLine(q.RequestedBy),
+				cli.Approx(time.Duration(q.PendingForMS) * time.Millisecond), fmt.Sprintf("%d/%d", q.Approvals, q.Quorum), stale})
 		}
 		table(&b, []string{"ID", "RESOURCE", "ACTION", "REQUESTED BY", "PENDING FOR", "VOTES", "STALE"}, rows)
 	}
@@ -185,12 +185,12 @@ func writeText(w io.Writer, r *Report) error {
 	case c.Verified && c.TotalEvents == 0:
 		p("  verified: the chain is empty")
 	case c.Verified:
-		p("  verified: %s, seq %d-%d, head %s", plural(c.TotalEvents, "event"), c.FirstEvent.Seq, c.LastEvent.Seq, short(c.LastEvent.EventHash, 12))
+		p("  verified: %s, seq %d-%d, head %s", cli.Plural(c.TotalEvents, "event", "events"), c.FirstEvent.Seq, c.LastEvent.Seq, short(c.LastEvent.EventHash, 12))
 	default:
-		p("  BROKEN: %s in %d events", plural(int64(c.BrokenLinksTotal), "broken link"), c.TotalEvents)
+		p("  BROKEN: %s in %d events", cli.Plural(int64(c.BrokenLinksTotal), "broken link", "broken links"), c.TotalEvents)
 		rows := [][]string{}
 		for _, l := range firstN(c.BrokenLinks, maxTextRows) {
-			rows = append(rows, []string{strconv.FormatInt(l.Seq, 10), oneLine(l.EventID), oneLine(l.Kind)})
+			rows = append(rows, []string{strconv.FormatInt(l.Seq, 10), cli.OneLine(l.EventID), cli.OneLine(l.Kind)})
 		}
 		table(&b, []string{"SEQ", "EVENT_ID", "KIND"}, rows)
 	}
@@ -208,8 +208,8 @@ func writeText(w io.Writer, r *Report) error {
 	if len(s.Alerts)+len(s.Warnings) == 0 {
 		p("  no alerts, no warnings")
 	}
-	p("  status: %s (%s, %s; exit %d)", strings.ToUpper(s.Status), plural(int64(len(s.Alerts)), "alert"),
-		plural(int64(len(s.Warnings)), "warning"), s.ExitCode)
+	p("  status: %s (%s, %s; exit %d)", strings.ToUpper(s.Status), cli.Plural(int64(len(s.Alerts)), "alert", "alerts"),
+		cli.Plural(int64(len(s.Warnings)), "warning", "warnings"), s.ExitCode)
 
 	_, err := w.Write(b.Bytes())
 	return err
@@ -270,7 +270,7 @@ func breakdown(m map[string]int64) string {
 			parts = append(parts, fmt.Sprintf("… %d more", len(keys)-i))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %d", oneLine(k), m[k]))
+		parts = append(parts, fmt.Sprintf("%s %d", cli.OneLine(k), m[k]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -280,85 +280,23 @@ func lastN[T any](s []T, n int) []T  { return s[len(s)-min(len(s), n):] }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// plural is "1 event" or "2 events" ("policy" → "policies").
-func plural(n int64, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	if strings.HasSuffix(word, "y") && !strings.HasSuffix(word, "ey") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// cleanOr is oneLine(s), or def when s is empty.
+// cleanOr is cli.OneLine(s), or def when s is empty.
 func cleanOr(s, def string) string {
 	if s == "" {
 		return def
 	}
-	return oneLine(s)
+	return cli.OneLine(s)
 }
 
 // short is the first n characters of a hash, with "…" when cut.
 func short(s string, n int) string {
 	if len(s) <= n {
-		return oneLine(s)
+		return cli.OneLine(s)
 	}
-	return oneLine(s[:n]) + "…"
-}
-
-// oneLine makes untrusted text safe on one terminal line: text with control
-// or other non-printing characters is shown Go-quoted, so it cannot move the
-// cursor or recolour the terminal (as approvals and classify do).
-func oneLine(s string) string {
-	for _, c := range s {
-		if !unicode.IsPrint(c) && c != ' ' {
-			return strconv.Quote(s)
-		}
-	}
-	return s
+	return cli.OneLine(s[:n]) + "…"
 }
 
 // flatten puts multi-line text on one safe line of at most n bytes.
 func flatten(s string, n int) string {
-	return oneLine(truncate(strings.Join(strings.Fields(s), " "), n))
-}
-
-// truncate cuts s to at most n bytes on a character boundary, marking the
-// cut with "…".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// approx is a duration as people read it at a glance: 45s, 4m30s, 25m,
-// 3h20m, 30h, 5d.
-func approx(d time.Duration) string {
-	d = max(d, 0).Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < 10*time.Minute:
-		m, s := int(d/time.Minute), int(d%time.Minute/time.Second)
-		if s == 0 {
-			return fmt.Sprintf("%dm", m)
-		}
-		return fmt.Sprintf("%dm%ds", m, s)
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < 10*time.Hour:
-		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-		if m == 0 {
-			return fmt.Sprintf("%dh", h)
-		}
-		return fmt.Sprintf("%dh%dm", h, m)
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d/time.Hour))
-	}
-	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	return cli.OneLine(cli.Truncate(strings.Join(strings.Fields(s), " "), n))
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,7 +74,7 @@ type responder struct {
 }
 
 func run(o *Options) error {
-	ctx, stop := o.context()
+	ctx, stop := cli.RunContext(o.Context)
 	defer stop()
 	log := &logger{w: o.IO.ErrOut}
 	copts := []client.Option{client.WithUserAgent("secbot/" + build.String())}
@@ -166,7 +165,7 @@ func (r *responder) follow(ctx context.Context, since int64, link detect.ChainLi
 			if since, ok = r.checkHead(ctx, since); !ok && r.gatewayUp {
 				// Subscribing now could reach an auditd whose head is
 				// unknown (see checkHead); wait until it answers.
-				if sleep(ctx, delay) != nil {
+				if cli.Sleep(ctx, delay) != nil {
 					return ctx.Err()
 				}
 				delay = min(2*delay, hi)
@@ -217,7 +216,7 @@ func (r *responder) follow(ctx context.Context, since int64, link detect.ChainLi
 			r.log.logf("%s; reconnecting with backoff", streamProblem(err, r.o.Socket))
 			outage = true
 		}
-		if sleep(ctx, delay) != nil {
+		if cli.Sleep(ctx, delay) != nil {
 			return ctx.Err()
 		}
 		delay = min(2*delay, hi)
@@ -396,7 +395,7 @@ func (r *responder) create(ctx context.Context, in govapi.IncidentInput) (govapi
 		if err == nil || ctx.Err() != nil || !isTransient(err) || attempt == createAttempts {
 			return inc, err
 		}
-		if sleep(ctx, delay) != nil {
+		if cli.Sleep(ctx, delay) != nil {
 			return inc, ctx.Err()
 		}
 		delay = min(2*delay, hi)
@@ -457,26 +456,14 @@ func isTransient(err error) bool {
 	return errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// reason is the innermost cause of a network error ("connection refused"),
-// without the method and URL net/http puts before it.
+// reason is the innermost cause of err ("connection refused"): beyond
+// client.NetReason, it also goes through the client's own wrapping
+// ("connecting to auditd's stream: …", "reading auditd's answer: …").
 func reason(err error) string {
-	for {
-		var next error
-		switch e := err.(type) {
-		case *url.Error:
-			next = e.Err
-		case *net.OpError:
-			next = e.Err
-		case *os.SyscallError:
-			next = e.Err
-		default:
-			next = errors.Unwrap(err)
-		}
-		if next == nil {
-			return err.Error()
-		}
+	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(err) {
 		err = next
 	}
+	return err.Error()
 }
 
 // isLoopback reports whether the address a listener got is a loopback one.
@@ -487,16 +474,4 @@ func isLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

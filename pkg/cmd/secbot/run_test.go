@@ -9,14 +9,15 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	_ "modernc.org/sqlite"
+
+	"github.com/govkit/govkit/internal/auditdtest"
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
@@ -25,90 +26,42 @@ import (
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
-	"github.com/govkit/govkit/pkg/store/sqlite"
-	"github.com/govkit/govkit/pkg/stream"
 )
 
-// daemon is a real auditd in the test process: a SQLite file, a loopback
-// listener and a Unix socket. restart stops it and starts another on the
-// same file, address and socket, as an operator restarting auditd would.
+// daemon is a real auditd in the test process (auditdtest: a SQLite file,
+// a loopback listener and a Unix socket), with a client. Stop and resume
+// act as an operator stopping and starting auditd would, on the same file
+// (unless DB is changed in between), address and socket.
 type daemon struct {
-	t    *testing.T
-	db   string
-	addr string
-	sock string
-	url  string
-	c    *client.Client
-	stop func()
+	*auditdtest.Daemon
+	t *testing.T
+	c *client.Client
 }
 
 func startAuditd(t *testing.T) *daemon {
 	t.Helper()
-	dir, err := os.MkdirTemp("/tmp", "gk-") // socket paths must stay short
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "audit.db"), addr: "127.0.0.1:0", sock: filepath.Join(dir, "s")}
-	d.start()
+	d := &daemon{t: t, Daemon: auditdtest.Start(t, auditdtest.Options{Config: func(c *auditd.Config) { c.VerifyOnStart = false }})}
+	d.connect()
 	return d
 }
 
-func (d *daemon) start() {
-	t := d.t
-	t.Helper()
-	st, err := sqlite.Open(d.db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := auditd.DefaultConfig()
-	cfg.VerifyOnStart = false
-	cfg.Logf = func(string, ...any) {}
-	srv, err := auditd.New(cfg, st)
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	var ln net.Listener
-	for i := 0; ; i++ { // the port of the previous run may linger a moment
-		if ln, err = net.Listen("tcp", d.addr); err == nil || i == 50 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock, err := stream.Listen(d.sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.addr = ln.Addr().String()
-	d.url = "http://" + d.addr
-	if d.c, err = client.New(d.url); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, ln, sock) }()
-	var once sync.Once
-	d.stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("auditd Run: %v", err)
-			}
-			if err := st.Close(); err != nil {
-				t.Errorf("closing the store: %v", err)
-			}
-		})
-	}
-	t.Cleanup(d.stop)
+// resume starts the stopped auditd again, with a new client.
+func (d *daemon) resume() {
+	d.t.Helper()
+	d.Start()
+	d.connect()
 }
 
 func (d *daemon) restart() {
-	d.stop()
-	d.start()
+	d.Stop()
+	d.resume()
+}
+
+func (d *daemon) connect() {
+	var err error
+	if d.c, err = client.New(d.URL); err != nil {
+		d.t.Fatal(err)
+	}
 }
 
 // post appends events and returns them as stored.
@@ -156,29 +109,10 @@ func (d *daemon) head() int64 {
 	return h.HeadSeq
 }
 
-// syncBuffer is a buffer that a running command writes while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // bot is a secbot running in the test process against a daemon.
 type bot struct {
 	t              *testing.T
-	stdout, stderr syncBuffer
+	stdout, stderr cli.SyncBuffer
 	addr           string // where --listen serves
 	cancel         func()
 	done           chan int
@@ -196,7 +130,7 @@ func startSecbot(t *testing.T, d *daemon, args ...string) *bot {
 	ready := make(chan string, 1)
 	opts := &Options{IO: streams, Now: time.Now, Context: ctx, Ready: func(a string) { ready <- a },
 		MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
-	argv := append([]string{"--socket", d.sock, "--gateway", d.url, "--listen", "127.0.0.1:0", "--config", ""}, args...)
+	argv := append([]string{"--socket", d.Socket, "--gateway", d.URL, "--listen", "127.0.0.1:0", "--config", ""}, args...)
 	go func() { b.done <- cli.Main("secbot", newCmd(opts, nil), streams, argv) }()
 	select {
 	case b.addr = <-ready:
@@ -324,8 +258,8 @@ func TestPatterns(t *testing.T) {
 
 	// An approved approval, decided before secbot starts, so that secbot
 	// must ask auditd about it; and a pending one.
-	alice, _ := client.New(d.url, client.WithUser("alice"))
-	bob, _ := client.New(d.url, client.WithUser("bob"))
+	alice, _ := client.New(d.URL, client.WithUser("alice"))
+	bob, _ := client.New(d.URL, client.WithUser("bob"))
 	approved, err := alice.RequestApproval(ctx, approval.Input{Resource: audit.Resource{Type: "kubernetes", Name: "web"}, Action: "destructive"})
 	if err != nil {
 		t.Fatal(err)
@@ -404,8 +338,8 @@ func TestHashMismatch(t *testing.T) {
 	for i := 1; i <= 6; i++ {
 		evs = append(evs, d.post(toolEvent(fmt.Sprintf("agent-%d", i), audit.Tool{Name: "bash", RawCommand: "ls"}))...)
 	}
-	d.stop()
-	db, err := sql.Open("sqlite", d.db)
+	d.Stop()
+	db, err := sql.Open("sqlite", d.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +352,7 @@ func TestHashMismatch(t *testing.T) {
 		}
 	}
 	db.Close()
-	d.start()
+	d.resume()
 
 	b := startSecbot(t, d, "--since-seq", "0")
 	waitFor(t, "3 incidents", func() bool { return len(d.incidents()) >= 3 })
@@ -647,8 +581,8 @@ func TestListenTaken(t *testing.T) {
 func TestUndecodableEvent(t *testing.T) {
 	d := startAuditd(t)
 	d.post(toolEvent("agent-1", audit.Tool{Name: "ls"}), toolEvent("agent-2", audit.Tool{Name: "ls"}))
-	d.stop()
-	db, err := sql.Open("sqlite", d.db)
+	d.Stop()
+	db, err := sql.Open("sqlite", d.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -656,7 +590,7 @@ func TestUndecodableEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	d.start()
+	d.resume()
 	after := d.post(sqlError("agent-3", "OR"))[0]
 
 	b := startSecbot(t, d, "--since-seq", "0")
@@ -685,9 +619,9 @@ func TestReplacedDatabase(t *testing.T) {
 	b := startSecbot(t, d)
 	d.post(toolEvent("a", audit.Tool{Name: "ls"}), toolEvent("a", audit.Tool{Name: "ls"}), toolEvent("a", audit.Tool{Name: "ls"}))
 	b.caughtUp(d)
-	d.stop()
-	d.db = filepath.Join(t.TempDir(), "other.db")
-	d.start()
+	d.Stop()
+	d.DB = filepath.Join(t.TempDir(), "other.db")
+	d.resume()
 	ev := d.post(sqlError("agent-b", "OR"))[0]
 	waitFor(t, "the incident", func() bool { return len(d.incidents()) == 1 })
 	if in := d.incidents()[0]; !slices.Equal(in.EventIDs, []string{ev.EventID}) {

@@ -9,9 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -165,12 +163,7 @@ failure it cannot recover from.`,
 // validate checks every flag, naming the flag (and the variable or config
 // key that set it) in the error.
 func (o *Options) validate(flags *pflag.FlagSet) error {
-	name := func(flag string) string {
-		if src := cli.FlagSource(flags, flag); src != "" {
-			return "--" + flag + " (from " + src + ")"
-		}
-		return "--" + flag
-	}
+	name := func(flag string) string { return cli.FlagName(flags, flag) }
 	switch {
 	case o.Socket == "":
 		return cli.Failf("--socket is required: secbot follows auditd's event stream").
@@ -218,15 +211,6 @@ func (o *Options) now() time.Time {
 		return time.Now()
 	}
 	return o.Now()
-}
-
-// context returns the context of the run: o.Context, or one that ends on
-// SIGINT or SIGTERM.
-func (o *Options) context() (context.Context, context.CancelFunc) {
-	if o.Context != nil {
-		return context.WithCancel(o.Context)
-	}
-	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 }
 
 func (o *Options) backoff() (lo, hi time.Duration) {
