@@ -9,15 +9,9 @@ cd "$(dirname "$0")/.."
 auditd=${AUDITD:-bin/auditd}
 approvals=${APPROVALS:-bin/approvals}
 verify=${VERIFY_CHAIN:-bin/verify-chain}
-for b in "$auditd" "$approvals" "$verify"; do
-	if [ ! -x "$b" ]; then
-		echo "demo: $b is missing; run 'make demo' (or 'make build' first)" >&2
-		exit 1
-	fi
-done
+. scripts/demo-lib.sh
+need "$auditd" "$approvals" "$verify"
 
-heading() { printf '\n\033[1m%s\033[0m\n' "$1"; }
-[ -t 1 ] || heading() { printf '\n%s\n' "$1"; }
 
 tmp=$(mktemp -d /tmp/gkappr.XXXXXX)
 pid='' approver=''
@@ -38,13 +32,8 @@ carol=$("$auditd" token create --tokens "$tokens" --name carol --roles approver)
 heading "== auditd --tokens $tokens --db $db --addr 127.0.0.1:0 &"
 "$auditd" --tokens "$tokens" --db "$db" --addr 127.0.0.1:0 2>"$log" &
 pid=$!
-for _ in $(seq 200); do
-	grep -q '^auditd: listening on ' "$log" && break
-	sleep 0.05
-done
+wait_listening "$log"
 sed 's/^/  /' "$log"
-addr=$(sed -n 's/^auditd: listening on //p' "$log")
-[ -n "$addr" ] || { echo "demo: auditd did not start" >&2; exit 1; }
 export GOVKIT_AUDIT_URL=http://$addr
 
 heading "== second terminal (bob, background): waits for a pending request, lists it, approves it"

@@ -11,15 +11,9 @@ auditd=${AUDITD:-bin/auditd}
 classify=${CLASSIFY:-bin/classify}
 verify=${VERIFY_CHAIN:-bin/verify-chain}
 commands=scripts/demo-commands.txt
-for b in "$auditd" "$classify" "$verify"; do
-	if [ ! -x "$b" ]; then
-		echo "demo: $b is missing; run 'make demo' (or 'make build' first)" >&2
-		exit 1
-	fi
-done
+. scripts/demo-lib.sh
+need "$auditd" "$classify" "$verify"
 
-heading() { printf '\n\033[1m%s\033[0m\n' "$1"; }
-[ -t 1 ] || heading() { printf '\n%s\n' "$1"; }
 
 # A short directory under /tmp: a socket path must stay under ~100 bytes.
 tmp=$(mktemp -d /tmp/gkdemo.XXXXXX)
@@ -36,13 +30,8 @@ db=$tmp/audit.db sock=$tmp/s.sock log=$tmp/auditd.log
 heading "== auditd --db $db --addr 127.0.0.1:0 --socket $sock &"
 "$auditd" --db "$db" --addr 127.0.0.1:0 --socket "$sock" 2>"$log" &
 pid=$!
-for _ in $(seq 200); do
-	grep -q '^auditd: listening on ' "$log" && break
-	sleep 0.05
-done
+wait_listening "$log"
 sed 's/^/  /' "$log"
-addr=$(sed -n 's/^auditd: listening on //p' "$log")
-[ -n "$addr" ] || { echo "demo: auditd did not start" >&2; exit 1; }
 ls -l "$sock" | awk '{print "  socket mode " $1 "  " $NF}'
 
 total=$(grep -cv -e '^#' -e '^$' "$commands")

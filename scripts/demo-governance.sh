@@ -5,7 +5,7 @@
 # approvals CLI, and a no_match on a resource the infra file lacks); two
 # agents misbehaving (a destructive command without approval, a query whose
 # output is an SQL syntax error); secbot turning them into incidents and
-# auditor --once raising its alerts, when those binaries are built; and
+# auditor --once raising its alerts; and
 # govbot's compliance report over all of it, with its exit code.
 # Needs only Go and the binaries `make build` makes; the helper
 # internal/govdemo plays the agents through pkg/client.
@@ -17,22 +17,9 @@ approvals=${APPROVALS:-bin/approvals}
 govbot=${GOVBOT:-bin/govbot}
 auditor=${AUDITOR:-bin/auditor}
 secbot=${SECBOT:-bin/secbot}
-for b in "$auditd" "$approvals" "$govbot"; do
-	if [ ! -x "$b" ]; then
-		echo "demo: $b is missing; run 'make demo' (or 'make build' first)" >&2
-		exit 1
-	fi
-done
+. scripts/demo-lib.sh
+need "$auditd" "$approvals" "$govbot" "$auditor" "$secbot"
 
-# has BIN FLAG: BIN is built and its --help documents FLAG (a binary that is
-# still a stub, or missing, is skipped rather than failing the tour).
-has() {
-	local help
-	[ -x "$1" ] && help=$("$1" --help 2>/dev/null) && grep -q -e "$2" <<<"$help"
-}
-
-heading() { printf '\n\033[1m%s\033[0m\n' "$1"; }
-[ -t 1 ] || heading() { printf '\n%s\n' "$1"; }
 
 # A short directory under /tmp: a socket path must stay under ~100 bytes.
 tmp=$(mktemp -d /tmp/gkgov.XXXXXX)
@@ -50,24 +37,15 @@ heading "== auditd --db $db --policy policies.example.yaml --infra examples/infr
 "$auditd" --db "$db" --addr 127.0.0.1:0 --socket "$sock" \
 	--policy policies.example.yaml --infra examples/infra.yaml 2>"$log" &
 pid=$!
-for _ in $(seq 200); do
-	grep -q '^auditd: listening on ' "$log" && break
-	sleep 0.05
-done
+wait_listening "$log"
 sed 's/^/  /' "$log"
-addr=$(sed -n 's/^auditd: listening on //p' "$log")
-[ -n "$addr" ] || { echo "demo: auditd did not start" >&2; exit 1; }
 url=http://$addr
 export GOVKIT_AUDIT_URL=$url
 
-if has "$secbot" --socket; then
-	heading "== secbot --socket $sock --gateway $url --listen '' &  (the automated responder)"
-	"$secbot" --socket "$sock" --gateway "$url" --listen '' --since-seq 0 -o json \
-		>"$tmp/secbot.out" 2>"$tmp/secbot.log" &
-	secpid=$!
-else
-	heading "== secbot is not built yet: skipping the automated responder"
-fi
+heading "== secbot --socket $sock --gateway $url --listen '' &  (the automated responder)"
+"$secbot" --socket "$sock" --gateway "$url" --listen '' --since-seq 0 -o json \
+	>"$tmp/secbot.out" 2>"$tmp/secbot.log" &
+secpid=$!
 
 heading "== four policy decisions: POST /api/v1/decisions, each recorded as a policy_decision event with its trace"
 "$tmp/govdemo" decide "$url" "$tmp/approval-id"
@@ -81,28 +59,22 @@ USER=carol "$approvals" approve "$id" --reason "agreed" -o text | sed 's/^/  [ca
 heading "== two agents misbehave: a destructive command without approval, and an SQL syntax error in a query's output"
 "$tmp/govdemo" tools "$url"
 
-if [ -n "$secpid" ]; then
-	heading "== secbot turns them into incidents (POST /api/v1/incidents, hash-chained like every event)"
-	if "$tmp/govdemo" incidents "$url" 2 15; then :; else
-		echo "  (secbot created fewer incidents than expected; its log:)"
-		sed 's/^/  /' "$tmp/secbot.log"
-	fi
-	kill -TERM "$secpid" 2>/dev/null || true
-	wait "$secpid" 2>/dev/null || true
-	secpid=''
+heading "== secbot turns them into incidents (POST /api/v1/incidents, hash-chained like every event)"
+if "$tmp/govdemo" incidents "$url" 2 15; then :; else
+	echo "  (secbot created fewer incidents than expected; its log:)"
+	sed 's/^/  /' "$tmp/secbot.log"
 fi
+kill -TERM "$secpid" 2>/dev/null || true
+wait "$secpid" 2>/dev/null || true
+secpid=''
 
-if has "$auditor" --once; then
-	# Allowed hours 0-24: the tour's alerts do not depend on when it runs.
-	heading "== auditor --once --since-seq 0: replay the log, verify the chain, print the alerts"
-	set +e
-	"$auditor" --once --since-seq 0 --audit-url "$url" --allowed-hours-start 0 --allowed-hours-end 24 -o text 2>"$tmp/auditor.log" | sed 's/^/  /'
-	code=${PIPESTATUS[0]}
-	set -e
-	echo "  auditor exit code $code (0 no alerts, 2 alerts, 3 error)"
-else
-	heading "== auditor is not built yet: skipping auditor --once"
-fi
+# Allowed hours 0-24: the tour's alerts do not depend on when it runs.
+heading "== auditor --once --since-seq 0: replay the log, verify the chain, print the alerts"
+set +e
+"$auditor" --once --since-seq 0 --audit-url "$url" --allowed-hours-start 0 --allowed-hours-end 24 -o text 2>"$tmp/auditor.log" | sed 's/^/  /'
+code=${PIPESTATUS[0]}
+set -e
+echo "  auditor exit code $code (0 no alerts, 2 alerts, 3 error)"
 
 heading "== govbot --gateway $url --since 24h  (the daily compliance report, seven phases)"
 set +e
