@@ -237,15 +237,13 @@ func (a *approvals) record(ctx context.Context, r *approval.Request, actor strin
 		return err
 	}
 	ev.EventID = audit.NewEventID(a.s.cfg.Rand)
-	line, err := a.s.append(ctx, ev)
+	res, err := a.s.append(ctx, ev, false)
 	if err != nil {
 		return fmt.Errorf("recording approval %s in the audit log: %w", r.ID, err)
 	}
-	var stored struct {
-		Seq int64 `json:"seq"`
-	}
-	if err := json.Unmarshal(line, &stored); err != nil || stored.Seq <= 0 {
-		return fmt.Errorf("recording approval %s: the stored event has no seq", r.ID)
+	stored, err := storedRef(res.json)
+	if err != nil {
+		return fmt.Errorf("recording approval %s: %w", r.ID, err)
 	}
 	if err := a.s.st.PutApproval(ctx, *r, stored.Seq); err != nil {
 		// The chain has the change; the next start redoes the put.

@@ -327,22 +327,6 @@ func (k *keyLocks) lock(key string) func() {
 	}
 }
 
-// appendOwn appends ev, built by auditd for a governance endpoint, and
-// waits for its commit. clientID marks ev.EventID as the caller's
-// idempotency key: a concurrent append of the same id then answers with the
-// stored event (created false) instead of failing the batch.
-func (s *Server) appendOwn(r *http.Request, ev audit.Event, clientID bool) (appendResult, error) {
-	s.w.pending.Add(1)
-	req := &appendReq{ev: ev, recv: s.cfg.Now().UTC().Round(0), done: make(chan appendResult, 1), w: s.w, clientID: clientID}
-	if err := s.w.submit(r.Context(), req); err != nil {
-		s.w.pending.Add(-1)
-		return appendResult{}, err
-	}
-	// Wait for the commit even if the client went away, as postEvent does.
-	res := <-req.done
-	return res, res.err
-}
-
 // storedRef reads the place in the chain of a stored event's JSON.
 func storedRef(line []byte) (govapi.EventRef, error) {
 	var ref govapi.EventRef

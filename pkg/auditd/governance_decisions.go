@@ -115,7 +115,7 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	stored, err := s.appendOwn(r, ev, clientID)
+	stored, err := s.append(r.Context(), ev, clientID)
 	if err != nil {
 		if res.ApprovalID != "" {
 			s.cfg.Logf("error: approval %s was requested for decision %s, which could not be recorded (%v); the request expires unused", res.ApprovalID, in.EventID, err)

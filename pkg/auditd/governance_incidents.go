@@ -59,7 +59,7 @@ func (s *Server) postIncident(w http.ResponseWriter, r *http.Request) {
 	if name := identity(r).Name; name != "" {
 		ev.Principal = &audit.Principal{UserID: name}
 	}
-	stored, err := s.appendOwn(r, ev, clientID)
+	stored, err := s.append(r.Context(), ev, clientID)
 	if err != nil {
 		s.appendError(w, err)
 		return

@@ -98,18 +98,22 @@ func New(cfg Config, st store.Store) (*Server, error) {
 	return s, nil
 }
 
-// append submits ev (with an EventID) to the writer and returns the
-// stored event's JSON once it is durable: how auditd records its own
-// events, such as approval changes.
-func (s *Server) append(ctx context.Context, ev audit.Event) ([]byte, error) {
+// append submits ev (with an EventID) to the writer and waits for its
+// commit: how auditd records its own events (approval changes, decisions,
+// incidents). clientID marks ev.EventID as a caller's idempotency key: a
+// concurrent append of the same id then answers with the stored event
+// (created false) instead of failing the batch. It waits for the commit
+// even if ctx ends meanwhile, as postEvent does: the event is being stored
+// either way.
+func (s *Server) append(ctx context.Context, ev audit.Event, clientID bool) (appendResult, error) {
 	s.w.pending.Add(1)
-	req := &appendReq{ev: ev, recv: s.cfg.Now().UTC().Round(0), done: make(chan appendResult, 1), w: s.w}
+	req := &appendReq{ev: ev, recv: s.cfg.Now().UTC().Round(0), done: make(chan appendResult, 1), w: s.w, clientID: clientID}
 	if err := s.w.submit(ctx, req); err != nil {
 		s.w.pending.Add(-1)
-		return nil, err
+		return appendResult{}, err
 	}
 	res := <-req.done
-	return res.json, res.err
+	return res, res.err
 }
 
 // Head returns the seq and hash of the last committed event.
