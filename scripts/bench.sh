@@ -40,6 +40,7 @@ fi
 # directory, so on the repository's disk; DIR=… puts them elsewhere.
 #
 #   CLIENTS=32 DURATION=10s RSS_EVENTS=0 scripts/bench.sh   # one point, no RSS run
+#   BATCH=32 scripts/bench.sh        # each client posts 32 events per request (JSON Lines)
 auditd=${AUDITD:-bin/auditd}
 if [ ! -x "$auditd" ]; then
 	go build -trimpath -o "$auditd" ./cmd/auditd
@@ -47,7 +48,7 @@ fi
 go build -o bin/ingestbench ./internal/ingestbench
 dir=()
 [ -z "${DIR:-}" ] || dir=(-dir "$DIR")
-bin/ingestbench -bin "$auditd" -clients "${CLIENTS:-1,8,32}" -duration "${DURATION:-5s}" \
+bin/ingestbench -bin "$auditd" -clients "${CLIENTS:-1,8,32}" -batch "${BATCH:-1}" -duration "${DURATION:-5s}" \
 	-rss-events "${RSS_EVENTS:-1000000}" "${dir[@]}" "${strict[@]}"
 
 # verify-chain on a large log (DESIGN §10: ≥ 500k events/s from SQLite).

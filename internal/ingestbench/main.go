@@ -4,8 +4,12 @@
 // disk in the same run, and auditd's resident memory while it ingests a
 // large log. scripts/bench.sh runs it; it needs nothing but Go.
 //
-//	ingestbench [-bin bin/auditd] [-dir DIR] [-clients 1,8,32] [-duration 5s]
-//	            [-rss-events 1000000] [-raw] [-v] [-strict]
+//	ingestbench [-bin bin/auditd] [-dir DIR] [-clients 1,8,32] [-batch 1]
+//	            [-duration 5s] [-rss-events 1000000] [-raw] [-v] [-strict]
+//
+// Each client posts -batch events per request (1: one event per POST, the
+// default; more: a JSON Lines batch append) and waits for the answer before
+// it posts again. events/s counts events; p50 and p99 are per request.
 //
 // The baseline commits one row per transaction (WAL, synchronous=FULL, as
 // auditd runs) twice: into a one-column table, and through the audit store
@@ -45,6 +49,7 @@ func main() {
 	bin := flag.String("bin", "bin/auditd", "the auditd `binary`")
 	dir := flag.String("dir", "", "put the databases in `DIR` (default: a new directory under the working directory, i.e. on its disk)")
 	clientsFlag := flag.String("clients", "1,8,32", "concurrent client counts, comma-separated")
+	batch = flag.Int("batch", 1, "events per request: 1 posts one event, more a JSON Lines batch (at most 1000)")
 	duration := flag.Duration("duration", 5*time.Second, "measure each client count for this long")
 	rssEvents := flag.Int("rss-events", 1_000_000, "events to ingest while sampling auditd's RSS (0 skips)")
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
@@ -59,6 +64,9 @@ func main() {
 			fatal(fmt.Errorf("-clients: %q is not a positive number", s))
 		}
 		clients = append(clients, n)
+	}
+	if *batch < 1 || *batch > client.MaxBatch {
+		fatal(fmt.Errorf("-batch %d is not between 1 and %d", *batch, client.MaxBatch))
 	}
 	work := *dir
 	if work == "" {
@@ -83,7 +91,7 @@ func main() {
 	fmt.Println()
 
 	ok := true
-	fmt.Printf("%-8s %10s %9s %9s %9s %12s\n", "clients", "events/s", "p50", "p99", "x floor", "target")
+	fmt.Printf("%-8s %6s %10s %9s %9s %9s %12s\n", "clients", "batch", "events/s", "p50", "p99", "x floor", "target")
 	for _, n := range clients {
 		r, err := ingest(*bin, filepath.Join(work, fmt.Sprintf("c%d.db", n)), n, *duration, 0)
 		if err != nil {
@@ -98,7 +106,7 @@ func main() {
 			}
 			ok = ok && pass
 		}
-		fmt.Printf("%-8d %10.0f %9s %9s %8.1fx %12s\n", n, r.rate, ms(r.p50), ms(r.p99), r.rate/plain, target)
+		fmt.Printf("%-8d %6d %10.0f %9s %9s %8.1fx %12s\n", n, *batch, r.rate, ms(r.p50), ms(r.p99), r.rate/plain, target)
 	}
 
 	if *rssEvents > 0 {
@@ -108,29 +116,59 @@ func main() {
 		}
 		pass := r.peakRSS < 100<<20
 		ok = ok && pass
-		fmt.Printf("\nRSS while ingesting %d events (32 clients, %.0f events/s): max VmRSS %.1f MiB, VmHWM %.1f MiB (target < 100 MiB: %s)\n",
-			*rssEvents, r.rate, mib(r.maxRSS), mib(r.peakRSS), passWord(pass))
+		fmt.Printf("\nRSS while ingesting %d events (32 clients, batch %d, %.0f events/s): max VmRSS %.1f MiB, VmHWM %.1f MiB (target < 100 MiB: %s)\n",
+			*rssEvents, *batch, r.rate, mib(r.maxRSS), mib(r.peakRSS), passWord(pass))
 	}
 	if *strict && !ok {
 		os.Exit(1)
 	}
 }
 
-var raw, verbose *bool
+var (
+	raw, verbose *bool
+	batch        *int
+)
+
+// poster posts one request's events and waits for auditd's answer.
+type poster func(context.Context, []audit.Event) error
+
+// clientPoster posts through pkg/client: Append for one event, AppendBatch
+// for more.
+func clientPoster(c *client.Client) poster {
+	return func(ctx context.Context, evs []audit.Event) error {
+		if len(evs) == 1 {
+			_, err := c.Append(ctx, evs[0])
+			return err
+		}
+		_, err := c.AppendBatch(ctx, evs)
+		return err
+	}
+}
 
 // rawPoster posts events with plain net/http and checks only the status, so
 // that the load generator, which shares the machine's cores with auditd,
-// costs as little as it can.
-func rawPoster(base string) func(context.Context, audit.Event) error {
+// costs as little as it can. One event is posted as JSON, as before
+// batches existed; more as JSON Lines.
+func rawPoster(base string) poster {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}}
-	return func(ctx context.Context, ev audit.Event) error {
-		body, err := client.EncodeEvent(ev)
-		if err != nil {
-			return err
+	return func(ctx context.Context, evs []audit.Event) error {
+		var body []byte
+		for _, ev := range evs {
+			line, err := client.EncodeEvent(ev)
+			if err != nil {
+				return err
+			}
+			body = append(body, line...)
+			if len(evs) > 1 {
+				body = append(body, '\n')
+			}
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/events", bytes.NewReader(body))
 		if err != nil {
 			return err
+		}
+		if len(evs) > 1 {
+			req.Header.Set("Content-Type", "application/x-ndjson")
 		}
 		resp, err := hc.Do(req)
 		if err != nil {
@@ -237,7 +275,7 @@ func baselineStore(path string, d time.Duration) (float64, error) {
 	start := time.Now()
 	for time.Since(start) < d {
 		ev := event(int(n%32), int(n))
-		ev.EventID = audit.NewEventID(rand.Reader)
+		ev.EventID = audit.NewEventID(time.Now(), rand.Reader)
 		rec, err := audit.Seal(&ev, n+1, prev, time.Now())
 		if err != nil {
 			return 0, err
@@ -294,10 +332,7 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	post := func(ctx context.Context, ev audit.Event) error {
-		_, err := c.Append(ctx, ev)
-		return err
-	}
+	post := clientPoster(c)
 	if *raw {
 		post = rawPoster(p.URL)
 	}
@@ -339,16 +374,27 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 				lat = append(lat, mine...)
 				mu.Unlock()
 			}()
-			for i := 0; ; i++ {
+			evs := make([]audit.Event, 0, *batch)
+			for i := 0; ; {
+				k := int64(*batch)
 				if total > 0 {
-					if count.Add(1) > int64(total) {
+					// Claim k events of the total; the last batch
+					// takes what is left.
+					end := count.Add(k)
+					if end-k >= int64(total) {
 						return
 					}
+					k = min(k, int64(total)-(end-k))
 				} else if time.Now().After(deadline) {
 					return
 				}
+				evs = evs[:0]
+				for range k {
+					evs = append(evs, event(g, i))
+					i++
+				}
 				t0 := time.Now()
-				if err := post(ctx, event(g, i)); err != nil {
+				if err := post(ctx, evs); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -359,7 +405,7 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 				}
 				if keep {
 					mine = append(mine, time.Since(t0))
-					count.Add(1)
+					count.Add(k)
 				}
 			}
 		})

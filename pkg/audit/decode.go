@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Limits on a client's event (DESIGN §3: bounded input). DecodeEvent refuses
@@ -306,16 +307,30 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 func isAlnum(c byte) bool  { return isLetter(c) || c >= '0' && c <= '9' }
 
 // eventIDEncoding is lowercase base32 without padding: 16 bytes become 26
-// characters that are safe in URLs, file names and SQL.
-var eventIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+// characters that are safe in URLs, file names and SQL. Its alphabet is in
+// ASCII order (digits before letters), so that ids sort as their bytes do:
+// by time (NewEventID).
+var eventIDEncoding = base32.NewEncoding("234567abcdefghijklmnopqrstuvwxyz").WithPadding(base32.NoPadding)
 
 // NewEventID returns a fresh event id, "evt_" and 26 base32 characters of 16
-// bytes read from rand (crypto/rand.Reader in auditd, a fixed reader in
-// tests; no clock is involved). It panics if rand fails, which
-// crypto/rand.Reader never does.
-func NewEventID(rand io.Reader) string {
+// bytes: now as milliseconds since the Unix epoch in 48 bits, big-endian,
+// then 80 bits read from rand (crypto/rand.Reader in auditd, a fixed reader
+// in tests). It panics if rand fails, which crypto/rand.Reader never does.
+//
+// Why the time: the store's unique index on event_id is a b-tree, and
+// random ids put every new event on a different leaf page, so a commit of
+// N events rewrote about N pages of that index (DESIGN §6 "Durability":
+// each page is written to the WAL and synced). Ids that grow with time go
+// to the same few pages at the index's end. The 80 random bits keep ids
+// unique and unguessable (2^80 per millisecond); a clock that steps back
+// costs locality, never uniqueness. A time before 1970 counts as 0.
+func NewEventID(now time.Time, rand io.Reader) string {
 	var b [16]byte
-	if _, err := io.ReadFull(rand, b[:]); err != nil {
+	ms := uint64(max(now.UnixMilli(), 0))
+	for i := range 6 {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	if _, err := io.ReadFull(rand, b[6:]); err != nil {
 		panic("audit: NewEventID: reading random bytes: " + err.Error())
 	}
 	var sb strings.Builder

@@ -2,10 +2,12 @@ package audit
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDecodeEvent(t *testing.T) {
@@ -147,18 +149,46 @@ func withID(e Event) *Event {
 }
 
 func TestNewEventID(t *testing.T) {
-	id := NewEventID(bytes.NewReader(make([]byte, 16)))
-	if id != "evt_aaaaaaaaaaaaaaaaaaaaaaaaaa" {
-		t.Errorf("got %s", id)
+	epoch := time.UnixMilli(0)
+	for _, tc := range []struct {
+		name string
+		now  time.Time
+		rand []byte
+		want string
+	}{
+		{"zero", epoch, make([]byte, 10), "evt_" + strings.Repeat("2", 26)},
+		{"before 1970 counts as 0", epoch.Add(-time.Hour), make([]byte, 10), "evt_" + strings.Repeat("2", 26)},
+		// 48 bits of milliseconds, big-endian, then the 80 random bits.
+		{"time then random", time.UnixMilli(0x010203040506), bytes.Repeat([]byte{0xff}, 10),
+			"evt_" + eventIDEncoding.EncodeToString(append([]byte{1, 2, 3, 4, 5, 6}, bytes.Repeat([]byte{0xff}, 10)...))},
+	} {
+		if got := NewEventID(tc.now, bytes.NewReader(tc.rand)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
 	}
-	id = NewEventID(bytes.NewReader(bytes.Repeat([]byte{0xff}, 16)))
-	if len(id) != 30 || !validEventID(id) {
-		t.Errorf("got %s: not a valid event id of 30 characters", id)
+
+	// Ids sort by time whatever their random bits, are valid event ids of
+	// 30 characters, and differ within one millisecond.
+	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	prev := NewEventID(now, bytes.NewReader(bytes.Repeat([]byte{0xff}, 10)))
+	seen := map[string]bool{}
+	for i := 1; i <= 1000; i++ {
+		at := now.Add(time.Duration(i) * time.Millisecond)
+		id := NewEventID(at, bytes.NewReader(make([]byte, 10)))
+		if id <= prev {
+			t.Fatalf("%s (at %s) sorts before %s", id, at, prev)
+		}
+		prev = NewEventID(at, bytes.NewReader(bytes.Repeat([]byte{0xff}, 10)))
+		same := NewEventID(now, rand.Reader)
+		if len(same) != 30 || !validEventID(same) || seen[same] {
+			t.Fatalf("%s: not a valid, new event id of 30 characters", same)
+		}
+		seen[same] = true
 	}
 	defer func() {
 		if recover() == nil {
 			t.Error("a short reader did not panic")
 		}
 	}()
-	NewEventID(bytes.NewReader(make([]byte, 3)))
+	NewEventID(now, bytes.NewReader(make([]byte, 3)))
 }

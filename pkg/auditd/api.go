@@ -1,6 +1,7 @@
 package auditd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +25,9 @@ import (
 // Handler returns the HTTP API (DESIGN §6):
 //
 //	POST /api/events       append one event: 201 and the stored event; 200 and the
-//	                       original when its event_id is stored already
+//	                       original when its event_id is stored already. With
+//	                       Content-Type application/x-ndjson (or application/jsonl):
+//	                       up to 1000 events, one per line (api_batch.go)
 //	GET  /api/events       query: filters ANDed, seq-cursor pagination (Page)
 //	GET  /api/events/{id}  one event
 //	GET  /api/verify       the chain's verification report (verify-chain's object)
@@ -142,6 +145,10 @@ type VerifyReport struct {
 }
 
 func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
+	if isJSONLines(r.Header.Get("Content-Type")) {
+		s.postEventBatch(w, r) // api_batch.go
+		return
+	}
 	// The writer holds a batch open a little while appends are on their
 	// way (writer.collect); the writer's answer ends this one's count.
 	s.w.pending.Add(1)
@@ -160,35 +167,19 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if approval.IsEventType(ev.EventType) {
-		// Only auditd records approval changes: a posted one could
-		// otherwise claim an approval that no approver gave.
-		s.fail(w, http.StatusBadRequest, fmt.Sprintf("event_type %q is recorded by auditd itself; request approvals with POST /v1/approvals", ev.EventType))
+	if err := checkPostable(ev); err != nil {
+		s.fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if ev.EventType == audit.TypePolicyDecision {
-		// Likewise decisions: a posted one could claim an "allow" that no
-		// policy gave, and the retrospective explain (seed 003 "Surfacing
-		// the Explanation") would then vouch for it.
-		s.fail(w, http.StatusBadRequest, `event_type "policy_decision" is recorded by auditd itself; ask for a decision with POST /api/v1/decisions`)
+	req, stored, err := s.newAppendReq(r.Context(), ev, s.cfg.Now().UTC().Round(0))
+	switch {
+	case err != nil:
+		s.fail(w, http.StatusInternalServerError, err.Error())
 		return
-	}
-	req := &appendReq{ev: ev, recv: s.cfg.Now().UTC().Round(0), done: make(chan appendResult, 1), w: s.w}
-	if ev.EventID != "" {
-		// An idempotency key: a retry of a committed event gets it back.
-		rec, ok, err := s.st.Get(r.Context(), ev.EventID)
-		if err != nil {
-			s.fail(w, http.StatusInternalServerError, "looking up event_id: "+err.Error())
-			return
-		}
-		if ok {
-			s.m.duplicates.Inc()
-			s.writeStored(w, http.StatusOK, rec)
-			return
-		}
-		req.clientID = true
-	} else {
-		req.ev.EventID = audit.NewEventID(s.cfg.Rand)
+	case req == nil:
+		s.m.duplicates.Inc()
+		s.writeStored(w, http.StatusOK, stored)
+		return
 	}
 	if err := s.w.submit(r.Context(), req); err != nil {
 		s.fail(w, http.StatusServiceUnavailable, err.Error())
@@ -198,17 +189,69 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 	// Wait for the commit even if the client went away: the event is being
 	// stored either way, and the answer costs nothing.
 	res := <-req.done
+	switch status, msg := appendStatus(res); status {
+	case http.StatusCreated:
+		w.Header().Set("Location", "/api/events/"+url.PathEscape(req.ev.EventID))
+		writeJSON(w, status, res.json)
+	case http.StatusOK:
+		writeJSON(w, status, res.json)
+	default:
+		s.fail(w, status, msg)
+	}
+}
+
+// checkPostable refuses a posted event of a type that only auditd records
+// (DESIGN §7, §8), single or in a batch.
+func checkPostable(ev audit.Event) error {
+	if approval.IsEventType(ev.EventType) {
+		// Only auditd records approval changes: a posted one could
+		// otherwise claim an approval that no approver gave.
+		return fmt.Errorf("event_type %q is recorded by auditd itself; request approvals with POST /v1/approvals", ev.EventType)
+	}
+	if ev.EventType == audit.TypePolicyDecision {
+		// Likewise decisions: a posted one could claim an "allow" that no
+		// policy gave, and the retrospective explain (seed 003 "Surfacing
+		// the Explanation") would then vouch for it.
+		return errors.New(`event_type "policy_decision" is recorded by auditd itself; ask for a decision with POST /api/v1/decisions`)
+	}
+	return nil
+}
+
+// newAppendReq makes a posted event, received at recv, an append request.
+// A client's event_id is an idempotency key (DESIGN §6 "Server-assigned
+// fields"): when it is stored already, newAppendReq returns no request and
+// the stored record, which a retry gets back (the caller counts it in
+// duplicates once it answers). Without one, auditd assigns an event_id.
+func (s *Server) newAppendReq(ctx context.Context, ev audit.Event, recv time.Time) (*appendReq, audit.Record, error) {
+	req := &appendReq{ev: ev, recv: recv, done: make(chan appendResult, 1), w: s.w}
+	if ev.EventID == "" {
+		req.ev.EventID = audit.NewEventID(recv, s.cfg.Rand)
+		return req, audit.Record{}, nil
+	}
+	rec, ok, err := s.st.Get(ctx, ev.EventID)
+	if err != nil {
+		return nil, audit.Record{}, fmt.Errorf("looking up event_id: %w", err)
+	}
+	if ok {
+		return nil, rec, nil
+	}
+	req.clientID = true
+	return req, audit.Record{}, nil
+}
+
+// appendStatus is the HTTP status of the writer's answer to one append:
+// 201 created, 200 stored already, or an error status and its message.
+func appendStatus(res appendResult) (status int, msg string) {
 	var bad *requestError
 	switch {
 	case errors.As(res.err, &bad):
-		s.fail(w, http.StatusBadRequest, res.err.Error())
+		return http.StatusBadRequest, res.err.Error()
 	case res.err != nil:
-		s.fail(w, http.StatusInternalServerError, "storing the event: "+res.err.Error())
+		return http.StatusInternalServerError, "storing the event: " + res.err.Error()
 	case res.created:
-		w.Header().Set("Location", "/api/events/"+url.PathEscape(req.ev.EventID))
-		writeJSON(w, http.StatusCreated, res.json)
+		return http.StatusCreated, ""
 	default:
-		writeJSON(w, http.StatusOK, res.json)
+		return http.StatusOK, ""
 	}
 }
 

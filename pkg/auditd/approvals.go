@@ -65,9 +65,9 @@ var errNotFound = errors.New("no such approval request")
 
 // create records a new request by requester.
 func (a *approvals) create(ctx context.Context, in approval.Input, requester string) (approval.Request, error) {
-	// Same randomness as event ids, with a prefix of its own so that an id
-	// says what it names.
-	id := "apr_" + strings.TrimPrefix(audit.NewEventID(a.s.cfg.Rand), "evt_")
+	// Made as event ids are (time, then 80 random bits), with a prefix of
+	// its own so that an id says what it names.
+	id := "apr_" + strings.TrimPrefix(audit.NewEventID(a.s.cfg.Now(), a.s.cfg.Rand), "evt_")
 	r, err := approval.New(in, id, requester, a.s.cfg.Now(), a.s.cfg.ApprovalTTL)
 	if err != nil {
 		return approval.Request{}, &requestError{err}
@@ -236,7 +236,7 @@ func (a *approvals) record(ctx context.Context, r *approval.Request, actor strin
 	if err != nil {
 		return err
 	}
-	ev.EventID = audit.NewEventID(a.s.cfg.Rand)
+	ev.EventID = audit.NewEventID(a.s.cfg.Now(), a.s.cfg.Rand)
 	res, err := a.s.append(ctx, ev, false)
 	if err != nil {
 		return fmt.Errorf("recording approval %s in the audit log: %w", r.ID, err)

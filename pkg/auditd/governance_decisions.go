@@ -63,7 +63,7 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		in.EventID = audit.NewEventID(s.cfg.Rand)
+		in.EventID = audit.NewEventID(s.cfg.Now(), s.cfg.Rand)
 	}
 	// After the lookup: a decision recorded before a restart without
 	// --policy is still answered.

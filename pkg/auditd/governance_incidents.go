@@ -40,7 +40,7 @@ func (s *Server) postIncident(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		in.IncidentID = audit.NewEventID(s.cfg.Rand)
+		in.IncidentID = audit.NewEventID(s.cfg.Now(), s.cfg.Rand)
 	}
 	data := in
 	data.IncidentID = "" // it is the event_id

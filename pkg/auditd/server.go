@@ -37,6 +37,8 @@ type Server struct {
 	ap     *approvals
 	gov    govState // the policy in force (governance*.go)
 
+	batchBudget *byteBudget // batch bodies in flight (api_batch.go)
+
 	verifyMu sync.Mutex // one verification at a time: each scans the whole log
 
 	chainMu    sync.Mutex
@@ -75,7 +77,7 @@ func New(cfg Config, st store.Store) (*Server, error) {
 			}
 		}
 	}
-	s := &Server{cfg: cfg, st: st, chainState: ChainUnverified, head: &headState{}}
+	s := &Server{cfg: cfg, st: st, chainState: ChainUnverified, head: &headState{}, batchBudget: newByteBudget(batchBudgetBytes)}
 	s.gov.startedAt = cfg.Now().UTC()
 	s.head.set(seq, hash)
 	s.hub = stream.NewHub(cfg.SubscriberBuffer, seq)

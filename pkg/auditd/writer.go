@@ -129,6 +129,13 @@ func (w *writer) submit(ctx context.Context, r *appendReq) error {
 		r.answer(appendResult{err: err})
 		return nil
 	}
+	return w.enqueue(ctx, r)
+}
+
+// enqueue queues r, prepared already; the answer arrives on r.done. A batch
+// append (api_batch.go) prepares all its events before it queues any, so
+// that a bad one leaves nothing written.
+func (w *writer) enqueue(ctx context.Context, r *appendReq) error {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.closed {

@@ -140,6 +140,59 @@ func (c *Client) AppendResult(ctx context.Context, ev audit.Event) (AppendResult
 	return res, err
 }
 
+// MaxBatch is the most events auditd takes in one AppendBatch
+// (auditd.MaxBatchEvents); the request body is bounded by 1 MiB too.
+const MaxBatch = 1000
+
+// AppendBatch records evs in one request (POST /api/events with a JSON
+// Lines body) and returns them as stored, in order. Durable ingest commits
+// many events per fsync (DESIGN §6 group commit); a batch fills a commit
+// from one client, where single appends need many concurrent clients to.
+//
+// auditd checks every event before it stores any: an invalid one fails the
+// whole batch with an *Error (400) naming its line (index + 1), and nothing
+// is stored. Events with an EventID are idempotent as with Append: a retry
+// of the batch returns the events stored first, with Created false. If
+// storing fails (500, 503) part of the batch may be stored; give the
+// events EventIDs to retry safely.
+func (c *Client) AppendBatch(ctx context.Context, evs []audit.Event) ([]AppendResult, error) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	if len(evs) > MaxBatch {
+		return nil, fmt.Errorf("a batch holds at most %d events, not %d; split it", MaxBatch, len(evs))
+	}
+	var body []byte
+	for i, ev := range evs {
+		line, err := EncodeEvent(ev)
+		if err != nil {
+			return nil, fmt.Errorf("evs[%d]: %w", i, err)
+		}
+		body = append(append(body, line...), '\n')
+	}
+	var answer struct {
+		Events        []audit.Event `json:"events"`
+		ExistingLines []int         `json:"existing_lines"`
+	}
+	if _, err := c.doType(ctx, http.MethodPost, "/api/events", nil, "application/x-ndjson", body, &answer); err != nil {
+		return nil, err
+	}
+	if len(answer.Events) != len(evs) {
+		return nil, fmt.Errorf("auditd answered %d events to a batch of %d", len(answer.Events), len(evs))
+	}
+	res := make([]AppendResult, len(evs))
+	for i, ev := range answer.Events {
+		res[i] = AppendResult{Event: ev, Created: true}
+	}
+	for _, line := range answer.ExistingLines {
+		if line < 1 || line > len(res) {
+			return nil, fmt.Errorf("auditd answered existing line %d to a batch of %d", line, len(evs))
+		}
+		res[line-1].Created = false
+	}
+	return res, nil
+}
+
 // EncodeEvent is the JSON a client sends for ev: without the fields auditd
 // assigns (Go's zero values of seq, timestamp and prev_hash would otherwise
 // be sent, and refused). It refuses an event that sets them.
@@ -306,9 +359,15 @@ func NetReason(err error) string {
 	}
 }
 
-// do sends one request and decodes a 2xx JSON answer into out; any other
-// answer becomes an *Error. It returns the status code.
+// do sends one request, with a JSON body when body is not nil, and decodes
+// a 2xx JSON answer into out; any other answer becomes an *Error. It
+// returns the status code.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte, out any) (int, error) {
+	return c.doType(ctx, method, path, q, "application/json", body, out)
+}
+
+// doType is do with a body of the given Content-Type.
+func (c *Client) doType(ctx context.Context, method, path string, q url.Values, contentType string, body []byte, out any) (int, error) {
 	target := c.base.String() + path // path is escaped by the caller
 	if len(q) > 0 {
 		target += "?" + q.Encode()
@@ -323,7 +382,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	if c.agent != "" {
 		req.Header.Set("User-Agent", c.agent)

@@ -79,7 +79,7 @@ func TestExport(t *testing.T) {
 	prev := audit.ZeroHash
 	var recs []audit.Record
 	for i := range 5 {
-		ev := audit.Event{EventType: audit.TypeToolExecution, EventID: audit.NewEventID(rand.Reader), Agent: "a1",
+		ev := audit.Event{EventType: audit.TypeToolExecution, EventID: audit.NewEventID(time.Now(), rand.Reader), Agent: "a1",
 			Tool: &audit.Tool{Name: "bash", RawCommand: strings.Repeat("x", i)}}
 		rec, err := audit.Seal(&ev, int64(i+1), prev, time.Date(2026, 3, 9, 14, 0, i, 0, time.UTC))
 		if err != nil {

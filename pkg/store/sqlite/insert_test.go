@@ -174,7 +174,7 @@ func BenchmarkAppendIngest(b *testing.B) {
 		batch := make([]audit.Record, clients)
 		for i := range batch {
 			ev := audit.Event{
-				EventID:     audit.NewEventID(rand.Reader),
+				EventID:     audit.NewEventID(time.Now(), rand.Reader),
 				EventType:   audit.TypeToolExecution,
 				TraceID:     fmt.Sprintf("trace-%d-%d", i, seq/320),
 				SessionID:   fmt.Sprintf("session-%d", i),
