@@ -1,19 +1,15 @@
 package approvals
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/table"
 )
 
 // writeJSON writes r as one line: the request object as auditd sent it
@@ -30,39 +26,18 @@ func writeJSON(w io.Writer, r approval.Request) error {
 // writeTable writes requests as an aligned table without borders, one
 // request per line, with relative times from now.
 func writeTable(w io.Writer, reqs []approval.Request, now time.Time) error {
-	var buf bytes.Buffer
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
-		})),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithPadding(tw.Padding{Right: "  ", Overwrite: true}),
-	)
-	t.Header("ID", "STATUS", "RESOURCE", "ACTION", "REQUESTED BY", "CREATED", "EXPIRES", "VOTES")
-	for _, r := range reqs {
-		if err := t.Append(
+	rows := make([][]string, len(reqs))
+	for i, r := range reqs {
+		rows[i] = []string{
 			cli.OneLine(r.ID), string(r.Status), resource(r), cli.OneLine(r.Action), cli.OneLine(r.RequestedBy),
 			ago(r.CreatedAt, now), expires(r, now), fmt.Sprintf("%d/%d", r.Approvals(), r.Quorum),
-		); err != nil {
-			return cli.Failf("formatting the table: %v", err)
 		}
 	}
-	if err := t.Render(); err != nil {
+	out, err := table.Render("", []string{"ID", "STATUS", "RESOURCE", "ACTION", "REQUESTED BY", "CREATED", "EXPIRES", "VOTES"}, rows)
+	if err != nil {
 		return cli.Failf("formatting the table: %v", err)
 	}
-	// The renderer pads the last column too; trailing blanks are noise in a
-	// terminal and in anything that compares output.
-	var out strings.Builder
-	for line := range strings.Lines(buf.String()) {
-		out.WriteString(strings.TrimRight(line, " \n"))
-		out.WriteByte('\n')
-	}
-	if _, err := io.WriteString(w, out.String()); err != nil {
+	if _, err := io.WriteString(w, out); err != nil {
 		return cli.Failf("writing the output: %v", err)
 	}
 	return nil

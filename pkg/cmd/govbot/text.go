@@ -9,11 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/table"
 )
 
 // writeJSON writes the report as one JSON object on one line (DESIGN §3).
@@ -93,7 +90,7 @@ func writeText(w io.Writer, r *Report) error {
 				rows = append(rows, []string{cli.OneLine(x.Name), enabled, cli.OneLine(x.Enforcement),
 					strconv.Itoa(x.Rules), strconv.FormatInt(x.Decisions, 10), cli.OneLine(strings.Join(x.Resources, " "))})
 			}
-			table(&b, []string{"POLICY", "ENABLED", "ENFORCEMENT", "RULES", "DECISIONS", "RESOURCES"}, rows)
+			writeTable(&b, []string{"POLICY", "ENABLED", "ENFORCEMENT", "RULES", "DECISIONS", "RESOURCES"}, rows)
 		}
 	}
 
@@ -123,7 +120,7 @@ func writeText(w io.Writer, r *Report) error {
 			rows = append(rows, []string{strconv.FormatInt(in.Seq, 10), ts(in.Timestamp), cli.OneLine(in.Type),
 				cli.OneLine(in.Severity), cli.OneLine(in.Source), flatten(in.Message, 120)})
 		}
-		table(&b, []string{"SEQ", "TIME", "TYPE", "SEVERITY", "SOURCE", "MESSAGE"}, rows)
+		writeTable(&b, []string{"SEQ", "TIME", "TYPE", "SEVERITY", "SOURCE", "MESSAGE"}, rows)
 	}
 	if a.UnapprovedTotal > 0 {
 		p("  destructive actions without an approved approval: %d", a.UnapprovedTotal)
@@ -132,7 +129,7 @@ func writeText(w io.Writer, r *Report) error {
 			rows = append(rows, []string{strconv.FormatInt(u.Seq, 10), ts(u.Timestamp), cli.OneLine(u.Agent),
 				cli.OneLine(u.Resource), flatten(u.Command, 80)})
 		}
-		table(&b, []string{"SEQ", "TIME", "AGENT", "RESOURCE", "COMMAND"}, rows)
+		writeTable(&b, []string{"SEQ", "TIME", "AGENT", "RESOURCE", "COMMAND"}, rows)
 	}
 
 	// Phase 4.
@@ -151,7 +148,7 @@ func writeText(w io.Writer, r *Report) error {
 			rows = append(rows, []string{fmt.Sprintf("(%d more in -o json)", n-maxTextRows), "", "", "", "", ""})
 		}
 		rows = append(rows, []string{"total", itoa(d.Allow), itoa(d.Deny), itoa(d.RequireApproval), itoa(d.NoMatch), itoa(d.Total)})
-		table(&b, []string{"RESOURCE", "ALLOW", "DENY", "APPROVAL", "NO MATCH", "TOTAL"}, rows)
+		writeTable(&b, []string{"RESOURCE", "ALLOW", "DENY", "APPROVAL", "NO MATCH", "TOTAL"}, rows)
 	}
 	if d.Unreadable > 0 {
 		p("  %s could not be read", cli.Plural(d.Unreadable, "policy_decision event", "policy_decision events"))
@@ -174,7 +171,7 @@ func writeText(w io.Writer, r *Report) error {
 			rows = append(rows, []string{cli.OneLine(q.ID), cli.OneLine(q.Resource), cli.OneLine(q.Action), cli.OneLine(q.RequestedBy),
 				cli.Approx(time.Duration(q.PendingForMS) * time.Millisecond), fmt.Sprintf("%d/%d", q.Approvals, q.Quorum), stale})
 		}
-		table(&b, []string{"ID", "RESOURCE", "ACTION", "REQUESTED BY", "PENDING FOR", "VOTES", "STALE"}, rows)
+		writeTable(&b, []string{"ID", "RESOURCE", "ACTION", "REQUESTED BY", "PENDING FOR", "VOTES", "STALE"}, rows)
 	}
 
 	// Phase 6.
@@ -192,7 +189,7 @@ func writeText(w io.Writer, r *Report) error {
 		for _, l := range firstN(c.BrokenLinks, maxTextRows) {
 			rows = append(rows, []string{strconv.FormatInt(l.Seq, 10), cli.OneLine(l.EventID), cli.OneLine(l.Kind)})
 		}
-		table(&b, []string{"SEQ", "EVENT_ID", "KIND"}, rows)
+		writeTable(&b, []string{"SEQ", "EVENT_ID", "KIND"}, rows)
 	}
 
 	// Phase 7.
@@ -227,35 +224,16 @@ func describePolicy(p PolicyPhase) string {
 	return s
 }
 
-// table writes an aligned table without borders, indented two spaces,
-// with trailing blanks trimmed (as approvals list does).
-func table(w *bytes.Buffer, header []string, rows [][]string) {
-	var buf bytes.Buffer
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
-		})),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithPadding(tw.Padding{Right: "  ", Overwrite: true}),
-	)
-	t.Header(header)
-	err := t.Bulk(rows)
-	if err == nil {
-		err = t.Render()
-	}
+// writeTable writes an aligned table without borders, indented two
+// spaces (as approvals list does).
+func writeTable(w *bytes.Buffer, header []string, rows [][]string) {
+	out, err := table.Render("  ", header, rows)
 	if err != nil {
 		// Cannot happen with string cells; say so rather than lose rows.
 		fmt.Fprintf(w, "  (table: %v)\n", err)
 		return
 	}
-	for line := range strings.Lines(buf.String()) {
-		w.WriteString("  " + strings.TrimRight(line, " \n") + "\n")
-	}
+	w.WriteString(out)
 }
 
 // breakdown is "a 5, b 3, c 1", highest first, at most ten names.
