@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,13 +130,18 @@ var (
 	batch        *int
 )
 
-// poster posts one request's events and waits for auditd's answer.
-type poster func(context.Context, []audit.Event) error
+// poster posts events [i, i+k) of client g in one request and waits for
+// auditd's answer.
+type poster func(ctx context.Context, g, i, k int) error
 
 // clientPoster posts through pkg/client: Append for one event, AppendBatch
 // for more.
 func clientPoster(c *client.Client) poster {
-	return func(ctx context.Context, evs []audit.Event) error {
+	return func(ctx context.Context, g, i, k int) error {
+		evs := make([]audit.Event, k)
+		for j := range evs {
+			evs[j] = event(g, i+j)
+		}
 		if len(evs) == 1 {
 			_, err := c.Append(ctx, evs[0])
 			return err
@@ -145,21 +151,31 @@ func clientPoster(c *client.Client) poster {
 	}
 }
 
-// rawPoster posts events with plain net/http and checks only the status, so
-// that the load generator, which shares the machine's cores with auditd,
-// costs as little as it can. One event is posted as JSON, as before
-// batches existed; more as JSON Lines.
+// rawPoster posts with net/http and discards the answers: the lighter load
+// generator. Each client's events are spliced from a template encoded once,
+// so that the generator's CPU (on the same cores as auditd) is the HTTP
+// exchange, not JSON encoding; the bytes sent are what event(g, i) encodes
+// to (TestTemplateMatchesEvent).
 func rawPoster(base string) poster {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}}
-	return func(ctx context.Context, evs []audit.Event) error {
-		var body []byte
-		for _, ev := range evs {
-			line, err := client.EncodeEvent(ev)
-			if err != nil {
+	var mu sync.Mutex
+	templates := map[int]*lineTemplate{}
+	return func(ctx context.Context, g, i, k int) error {
+		mu.Lock()
+		t := templates[g]
+		if t == nil {
+			var err error
+			if t, err = newLineTemplate(g); err != nil {
+				mu.Unlock()
 				return err
 			}
-			body = append(body, line...)
-			if len(evs) > 1 {
+			templates[g] = t
+		}
+		mu.Unlock()
+		var body []byte
+		for j := range k {
+			body = t.append(body, i+j)
+			if k > 1 {
 				body = append(body, '\n')
 			}
 		}
@@ -167,7 +183,7 @@ func rawPoster(base string) poster {
 		if err != nil {
 			return err
 		}
-		if len(evs) > 1 {
+		if k > 1 {
 			req.Header.Set("Content-Type", "application/x-ndjson")
 		}
 		resp, err := hc.Do(req)
@@ -181,6 +197,52 @@ func rawPoster(base string) poster {
 		}
 		return err
 	}
+}
+
+// lineTemplate is one client's encoded event with the two values that vary
+// per event cut out: parts[0] trace[0] parts[1] … as event(g, i) encodes.
+type lineTemplate struct {
+	parts [][]byte
+	holes []byte // 'T': the trace number i/10; 'I': the event number i
+}
+
+const traceHole, numberHole = "@@T@@", "@@I@@"
+
+func newLineTemplate(g int) (*lineTemplate, error) {
+	line, err := client.EncodeEvent(eventWith(g, traceHole, numberHole))
+	if err != nil {
+		return nil, err
+	}
+	t := &lineTemplate{}
+	rest := line
+	for {
+		at := bytes.Index(rest, []byte("@@"))
+		if at < 0 || len(rest) < at+5 {
+			t.parts = append(t.parts, rest)
+			return t, nil
+		}
+		hole := string(rest[at : at+5])
+		if hole != traceHole && hole != numberHole {
+			return nil, fmt.Errorf("template: unexpected %q", hole)
+		}
+		t.parts = append(t.parts, rest[:at])
+		t.holes = append(t.holes, hole[2])
+		rest = rest[at+5:]
+	}
+}
+
+func (t *lineTemplate) append(b []byte, i int) []byte {
+	for j, part := range t.parts {
+		b = append(b, part...)
+		if j < len(t.holes) {
+			n := i
+			if t.holes[j] == 'T' {
+				n = i / 10
+			}
+			b = strconv.AppendInt(b, int64(n), 10)
+		}
+	}
+	return b
 }
 
 // printMetrics prints auditd's batch, commit and CPU figures, and the
@@ -213,6 +275,28 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// machineCPU returns the busy and total jiffies of all cores from
+// /proc/stat (zeros where it cannot be read).
+func machineCPU() (busy, total int64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0
+	}
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total
 }
 
 func fatal(err error) {
@@ -291,16 +375,21 @@ func baselineStore(path string, d time.Duration) (float64, error) {
 
 // event is a realistic tool_execution record, ~600 bytes stored.
 func event(client, i int) audit.Event {
+	return eventWith(client, strconv.Itoa(i/10), strconv.Itoa(i))
+}
+
+// eventWith is event with the trace number and the event number as text.
+func eventWith(client int, trace, n string) audit.Event {
 	return audit.Event{
 		EventType:   audit.TypeToolExecution,
-		TraceID:     fmt.Sprintf("trace-%d-%d", client, i/10),
+		TraceID:     fmt.Sprintf("trace-%d-%s", client, trace),
 		SessionID:   fmt.Sprintf("session-%d", client),
 		Agent:       fmt.Sprintf("agent-%d", client),
 		Principal:   &audit.Principal{UserID: "alice@example.com", Roles: []string{"sre"}},
 		ActionClass: audit.ActionRead,
 		Resource:    &audit.Resource{Type: "host", Name: "web-1", Tags: []string{"production"}},
 		Tool: &audit.Tool{
-			Name: "bash", RawCommand: fmt.Sprintf("journalctl -u nginx -n 200 --since '10 min ago' # %d", i),
+			Name: "bash", RawCommand: fmt.Sprintf("journalctl -u nginx -n 200 --since '10 min ago' # %s", n),
 			Result:     strings.Repeat("Nov 21 06:00:00 web-1 nginx[812]: GET /healthz 200\n", 4),
 			DurationMS: 42,
 		},
@@ -364,6 +453,7 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 	var firstErr error
 	var wg sync.WaitGroup
 	cpu0 := cpuTime()
+	busy0, total0 := machineCPU()
 	start := time.Now()
 	deadline := start.Add(d)
 	for g := range n {
@@ -374,7 +464,6 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 				lat = append(lat, mine...)
 				mu.Unlock()
 			}()
-			evs := make([]audit.Event, 0, *batch)
 			for i := 0; ; {
 				k := int64(*batch)
 				if total > 0 {
@@ -388,13 +477,10 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 				} else if time.Now().After(deadline) {
 					return
 				}
-				evs = evs[:0]
-				for range k {
-					evs = append(evs, event(g, i))
-					i++
-				}
 				t0 := time.Now()
-				if err := post(ctx, evs); err != nil {
+				err := post(ctx, g, i, int(k))
+				i += int(k)
+				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -413,6 +499,7 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 	wg.Wait()
 	res.elapsed = time.Since(start)
 	clientCPU := cpuTime() - cpu0
+	busy1, total1 := machineCPU()
 	close(stopRSS)
 	<-rssDone
 	if total > 0 {
@@ -422,6 +509,11 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 	}
 	if *verbose {
 		fmt.Fprintf(os.Stderr, "   load generator CPU %.0f µs/event\n", float64(clientCPU.Microseconds())/float64(max(count.Load(), 1)))
+		if total1 > total0 {
+			// Whether the run was bound by the cores (near 100%: auditd,
+			// the generator and whatever else runs) or by the disk.
+			fmt.Fprintf(os.Stderr, "   machine CPU busy %.0f%% of %d cores\n", 100*float64(busy1-busy0)/float64(total1-total0), runtime.NumCPU())
+		}
 		if resp, err := http.Get(p.URL + "/metrics"); err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()

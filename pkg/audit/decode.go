@@ -174,9 +174,14 @@ func (d *decoder) list(name string, v *node) []string {
 	if len(v.elems) == 0 {
 		return nil // as absent: the body omits an empty list
 	}
-	out := make([]string, 0, len(v.elems))
+	out := make([]string, len(v.elems))
 	for i := range v.elems {
-		out = append(out, d.str(fmt.Sprintf("%s[%d]", name, i), &v.elems[i]))
+		e := &v.elems[i]
+		if e.kind != kindString || len(e.str) > MaxString {
+			d.str(fmt.Sprintf("%s[%d]", name, i), e) // the error, named; built only then
+			return nil
+		}
+		out[i] = e.str
 	}
 	return out
 }

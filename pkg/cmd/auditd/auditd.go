@@ -254,9 +254,20 @@ func (s *syncWriter) logf(format string, args ...any) {
 // Go's own variable, overrides it.
 const softMemoryLimit = 64 << 20
 
+// gcPercent is auditd's GOGC. Ingest allocates per event (the decoded
+// request, the canonical body, the answer) while the live heap stays small,
+// so at Go's default of 100 the collector ran ~10% of auditd's CPU at 32
+// clients; at 400 it runs a quarter as often, and the soft memory limit
+// still bounds the heap (32 clients × batch 64: ~22k → ~27k events/s,
+// docs/BENCHMARKS.md). GOGC, Go's own variable, overrides it.
+const gcPercent = 400
+
 func serveRun(o *ServeOptions) (err error) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(softMemoryLimit)
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
 	}
 	log := &syncWriter{w: o.IO.ErrOut}
 	// The policy first: a file that does not load stops auditd before it

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/store"
 )
 
 // BenchmarkAppend measures durable appends (WAL, synchronous=FULL) of
@@ -109,4 +111,26 @@ func BenchmarkVerifyChain(b *testing.B) {
 		n += v.Report().TotalEvents
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkQuerySince is one page of a time window on a 100k-event log:
+// the window's first seq is found by binary search (timeBound), there
+// being no timestamp index.
+func BenchmarkQuerySince(b *testing.B) {
+	s, _ := openTest(b)
+	const total = 100_000
+	seq, prev := int64(0), audit.ZeroHash
+	for seq < total {
+		batch := chain(seq, prev, 1000, 600, nil)
+		appendAll(b, s, batch)
+		seq, prev = batch[len(batch)-1].Seq, batch[len(batch)-1].EventHash
+	}
+	ctx := context.Background()
+	since := t0.Add(60_000 * time.Second) // chain stamps seq n at t0 + n s
+	for b.Loop() {
+		recs, err := s.Query(ctx, store.Filter{Since: since, Until: since.Add(time.Hour), Limit: 100})
+		if err != nil || len(recs) != 100 || recs[0].Seq != 60_000 {
+			b.Fatalf("Query = %d records, %v", len(recs), err)
+		}
+	}
 }

@@ -379,3 +379,56 @@ func TestStats(t *testing.T) {
 		t.Errorf("Stats = %+v, want 50 events and non-empty files", st)
 	}
 }
+
+// timeBound is a binary search that relies on timestamps never going
+// backwards along the chain; it must agree with a linear scan, also when
+// many events share a timestamp (a batch append stamps them all with its
+// receive time) and when rows are missing from the seq range.
+func TestTimeBound(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTest(t)
+	if got, err := s.timeBound(ctx, t0); err != nil || got != 1 {
+		t.Fatalf("empty log: timeBound = %d, %v; want 1", got, err)
+	}
+	// 200 events in runs of equal timestamps: seq n at t0 + (n/7) seconds.
+	records := chain(0, audit.ZeroHash, 200, 300, func(r *audit.Record) {
+		r.Timestamp = t0.Add(time.Duration(r.Seq/7) * time.Second)
+	})
+	appendAll(t, s, records)
+	// Delete a few rows, as a damaged or edited file could have them.
+	db := rawDB(t, path)
+	if _, err := db.Exec("DELETE FROM events WHERE seq IN (1, 50, 51, 52, 130, 200)"); err != nil {
+		t.Fatal(err)
+	}
+	var kept []audit.Record
+	for _, r := range records {
+		switch r.Seq {
+		case 1, 50, 51, 52, 130, 200:
+		default:
+			kept = append(kept, r)
+		}
+	}
+	linear := func(at time.Time) int64 {
+		for _, r := range kept {
+			if !r.Timestamp.Before(at) {
+				return r.Seq
+			}
+		}
+		return kept[len(kept)-1].Seq + 1
+	}
+	for sec := -1; sec <= 30; sec++ {
+		for _, off := range []time.Duration{-time.Nanosecond, 0, time.Nanosecond} {
+			at := t0.Add(time.Duration(sec)*time.Second + off)
+			got, err := s.timeBound(ctx, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Both name the same first event at or after at; the search
+			// may land on a deleted seq just before it.
+			want := linear(at)
+			if got > want || (got < want && slices.ContainsFunc(kept, func(r audit.Record) bool { return r.Seq >= got && r.Seq < want })) {
+				t.Errorf("timeBound(t0%+v) = %d, want %d", at.Sub(t0), got, want)
+			}
+		}
+	}
+}

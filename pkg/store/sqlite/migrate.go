@@ -64,6 +64,12 @@ var migrations = []string{
 	CREATE INDEX approvals_created_at        ON approvals (created_at);
 	CREATE TABLE approvals_origin (seq INTEGER NOT NULL);
 	INSERT INTO approvals_origin SELECT coalesce(max(seq), 0) FROM events;`,
+
+	// 3: no timestamp index. Timestamps never go backwards along the chain,
+	// so a time window is found as a seq range by binary search over the
+	// primary key (Store.timeBound); the index only made every append
+	// insert into one more b-tree, in auditd's one writer.
+	`DROP INDEX events_timestamp;`,
 }
 
 // SchemaVersion is the schema version this binary needs.

@@ -310,10 +310,15 @@ func TestSchemaContract(t *testing.T) {
 			t.Error("event_id index is not unique")
 		}
 	}
-	for _, col := range []string{"event_id", "timestamp", "event_type", "trace_id", "session_id", "agent", "action_class", "tool_name"} {
+	for _, col := range []string{"event_id", "event_type", "trace_id", "session_id", "agent", "action_class", "tool_name"} {
 		if !indexed[col] {
 			t.Errorf("no index on events.%s", col)
 		}
+	}
+	// Time windows are seq ranges (Store.timeBound); an index on timestamp
+	// would only slow every append (migration 3).
+	if indexed["timestamp"] {
+		t.Error("events.timestamp is indexed; migration 3 drops that index")
 	}
 
 	// No other table has an event_hash column.
