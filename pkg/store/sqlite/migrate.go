@@ -130,14 +130,17 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 	return nil
 }
 
-// checkVersion refuses a database whose schema is not this binary's; a
-// read-only Store cannot migrate.
+// checkVersion is the read-only Store's check, which cannot migrate: it
+// refuses a file that is not an audit database or is newer than this
+// binary. An older version is read as it is: a read-only Store reads only
+// the events table (verify-chain, auditd export), which has been the same
+// since version 1, so an archived copy verifies with a newer verify-chain.
 func checkVersion(ctx context.Context, db *sql.DB) error {
 	have, err := schemaVersion(ctx, db)
 	if err != nil {
 		return err
 	}
-	if have != len(migrations) {
+	if have < 1 || have > len(migrations) {
 		return versionError(have)
 	}
 	return nil

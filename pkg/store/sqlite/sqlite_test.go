@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/store"
 )
 
 func TestOpenPragmas(t *testing.T) {
@@ -207,6 +208,36 @@ func TestMigrationsIdempotent(t *testing.T) {
 	}
 	if !slices.Equal(versions, want) {
 		t.Errorf("schema_migrations versions = %v, want %v", versions, want)
+	}
+}
+
+// An archived database of an older schema version is read (verified,
+// exported) read-only as it is, without being migrated.
+func TestOpenReadOnlyOlderSchema(t *testing.T) {
+	saved := migrations
+	t.Cleanup(func() { migrations = saved })
+	migrations = saved[:2] // version 2: with the timestamp index
+	s, path := openTest(t)
+	recs := sealed(t, 30)
+	appendAll(t, s, recs)
+	s.Close()
+	migrations = saved
+
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("Open(version 2, ReadOnly) = %v", err)
+	}
+	defer ro.Close()
+	v, err := ro.VerifyChain(context.Background())
+	if err != nil || !v.Report().Verified || v.Report().TotalEvents != 30 {
+		t.Fatalf("VerifyChain = %+v, %v", v.Report(), err)
+	}
+	got, err := ro.Query(context.Background(), store.Filter{Since: recs[9].Timestamp, Limit: 5})
+	if err != nil || len(got) != 5 || got[0].Seq != 10 {
+		t.Fatalf("Query since seq 10's time = %v, %v", seqs(got), err)
+	}
+	if have, _ := schemaVersion(context.Background(), rawDB(t, path)); have != 2 {
+		t.Errorf("read-only Open left schema version %d, want 2 (it must not migrate)", have)
 	}
 }
 
