@@ -55,12 +55,7 @@ func BenchmarkScan(b *testing.B) {
 	s, _ := openTest(b)
 	ctx := context.Background()
 	const total = 100_000
-	seq, prev := int64(0), audit.ZeroHash
-	for seq < total {
-		batch := chain(seq, prev, 1000, 600, nil)
-		appendAll(b, s, batch)
-		seq, prev = batch[len(batch)-1].Seq, batch[len(batch)-1].EventHash
-	}
+	fillLog(b, s, total)
 	for _, hash := range []bool{false, true} {
 		name := "count"
 		if hash {
@@ -119,18 +114,24 @@ func BenchmarkVerifyChain(b *testing.B) {
 func BenchmarkQuerySince(b *testing.B) {
 	s, _ := openTest(b)
 	const total = 100_000
-	seq, prev := int64(0), audit.ZeroHash
-	for seq < total {
-		batch := chain(seq, prev, 1000, 600, nil)
-		appendAll(b, s, batch)
-		seq, prev = batch[len(batch)-1].Seq, batch[len(batch)-1].EventHash
-	}
+	fillLog(b, s, total)
 	ctx := context.Background()
-	since := t0.Add(60_000 * time.Second) // chain stamps seq n at t0 + n s
+	since := t0.Add(60_000 * time.Second)
 	for b.Loop() {
 		recs, err := s.Query(ctx, store.Filter{Since: since, Until: since.Add(time.Hour), Limit: 100})
 		if err != nil || len(recs) != 100 || recs[0].Seq != 60_000 {
 			b.Fatalf("Query = %d records, %v", len(recs), err)
 		}
+	}
+}
+
+// fillLog appends total chained ~600-byte events to s, 1000 per commit;
+// chain stamps seq n at t0 + n seconds.
+func fillLog(b *testing.B, s *Store, total int64) {
+	seq, prev := int64(0), audit.ZeroHash
+	for seq < total {
+		batch := chain(seq, prev, 1000, 600, nil)
+		appendAll(b, s, batch)
+		seq, prev = batch[len(batch)-1].Seq, batch[len(batch)-1].EventHash
 	}
 }
