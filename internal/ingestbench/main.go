@@ -199,8 +199,9 @@ func rawPoster(base string) poster {
 	}
 }
 
-// lineTemplate is one client's encoded event with the two values that vary
-// per event cut out: parts[0] trace[0] parts[1] … as event(g, i) encodes.
+// lineTemplate is one client's encoded event cut where the two values that
+// vary per event go: append writes parts[0], the value of holes[0],
+// parts[1], and so on.
 type lineTemplate struct {
 	parts [][]byte
 	holes []byte // 'T': the trace number i/10; 'I': the event number i

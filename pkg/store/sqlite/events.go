@@ -212,7 +212,6 @@ func (s *Store) Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) 
 	return nil
 }
 
-// query appends the records q selects to dst.
 // timeBound returns the lowest seq whose event has a timestamp at or after
 // t: every event before it is older than t. Past the last event it returns
 // the last seq + 1; on an empty log, 1.
@@ -269,6 +268,7 @@ func (s *Store) timeBound(ctx context.Context, t time.Time) (int64, error) {
 	return lo, nil
 }
 
+// query appends the records q selects to dst.
 func (s *Store) query(ctx context.Context, dst []audit.Record, q string, args ...any) ([]audit.Record, error) {
 	rows, err := s.reader.QueryContext(ctx, q, args...)
 	if err != nil {
