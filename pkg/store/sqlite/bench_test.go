@@ -109,7 +109,7 @@ func BenchmarkVerifyChain(b *testing.B) {
 }
 
 // BenchmarkQuerySince is one page of a time window on a 100k-event log:
-// the window's first seq is found by binary search (timeBound), there
+// the window's first seq is found by binary search (timeBounds), there
 // being no timestamp index.
 func BenchmarkQuerySince(b *testing.B) {
 	s, _ := openTest(b)

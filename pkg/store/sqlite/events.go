@@ -15,7 +15,7 @@ import (
 // timestampLayout is RFC 3339 in UTC with a fixed nine fraction digits.
 // time.RFC3339Nano drops trailing zeros, and then "…:05Z" sorts after
 // "…:05.1Z" as text; fixed width keeps text order equal to time order, so
-// Since/Until compare strings (timeBound).
+// Since/Until compare strings (timeBounds).
 const timestampLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 // scanPage is how many rows Scan reads per query (about 4 MB of 600-byte
@@ -96,26 +96,24 @@ func (s *Store) Query(ctx context.Context, f store.Filter) ([]audit.Record, erro
 	equal("action_class", f.ActionClass)
 	equal("tool_name", f.ToolName)
 	equal("event_type", f.EventType)
-	// A time window is a seq range (timeBound): there is no timestamp
+	// A time window is a seq range (timeBounds): there is no timestamp
 	// index. The timestamp terms stay, so that a row out of time order (a
 	// modified database) inside the range is still filtered exactly.
 	after := f.AfterSeq
-	if !f.Since.IsZero() {
-		from, err := s.timeBound(ctx, f.Since)
+	if !f.Since.IsZero() || !f.Until.IsZero() {
+		bounds, err := s.timeBounds(ctx, f.Since, f.Until)
 		if err != nil {
 			return nil, fmt.Errorf("store: query: %w", err)
 		}
-		after = max(after, from-1)
-		where = append(where, "timestamp >= ?")
-		args = append(args, formatTime(f.Since))
-	}
-	if !f.Until.IsZero() {
-		to, err := s.timeBound(ctx, f.Until)
-		if err != nil {
-			return nil, fmt.Errorf("store: query: %w", err)
+		if !f.Since.IsZero() {
+			after = max(after, bounds[0]-1)
+			where = append(where, "timestamp >= ?")
+			args = append(args, formatTime(f.Since))
 		}
-		where = append(where, "timestamp < ?", "seq < ?")
-		args = append(args, formatTime(f.Until), to)
+		if !f.Until.IsZero() {
+			where = append(where, "timestamp < ?", "seq < ?")
+			args = append(args, formatTime(f.Until), bounds[1])
+		}
 	}
 	if after > 0 {
 		where = append(where, "seq > ?")
@@ -212,60 +210,69 @@ func (s *Store) Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) 
 	return nil
 }
 
-// timeBound returns the lowest seq whose event has a timestamp at or after
-// t: every event before it is older than t. Past the last event it returns
-// the last seq + 1; on an empty log, 1.
+// timeBounds returns, for each of times, the lowest seq whose event has a
+// timestamp at or after it: every event before that seq is older. Past the
+// last event it is the last seq + 1; on an empty log, 1. A zero time gets
+// 0 and costs nothing.
 //
 // Timestamps never go backwards along the chain (auditd's writer stamps an
 // event no earlier than the one before it), so the time order is the seq
-// order and a binary search over seq finds the bound in ~log2(events)
+// order and a binary search over seq finds a bound in ~log2(events)
 // lookups by primary key. That is why the schema has no timestamp index
 // (migration 3): it cost every append an insert into one more b-tree, on
 // the serial path of ingest (docs/BENCHMARKS.md).
-func (s *Store) timeBound(ctx context.Context, t time.Time) (int64, error) {
+func (s *Store) timeBounds(ctx context.Context, times ...time.Time) ([]int64, error) {
 	conn, err := s.reader.Conn(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer conn.Close()
-	// One read transaction: the probes see one snapshot.
+	// One read transaction: every probe sees one snapshot.
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer tx.Rollback()
 	// Two subqueries: SQLite answers a bare min() or max() from the end of
 	// the primary key, but scans the table for both in one SELECT.
 	var first, last sql.NullInt64
 	if err := tx.QueryRowContext(ctx, "SELECT (SELECT min(seq) FROM events), (SELECT max(seq) FROM events)").Scan(&first, &last); err != nil {
-		return 0, err
+		return nil, err
 	}
-	if !first.Valid {
-		return 1, nil
-	}
-	lo, hi := first.Int64, last.Int64+1
 	probe, err := tx.PrepareContext(ctx, "SELECT seq, timestamp FROM events WHERE seq >= ? ORDER BY seq LIMIT 1")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer probe.Close()
-	want := formatTime(t)
-	// Invariant: the events before lo are older than t; the first event
-	// at or after hi (if any) is not.
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		var seq int64
-		var ts string
-		if err := probe.QueryRowContext(ctx, mid).Scan(&seq, &ts); err != nil {
-			return 0, err // mid < hi <= max(seq) + 1: a row exists
+	bounds := make([]int64, len(times))
+	for i, t := range times {
+		switch {
+		case t.IsZero():
+			continue
+		case !first.Valid:
+			bounds[i] = 1
+			continue
 		}
-		if ts < want {
-			lo = seq + 1
-		} else {
-			hi = mid
+		want := formatTime(t)
+		// Invariant: the events before lo are older than t; the first
+		// event at or after hi (if any) is not.
+		lo, hi := first.Int64, last.Int64+1
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			var seq int64
+			var ts string
+			if err := probe.QueryRowContext(ctx, mid).Scan(&seq, &ts); err != nil {
+				return nil, err // mid < hi <= max(seq) + 1: a row exists
+			}
+			if ts < want {
+				lo = seq + 1
+			} else {
+				hi = mid
+			}
 		}
+		bounds[i] = lo
 	}
-	return lo, nil
+	return bounds, nil
 }
 
 // query appends the records q selects to dst.

@@ -67,7 +67,7 @@ var migrations = []string{
 
 	// 3: no timestamp index. Timestamps never go backwards along the chain,
 	// so a time window is found as a seq range by binary search over the
-	// primary key (Store.timeBound); the index only made every append
+	// primary key (Store.timeBounds); the index only made every append
 	// insert into one more b-tree, in auditd's one writer.
 	`DROP INDEX events_timestamp;`,
 }

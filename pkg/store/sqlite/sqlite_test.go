@@ -346,7 +346,7 @@ func TestSchemaContract(t *testing.T) {
 			t.Errorf("no index on events.%s", col)
 		}
 	}
-	// Time windows are seq ranges (Store.timeBound); an index on timestamp
+	// Time windows are seq ranges (Store.timeBounds); an index on timestamp
 	// would only slow every append (migration 3).
 	if indexed["timestamp"] {
 		t.Error("events.timestamp is indexed; migration 3 drops that index")
