@@ -394,8 +394,7 @@ func (p *parser) string() (string, error) {
 				p.pos++
 				return s, nil
 			}
-			p.pos = start // let the slow path name the invalid byte
-			break
+			break // invalid UTF-8: the slow path names the byte
 		}
 		if c == '\\' || c < 0x20 {
 			break
@@ -406,7 +405,7 @@ func (p *parser) string() (string, error) {
 		p.pos++
 	}
 	if !ascii {
-		p.pos = start
+		p.pos = start // the slow path checks non-ASCII runs as it copies them
 	}
 	buf := append([]byte(nil), p.data[start:p.pos]...)
 	for p.pos < len(p.data) {
