@@ -23,6 +23,10 @@ import (
 //	  - name: alice
 //	    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
 //	    roles: [approver, auditor]
+//	  - name: ci-deployer
+//	    sha256: …
+//	    roles: [agent]
+//	    principal: {user_id: deploy-bot, roles: [deployer]}   # optional (DESIGN §11)
 //
 // An empty file, "tokens: []" and "tokens:" hold no tokens: valid, but no one
 // can log in.
@@ -39,10 +43,11 @@ type File struct {
 }
 
 type entry struct {
-	name  string
-	hash  [sha256.Size]byte
-	roles []Role
-	line  int
+	name      string
+	hash      [sha256.Size]byte
+	roles     []Role
+	principal *Principal
+	line      int
 }
 
 // ParseError is one problem in a tokens file:
@@ -168,7 +173,13 @@ func (f *File) Identities() []Identity {
 }
 
 func (e *entry) identity() Identity {
-	return Identity{Name: e.name, Roles: append([]Role(nil), e.roles...)}
+	id := Identity{Name: e.name, Roles: append([]Role(nil), e.roles...)}
+	if e.principal != nil {
+		p := *e.principal
+		p.Roles = slices.Clone(p.Roles)
+		id.Principal = &p
+	}
+	return id
 }
 
 // maxBearer bounds the tokens Lookup hashes; Create's are 46 bytes.
@@ -370,7 +381,7 @@ func (d *decoder) entry(n *yaml.Node, field string) (e entry, ok bool) {
 	}
 	before := len(d.errs)
 	var haveName, haveHash, haveRoles bool
-	d.mapping(n, field, []string{"name", "sha256", "roles"}, func(key string, v *yaml.Node, field string) {
+	d.mapping(n, field, []string{"name", "sha256", "roles", "principal"}, func(key string, v *yaml.Node, field string) {
 		switch key {
 		case "name":
 			haveName = true
@@ -418,6 +429,8 @@ func (d *decoder) entry(n *yaml.Node, field string) (e entry, ok bool) {
 				}
 				e.roles = append(e.roles, Role(r.Value))
 			}
+		case "principal":
+			e.principal = d.principal(v, field)
 		}
 	})
 	for _, m := range []struct {
@@ -429,6 +442,49 @@ func (d *decoder) entry(n *yaml.Node, field string) (e entry, ok bool) {
 		}
 	}
 	return e, len(d.errs) == before
+}
+
+// principal decodes a token's principal: {user_id, roles?, service?}.
+func (d *decoder) principal(n *yaml.Node, field string) *Principal {
+	if !d.kind(n, field, yaml.MappingNode, "a mapping with the fields user_id, roles and service") {
+		return nil
+	}
+	before := len(d.errs)
+	p := &Principal{}
+	haveUser := false
+	d.mapping(n, field, []string{"user_id", "roles", "service"}, func(key string, v *yaml.Node, field string) {
+		switch key {
+		case "user_id":
+			haveUser = true
+			if d.scalar(v, field) {
+				p.UserID = v.Value
+			}
+		case "service":
+			if d.scalar(v, field) {
+				p.Service = v.Value
+			}
+		case "roles":
+			if isNull(v) || !d.kind(v, field, yaml.SequenceNode, "a list of policy roles, e.g. [dba, sre]") {
+				return
+			}
+			for i, r := range v.Content {
+				if d.scalar(r, fmt.Sprintf("%s[%d]", field, i)) {
+					p.Roles = append(p.Roles, r.Value)
+				}
+			}
+		}
+	})
+	if !haveUser {
+		d.errorf(n.Line, field+".user_id", "required")
+	}
+	if len(d.errs) != before {
+		return nil
+	}
+	if err := CheckPrincipal(*p); err != nil {
+		d.errorf(n.Line, field, "%v", err)
+		return nil
+	}
+	return p
 }
 
 // scalar checks that n is a non-null scalar.

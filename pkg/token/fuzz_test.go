@@ -3,6 +3,7 @@ package token
 import (
 	"crypto/sha256"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("the empty token authenticates")
 		}
 
-		out, err := appendEntry(data, "f.yaml", "fuzz-new", []Role{Agent}, newSum)
+		out, err := appendEntry(data, "f.yaml", entry{name: "fuzz-new", hash: newSum, roles: []Role{Agent}})
 		if seen["fuzz-new"] {
 			if !errors.Is(err, ErrNameTaken) {
 				t.Fatalf("append of a taken name: %v", err)
@@ -77,7 +78,7 @@ func FuzzParse(f *testing.F) {
 			if err != nil {
 				t.Fatalf("appended file does not parse: %v\n%s", err, out)
 			}
-			if !sameIdentities(g.Identities(), append(ids, Identity{"fuzz-new", []Role{Agent}})) {
+			if !sameIdentities(g.Identities(), append(ids, Identity{Name: "fuzz-new", Roles: []Role{Agent}})) {
 				t.Fatalf("append changed the tokens:\n%s", out)
 			}
 			if id, ok := g.Lookup(newTok); !ok || id.Name != "fuzz-new" {
@@ -103,6 +104,6 @@ func FuzzParse(f *testing.F) {
 
 func sameIdentities(a, b []Identity) bool {
 	return slices.EqualFunc(a, b, func(x, y Identity) bool {
-		return x.Name == y.Name && slices.Equal(x.Roles, y.Roles)
+		return x.Name == y.Name && slices.Equal(x.Roles, y.Roles) && reflect.DeepEqual(x.Principal, y.Principal)
 	})
 }

@@ -21,10 +21,16 @@ const (
 	Approver Role = "approver" // list approval requests and decide them
 	Auditor  Role = "auditor"  // read everything
 	Admin    Role = "admin"    // everything
+	// Gateway is a trusted enforcement point (such as gate running under
+	// an operator's identity) that authenticated the end user itself: it
+	// may name the principal, agent and tags a request is for, which every
+	// other token takes from its own entry and the infra file (DESIGN §11).
+	// It does not include the other roles.
+	Gateway Role = "gateway"
 )
 
 // allRoles lists every role, in the order help texts and messages show them.
-var allRoles = []Role{Agent, Approver, Auditor, Admin}
+var allRoles = []Role{Agent, Approver, Auditor, Admin, Gateway}
 
 // rolesList is "agent, approver, auditor, admin", for messages.
 var rolesList = func() string {
@@ -35,7 +41,7 @@ var rolesList = func() string {
 	return strings.Join(s, ", ")
 }()
 
-// Valid reports whether r is agent, approver, auditor or admin.
+// Valid reports whether r is agent, approver, auditor, admin or gateway.
 func (r Role) Valid() bool { return slices.Contains(allRoles, r) }
 
 // Identity is who a token belongs to: the name auditd records for its
@@ -44,12 +50,84 @@ func (r Role) Valid() bool { return slices.Contains(allRoles, r) }
 type Identity struct {
 	Name  string
 	Roles []Role
+	// Principal is who the token acts for in policy decisions (DESIGN
+	// §11): nil means the token's own name, with no policy roles.
+	Principal *Principal
 }
 
-// Has reports whether id has role r; admin has every role.
+// Principal is the policy principal a token acts for: a user id and the
+// policy roles (dba, sre, …: not API roles) policies match on, and an
+// optional service account (DESIGN §5 principals).
+type Principal struct {
+	UserID  string   `json:"user_id" yaml:"user_id"`
+	Roles   []string `json:"roles,omitempty" yaml:"roles,omitempty"`
+	Service string   `json:"service,omitempty" yaml:"service,omitempty"`
+}
+
+// Has reports whether id has role r. Admin has every role but gateway:
+// acting for principals the token did not authenticate is a trust decision
+// of its own, granted by name.
 func (id Identity) Has(r Role) bool {
+	if r == Gateway {
+		return slices.Contains(id.Roles, Gateway)
+	}
 	return slices.Contains(id.Roles, r) || slices.Contains(id.Roles, Admin)
 }
+
+// ActsFor is the principal id's requests are decided for: its configured
+// principal, or else its own name with no policy roles.
+func (id Identity) ActsFor() Principal {
+	if id.Principal != nil {
+		p := *id.Principal
+		p.Roles = slices.Clone(p.Roles)
+		return p
+	}
+	return Principal{UserID: id.Name}
+}
+
+// MaxPrincipalRoles bounds the policy roles of a token's principal.
+const MaxPrincipalRoles = 32
+
+// CheckPrincipal validates a token's principal: a user id (a token name's
+// characters, but up to 256 bytes, as e-mail addresses may be long), policy
+// roles named like token names, and an optional service named likewise.
+func CheckPrincipal(p Principal) error {
+	if p.UserID == "" {
+		return errors.New("principal user_id is empty")
+	}
+	if err := checkIdent("principal user_id", p.UserID, maxPrincipalName); err != nil {
+		return err
+	}
+	if len(p.Roles) > MaxPrincipalRoles {
+		return fmt.Errorf("principal has %d roles; the limit is %d", len(p.Roles), MaxPrincipalRoles)
+	}
+	for i, r := range p.Roles {
+		if err := checkIdent("principal role", r, MaxNameLen); err != nil {
+			return err
+		}
+		if slices.Contains(p.Roles[:i], r) {
+			return fmt.Errorf("principal role %s is listed twice", quote(r))
+		}
+	}
+	if p.Service != "" {
+		return checkIdent("principal service", p.Service, maxPrincipalName)
+	}
+	return nil
+}
+
+// ParsePrincipalRoles parses a comma-separated list of policy roles
+// ("dba,sre"); an empty string is no roles.
+func ParsePrincipalRoles(s string) []string {
+	var roles []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			roles = append(roles, item)
+		}
+	}
+	return roles
+}
+
+const maxPrincipalName = 256
 
 // ParseRoles parses a comma-separated list of roles ("approver,auditor").
 // Spaces around names are ignored; an empty item, an unknown role or a role
@@ -94,17 +172,23 @@ func CheckName(name string) error {
 	if name == "" {
 		return errors.New("token name is empty")
 	}
-	if len(name) > MaxNameLen {
-		return fmt.Errorf("token name is %d bytes long; the limit is %d", len(name), MaxNameLen)
+	return checkIdent("token name", name, MaxNameLen)
+}
+
+// checkIdent is CheckName's rule for what a name may hold, for the names
+// of what, of at most limit bytes.
+func checkIdent(what, name string, limit int) error {
+	if len(name) > limit {
+		return fmt.Errorf("%s is %d bytes long; the limit is %d", what, len(name), limit)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 		if i == 0 && !alnum {
-			return fmt.Errorf("token name %s must start with a letter or a digit", quote(name))
+			return fmt.Errorf("%s %s must start with a letter or a digit", what, quote(name))
 		}
 		if !alnum && c != '.' && c != '-' && c != '_' && c != '@' {
-			return fmt.Errorf("token name %s may hold only letters, digits and . - _ @", quote(name))
+			return fmt.Errorf("%s %s may hold only letters, digits and . - _ @", what, quote(name))
 		}
 	}
 	return nil

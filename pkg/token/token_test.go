@@ -19,11 +19,11 @@ func TestParseRoles(t *testing.T) {
 		{"approver", []Role{Approver}, ""},
 		{"approver,auditor", []Role{Approver, Auditor}, ""},
 		{" agent , admin ", []Role{Agent, Admin}, ""},
-		{"agent,approver,auditor,admin", allRoles, ""},
-		{"", nil, "no roles given (roles: agent, approver, auditor, admin)"},
+		{"agent,approver,auditor,admin,gateway", allRoles, ""},
+		{"", nil, "no roles given (roles: agent, approver, auditor, admin, gateway)"},
 		{"  ", nil, "no roles given"},
-		{"approver,", nil, "empty role name (roles: agent, approver, auditor, admin)"},
-		{"aprover", nil, `unknown role "aprover" (roles: agent, approver, auditor, admin)`},
+		{"approver,", nil, "empty role name (roles: agent, approver, auditor, admin, gateway)"},
+		{"aprover", nil, `unknown role "aprover" (roles: agent, approver, auditor, admin, gateway)`},
 		{"Admin", nil, `unknown role "Admin"`},
 		{"agent,agent", nil, "role agent is listed twice"},
 	} {
@@ -74,13 +74,50 @@ func TestIdentityHas(t *testing.T) {
 		{nil, nil},
 		{[]Role{Agent}, []Role{Agent}},
 		{[]Role{Approver, Auditor}, []Role{Approver, Auditor}},
-		{[]Role{Admin}, allRoles},
+		// Admin has every role but gateway: acting for others is granted
+		// by name (DESIGN §11).
+		{[]Role{Admin}, []Role{Agent, Approver, Auditor, Admin}},
+		{[]Role{Gateway}, []Role{Gateway}},
+		{[]Role{Admin, Gateway}, allRoles},
 	} {
 		id := Identity{Name: "x", Roles: tc.roles}
 		for _, r := range allRoles {
 			if got, want := id.Has(r), slices.Contains(tc.has, r); got != want {
 				t.Errorf("%v.Has(%s) = %v, want %v", tc.roles, r, got, want)
 			}
+		}
+	}
+}
+
+func TestActsFor(t *testing.T) {
+	own := Identity{Name: "agent-7", Roles: []Role{Agent}}
+	if got := own.ActsFor(); got.UserID != "agent-7" || got.Roles != nil {
+		t.Errorf("ActsFor without a principal = %+v, want the token's name and no roles", got)
+	}
+	p := &Principal{UserID: "alice", Roles: []string{"dba"}}
+	id := Identity{Name: "ci", Roles: []Role{Agent}, Principal: p}
+	got := id.ActsFor()
+	got.Roles[0] = "changed"
+	if p.Roles[0] != "dba" {
+		t.Error("ActsFor shares its roles with the identity")
+	}
+}
+
+func TestCheckPrincipal(t *testing.T) {
+	for _, tc := range []struct {
+		p   Principal
+		err string
+	}{
+		{Principal{UserID: "alice@example.com", Roles: []string{"dba", "sre"}, Service: "db-agent"}, ""},
+		{Principal{}, "principal user_id is empty"},
+		{Principal{UserID: "alice smith"}, "may hold only"},
+		{Principal{UserID: "a", Roles: []string{"dba", "dba"}}, "listed twice"},
+		{Principal{UserID: "a", Roles: []string{"db a"}}, "principal role"},
+		{Principal{UserID: "a", Service: "-x"}, "must start with"},
+	} {
+		err := CheckPrincipal(tc.p)
+		if (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("CheckPrincipal(%+v) = %v, want %q", tc.p, err, tc.err)
 		}
 	}
 }

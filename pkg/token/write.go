@@ -3,7 +3,6 @@ package token
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -42,6 +41,12 @@ const newFileComment = "# auditd bearer tokens: names, roles and SHA-256 hashes,
 // (ErrUnsafeMode). Concurrent Creates and Revokes on the same file are
 // serialized where the system has flock(2).
 func Create(path, name string, roles []Role, random io.Reader) (token string, err error) {
+	return CreateFor(path, name, roles, nil, random)
+}
+
+// CreateFor is Create for a token that acts for principal (nil: its own
+// name, with no policy roles; DESIGN §11).
+func CreateFor(path, name string, roles []Role, principal *Principal, random io.Reader) (token string, err error) {
 	if err := CheckName(name); err != nil {
 		return "", err
 	}
@@ -53,12 +58,17 @@ func Create(path, name string, roles []Role, random io.Reader) (token string, er
 			return "", err
 		}
 	}
+	if principal != nil {
+		if err := CheckPrincipal(*principal); err != nil {
+			return "", err
+		}
+	}
 	err = update(path, true, func(data []byte) ([]byte, error) {
 		tok, sum, err := newToken(random)
 		if err != nil {
 			return nil, err
 		}
-		out, err := appendEntry(data, path, name, roles, sum)
+		out, err := appendEntry(data, path, entry{name: name, hash: sum, roles: roles, principal: principal})
 		if err != nil {
 			return nil, err
 		}
@@ -177,8 +187,9 @@ func writeAtomic(path string, data []byte, old fs.FileInfo) (err error) {
 }
 
 // appendEntry returns data, a tokens file named name in messages, with a
-// token entry for tokName, roles and hash appended.
-func appendEntry(data []byte, name, tokName string, roles []Role, sum [sha256.Size]byte) ([]byte, error) {
+// token entry e appended.
+func appendEntry(data []byte, name string, e entry) ([]byte, error) {
+	tokName := e.name
 	f, err := Parse(data, name)
 	if err != nil {
 		return nil, err
@@ -206,9 +217,9 @@ func appendEntry(data []byte, name, tokName string, roles []Role, sum [sha256.Si
 	root(doc).Style &^= yaml.FlowStyle
 	seq := tokensNode(root(doc))
 	seq.Style &^= yaml.FlowStyle
-	seq.Content = append(seq.Content, entryNode(tokName, roles, sum))
+	seq.Content = append(seq.Content, entryNode(e))
 
-	want := append(slices.Clone(f.entries), entry{name: tokName, hash: sum, roles: roles})
+	want := append(slices.Clone(f.entries), e)
 	return encode(doc, name, want)
 }
 
@@ -272,17 +283,35 @@ func tokensNode(m *yaml.Node) *yaml.Node {
 	return v
 }
 
-func entryNode(name string, roles []Role, sum [sha256.Size]byte) *yaml.Node {
+func entryNode(e entry) *yaml.Node {
 	str := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
-	rs := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-	for _, r := range roles {
-		rs.Content = append(rs.Content, str(string(r)))
+	list := func(items []string) *yaml.Node {
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+		for _, it := range items {
+			n.Content = append(n.Content, str(it))
+		}
+		return n
 	}
-	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
-		str("name"), str(name),
-		str("sha256"), str(hex.EncodeToString(sum[:])),
-		str("roles"), rs,
+	roles := make([]string, len(e.roles))
+	for i, r := range e.roles {
+		roles[i] = string(r)
+	}
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+		str("name"), str(e.name),
+		str("sha256"), str(hex.EncodeToString(e.hash[:])),
+		str("roles"), list(roles),
 	}}
+	if p := e.principal; p != nil {
+		pn := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Content: []*yaml.Node{str("user_id"), str(p.UserID)}}
+		if len(p.Roles) > 0 {
+			pn.Content = append(pn.Content, str("roles"), list(p.Roles))
+		}
+		if p.Service != "" {
+			pn.Content = append(pn.Content, str("service"), str(p.Service))
+		}
+		n.Content = append(n.Content, str("principal"), pn)
+	}
+	return n
 }
 
 // encode marshals doc and checks that the result parses to exactly want.
@@ -297,7 +326,7 @@ func encode(doc *yaml.Node, name string, want []entry) ([]byte, error) {
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", HeadComment: newFileComment}
 	seq := tokensNode(m)
 	for _, e := range want {
-		seq.Content = append(seq.Content, entryNode(e.name, e.roles, e.hash))
+		seq.Content = append(seq.Content, entryNode(e))
 	}
 	out, err := encodeChecked(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{m}}, name, want)
 	if err != nil {
@@ -333,8 +362,15 @@ func encodeChecked(doc *yaml.Node, name string, want []entry) (out []byte, err e
 
 func sameEntries(a, b []entry) bool {
 	return slices.EqualFunc(a, b, func(x, y entry) bool {
-		return x.name == y.name && x.hash == y.hash && slices.Equal(x.roles, y.roles)
+		return x.name == y.name && x.hash == y.hash && slices.Equal(x.roles, y.roles) && samePrincipal(x.principal, y.principal)
 	})
+}
+
+func samePrincipal(a, b *Principal) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.UserID == b.UserID && a.Service == b.Service && slices.Equal(a.Roles, b.Roles)
 }
 
 // wrapError is an error with its own message that wraps a sentinel.

@@ -128,7 +128,7 @@ func TestCreateRefuses(t *testing.T) {
 			`tokens.yaml:2: a token named "alice" already exists`, ErrNameTaken},
 		{"empty name", existing, 0o600, "", []Role{Agent}, "token name is empty", nil},
 		{"confusing name", existing, 0o600, "alice (admin)", []Role{Agent}, "may hold only letters, digits and . - _ @", nil},
-		{"bad role", existing, 0o600, "bob", []Role{"root"}, `unknown role "root" (roles: agent, approver, auditor, admin)`, nil},
+		{"bad role", existing, 0o600, "bob", []Role{"root"}, `unknown role "root" (roles: agent, approver, auditor, admin, gateway)`, nil},
 		{"no roles", existing, 0o600, "bob", nil, "no roles given", nil},
 		{"role twice", existing, 0o600, "bob", []Role{Agent, Agent}, "role agent is listed twice", nil},
 		{"group-writable file", existing, 0o660, "bob", []Role{Agent},

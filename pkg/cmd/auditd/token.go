@@ -22,6 +22,9 @@ type TokenCreateOptions struct {
 	Tokens string
 	Name   string
 	Roles  []token.Role
+	// Principal is who the token acts for (--principal-user and
+	// --principal-roles); nil: its own name, with no policy roles.
+	Principal *token.Principal
 	// Random is the source of new tokens (crypto/rand).
 	Random io.Reader
 }
@@ -50,10 +53,22 @@ for each token, only its SHA-256 hash, the name auditd records for whoever
 uses it, and its roles:
 
     ROLE       MAY
-    agent      append events, request approvals, read its own requests
+    agent      append events, ask for decisions, request approvals, read its
+               own requests
     approver   list approval requests and approve or deny them
-    auditor    read everything: events, verification, approvals
-    admin      everything
+    auditor    read everything: events, verification, approvals; report
+               incidents
+    admin      everything but gateway
+    gateway    act for principals it authenticated itself: name the
+               principal, agent and resource tags of a request (for a
+               trusted enforcement point such as gate; granted only by name)
+
+A token may also carry the principal it acts for in policy decisions
+(--principal-user and --principal-roles: policy roles such as dba, not the
+API roles above). Decisions, approval requests and events use it; a request
+that names another principal, other roles or another agent is refused (403
+principal_not_allowed) unless the token has the gateway role. Without a
+principal a token acts as its own name, with no policy roles.
 
 An approver's identity is the token's name, never a field of the request:
 the requester of an approval can never approve it.
@@ -68,6 +83,7 @@ Exit status: 0 done, 3 on a usage error or a failure.`,
 		Example: `  auditd token create --tokens /etc/govkit/tokens.yaml --name alice --roles approver,auditor
   export GOVKIT_TOKENS_FILE=/etc/govkit/tokens.yaml
   GOVKIT_TOKEN=$(auditd token create --name ci-agent --roles agent)
+  auditd token create --name deploy-7 --roles agent --principal-user alice@example.com --principal-roles dba
   auditd token list
   auditd token revoke --name alice`,
 		Args: cobra.NoArgs,
@@ -97,9 +113,9 @@ const nameHint = "pass --name with letters, digits and . - _ @, starting with a 
 
 func newCmdTokenCreate(streams *cli.IOStreams, runF func(*TokenCreateOptions) error) *cobra.Command {
 	opts := &TokenCreateOptions{IO: streams, Random: rand.Reader}
-	var roles string
+	var roles, principalUser, principalRoles, principalService string
 	cmd := &cobra.Command{
-		Use:   "create --tokens FILE --name NAME --roles ROLE[,ROLE...]",
+		Use:   "create --tokens FILE --name NAME --roles ROLE[,ROLE...] [--principal-user U [--principal-roles R,...]]",
 		Short: "Make a token, add its hash to the tokens file, and print it",
 		Long: `Create makes a new token (gk_ and 43 URL-safe characters), adds its SHA-256
 hash to the tokens file with --name and --roles, and prints the token, and
@@ -108,11 +124,19 @@ nothing else, on standard output. The token is not stored: keep it now.
 The file is created (mode 0600) if it is missing, and otherwise rewritten
 atomically, keeping the other tokens, their order, comments, mode and owner.
 Names are 1 to 64 letters, digits and ". - _ @" and must be unique, compared
-without case. Roles: agent, approver, auditor, admin (see "auditd token --help").
+without case. Roles: agent, approver, auditor, admin, gateway (see "auditd
+token --help").
+
+--principal-user names the policy principal the token acts for, with
+--principal-roles (its policy roles, e.g. dba,sre) and --principal-service
+(a service account policies may match); auditd takes them from the token,
+never from a request.
 
 Exit status: 0 created, 3 on a usage error or a failure (nothing is written).`,
 		Example: `  auditd token create --tokens tokens.yaml --name alice --roles approver,auditor
-  GOVKIT_TOKEN=$(auditd token create --tokens tokens.yaml --name ci --roles agent)`,
+  GOVKIT_TOKEN=$(auditd token create --tokens tokens.yaml --name ci --roles agent)
+  auditd token create --tokens tokens.yaml --name dba-agent --roles agent \
+      --principal-user alice@example.com --principal-roles dba`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := checkTokensFlag(opts.Tokens); err != nil {
@@ -125,32 +149,46 @@ Exit status: 0 created, 3 on a usage error or a failure (nothing is written).`,
 				return cli.Fail(err, nameHint)
 			}
 			if roles == "" {
-				return cli.Failf("--roles is required").WithHint("pass --roles with one or more of agent, approver, auditor, admin, comma-separated")
+				return cli.Failf("--roles is required").WithHint("pass --roles with one or more of agent, approver, auditor, admin, gateway, comma-separated")
 			}
 			parsed, err := token.ParseRoles(roles)
 			if err != nil {
-				return cli.Fail(err, "pass --roles with one or more of agent, approver, auditor, admin, comma-separated")
+				return cli.Fail(err, "pass --roles with one or more of agent, approver, auditor, admin, gateway, comma-separated")
 			}
 			opts.Roles = parsed
+			if principalUser == "" && (principalRoles != "" || principalService != "") {
+				return cli.Failf("--principal-roles and --principal-service need --principal-user").
+					WithHint("pass --principal-user USER: the policy principal the token acts for")
+			}
+			if principalUser != "" {
+				p := token.Principal{UserID: principalUser, Roles: token.ParsePrincipalRoles(principalRoles), Service: principalService}
+				if err := token.CheckPrincipal(p); err != nil {
+					return cli.Fail(err, "pass --principal-user and --principal-roles with letters, digits and . - _ @ (e.g. --principal-user alice@example.com --principal-roles dba,sre)")
+				}
+				opts.Principal = &p
+			}
 			if runF != nil {
 				return runF(opts)
 			}
 			return tokenCreateRun(opts)
 		},
 	}
+	cmd.Flags().StringVar(&principalUser, "principal-user", "", "the policy principal `USER` the token acts for (default: the token's name)")
+	cmd.Flags().StringVar(&principalRoles, "principal-roles", "", "comma-separated policy `ROLES` of the principal (e.g. dba,sre)")
+	cmd.Flags().StringVar(&principalService, "principal-service", "", "the principal's `SERVICE` account, for policies that match services")
 	addTokensFlag(cmd, &opts.Tokens)
 	cmd.Flags().StringVar(&opts.Name, "name", "", "the token's `NAME`: who auditd records for its requests and votes")
-	cmd.Flags().StringVar(&roles, "roles", "", "comma-separated `ROLES`: agent, approver, auditor, admin")
+	cmd.Flags().StringVar(&roles, "roles", "", "comma-separated `ROLES`: agent, approver, auditor, admin, gateway")
 	_ = cmd.RegisterFlagCompletionFunc("roles", cobra.FixedCompletions(
-		[]string{"agent", "approver", "auditor", "admin", "approver,auditor"}, cobra.ShellCompDirectiveNoFileComp))
-	// A name and roles describe one token, never a preference: a "name:"
-	// in a config file must not become every new token's name.
-	cli.SkipConfig(cmd.Flags(), "name", "roles")
+		[]string{"agent", "approver", "auditor", "admin", "gateway", "approver,auditor"}, cobra.ShellCompDirectiveNoFileComp))
+	// A name, roles and principal describe one token, never a preference:
+	// a "name:" in a config file must not become every new token's name.
+	cli.SkipConfig(cmd.Flags(), "name", "roles", "principal-user", "principal-roles", "principal-service")
 	return cmd
 }
 
 func tokenCreateRun(o *TokenCreateOptions) error {
-	tok, err := token.Create(o.Tokens, o.Name, o.Roles, o.Random)
+	tok, err := token.CreateFor(o.Tokens, o.Name, o.Roles, o.Principal, o.Random)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cli.Fail(err, "create the directory first (create makes only the file), or pass another --tokens")
 	}
@@ -161,7 +199,7 @@ func tokenCreateRun(o *TokenCreateOptions) error {
 		return cli.Fail(fmt.Errorf("printing the token: %w (its hash is in %s: revoke it)", err, o.Tokens),
 			fmt.Sprintf("run 'auditd token revoke --tokens %s --name %s' and create it again", o.Tokens, o.Name))
 	}
-	fmt.Fprintf(o.IO.ErrOut, "auditd: added %s (%s) to %s; the token is shown only once\n", o.Name, joinRoles(o.Roles), o.Tokens)
+	fmt.Fprintf(o.IO.ErrOut, "auditd: added %s (%s%s) to %s; the token is shown only once\n", o.Name, joinRoles(o.Roles), principalText(o.Principal), o.Tokens)
 	return nil
 }
 
@@ -204,10 +242,11 @@ func tokenListRun(o *TokenListOptions) error {
 		enc := json.NewEncoder(o.IO.Out)
 		for _, id := range ids {
 			if err := enc.Encode(struct {
-				SchemaVersion int          `json:"schema_version"`
-				Name          string       `json:"name"`
-				Roles         []token.Role `json:"roles"`
-			}{1, id.Name, id.Roles}); err != nil {
+				SchemaVersion int              `json:"schema_version"`
+				Name          string           `json:"name"`
+				Roles         []token.Role     `json:"roles"`
+				Principal     *token.Principal `json:"principal,omitempty"`
+			}{1, id.Name, id.Roles, id.Principal}); err != nil {
 				return cli.Fail(err, "")
 			}
 		}
@@ -218,9 +257,13 @@ func tokenListRun(o *TokenListOptions) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tROLES")
+	fmt.Fprintln(tw, "NAME\tROLES\tACTS FOR")
 	for _, id := range ids {
-		fmt.Fprintf(tw, "%s\t%s\n", id.Name, joinRoles(id.Roles))
+		actsFor := "(itself)"
+		if id.Principal != nil {
+			actsFor = strings.TrimPrefix(principalText(id.Principal), "; acts for ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", id.Name, joinRoles(id.Roles), actsFor)
 	}
 	if err := tw.Flush(); err != nil {
 		return cli.Fail(err, "")
@@ -281,7 +324,7 @@ func tokenError(err error, file string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return cli.Fail(err, "check --tokens (or GOVKIT_TOKENS_FILE); 'auditd token create' makes the file")
 	case errors.As(err, &pe):
-		return cli.Fail(err, "fix the line it names; each token is {name, sha256, roles}")
+		return cli.Fail(err, "fix the line it names; each token is {name, sha256, roles, principal?}")
 	}
 	return cli.Fail(err, "")
 }
@@ -292,4 +335,20 @@ func joinRoles(roles []token.Role) string {
 		s[i] = string(r)
 	}
 	return strings.Join(s, ",")
+}
+
+// principalText describes the principal a token acts for, for messages:
+// "; acts for alice (roles dba, sre)", or "" for none.
+func principalText(p *token.Principal) string {
+	if p == nil {
+		return ""
+	}
+	s := "; acts for " + p.UserID
+	if len(p.Roles) > 0 {
+		s += " (roles " + strings.Join(p.Roles, ", ") + ")"
+	}
+	if p.Service != "" {
+		s += " as service " + p.Service
+	}
+	return s
 }

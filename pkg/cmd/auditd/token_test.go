@@ -45,10 +45,10 @@ func TestTokenCreateFlags(t *testing.T) {
 			"auditd: error: token name \"alice smith\" may hold only letters, digits and . - _ @\n" +
 				"auditd: hint: pass --name with letters, digits and . - _ @, starting with a letter or a digit (e.g. alice or ci-bot@build)\n"},
 		{"no roles", "", []string{"--tokens", "t.yaml", "--name", "alice"}, "", nil,
-			"auditd: error: --roles is required\nauditd: hint: pass --roles with one or more of agent, approver, auditor, admin, comma-separated\n"},
+			"auditd: error: --roles is required\nauditd: hint: pass --roles with one or more of agent, approver, auditor, admin, gateway, comma-separated\n"},
 		{"bad role", "", []string{"--tokens", "t.yaml", "--name", "alice", "--roles", "approver,root"}, "", nil,
-			"auditd: error: unknown role \"root\" (roles: agent, approver, auditor, admin)\n" +
-				"auditd: hint: pass --roles with one or more of agent, approver, auditor, admin, comma-separated\n"},
+			"auditd: error: unknown role \"root\" (roles: agent, approver, auditor, admin, gateway)\n" +
+				"auditd: hint: pass --roles with one or more of agent, approver, auditor, admin, gateway, comma-separated\n"},
 		{"argument", "", []string{"--tokens", "t.yaml", "--name", "alice", "--roles", "agent", "extra"}, "", nil,
 			"auditd: error: unknown command \"extra\" for \"create\"\nauditd: hint: run 'create --help' for usage\n"},
 	} {
@@ -141,7 +141,7 @@ func TestTokenCommands(t *testing.T) {
 
 	// list: a table on a terminal, JSON Lines otherwise; never a hash.
 	code, out, errOut = run(t, true, "token", "list")
-	want := "NAME          ROLES\nalice         approver,auditor\nci-bot@build  agent\n"
+	want := "NAME          ROLES             ACTS FOR\nalice         approver,auditor  (itself)\nci-bot@build  agent             (itself)\n"
 	if code != 0 || out != want || errOut != "" {
 		t.Errorf("list: exit %d, stdout:\n%s\nwant:\n%s\nstderr %s", code, out, want, errOut)
 	}
