@@ -20,22 +20,29 @@ import (
 // SchemaVersion is the version of the request object.
 const SchemaVersion = 1
 
-// Status is where a request is in its life: pending, then exactly one of
-// approved, denied or expired, which never change again.
+// Status is where a request is in its life: pending, then one of
+// approved, denied, expired or cancelled; an approved request is consumed
+// by the one execution it releases, or cancelled before. Denied, expired,
+// cancelled and consumed never change again.
 type Status string
 
-// The states of DESIGN §7.
+// The states of DESIGN §7 and §11.
 const (
-	Pending  Status = "pending"
-	Approved Status = "approved"
-	Denied   Status = "denied"
-	Expired  Status = "expired"
+	Pending   Status = "pending"
+	Approved  Status = "approved"
+	Denied    Status = "denied"
+	Expired   Status = "expired"
+	Cancelled Status = "cancelled"
+	Consumed  Status = "consumed"
 )
 
-// Valid reports whether s is one of the four states.
+// Statuses lists every state, in the order of a request's life.
+var Statuses = []Status{Pending, Approved, Denied, Expired, Cancelled, Consumed}
+
+// Valid reports whether s is one of Statuses.
 func (s Status) Valid() bool {
 	switch s {
-	case Pending, Approved, Denied, Expired:
+	case Pending, Approved, Denied, Expired, Cancelled, Consumed:
 		return true
 	}
 	return false
@@ -56,14 +63,20 @@ var Actions = []string{"read", "write", "destructive"}
 
 // Limits on what a request may carry: the API bounds untrusted input.
 const (
-	DefaultTTL     = 5 * time.Minute // GOVKIT_APPROVAL_TIMEOUT's default (seed 003)
-	MaxTTL         = 7 * 24 * time.Hour
-	MinTTL         = time.Second
-	MaxQuorum      = 10
-	maxName        = 256
-	maxReason      = 4 << 10
-	maxRawCommand  = 64 << 10
-	maxPolicyBytes = 256 << 10
+	DefaultTTL = 5 * time.Minute // GOVKIT_APPROVAL_TIMEOUT's default (seed 003)
+	// DefaultValidFor is how long an approval may be consumed after it
+	// was approved (DESIGN §11): long enough for a CI job to resume, short
+	// enough that a forgotten approval does not release an action hours
+	// later, when the world it was judged in has changed.
+	DefaultValidFor = 15 * time.Minute
+	MaxValidFor     = 24 * time.Hour
+	MaxTTL          = 7 * 24 * time.Hour
+	MinTTL          = time.Second
+	MaxQuorum       = 10
+	maxName         = 256
+	maxReason       = 4 << 10
+	maxRawCommand   = 64 << 10
+	maxPolicyBytes  = 256 << 10
 )
 
 // Vote is one approver's decision, in the order it was cast.
@@ -76,12 +89,16 @@ type Vote struct {
 
 // Request is an approval request (DESIGN §7 request fields).
 type Request struct {
-	SchemaVersion  int             `json:"schema_version"`
-	ID             string          `json:"id"`
-	CreatedAt      time.Time       `json:"created_at"`
-	ExpiresAt      time.Time       `json:"expires_at"`
-	Status         Status          `json:"status"`
-	RequestedBy    string          `json:"requested_by"`
+	SchemaVersion int       `json:"schema_version"`
+	ID            string    `json:"id"`
+	CreatedAt     time.Time `json:"created_at"`
+	ExpiresAt     time.Time `json:"expires_at"`
+	Status        Status    `json:"status"`
+	RequestedBy   string    `json:"requested_by"`
+	// RequestedFor is the policy principal the request was decided for
+	// (its user id), when it is not the requester itself: neither may
+	// approve it.
+	RequestedFor   string          `json:"requested_for,omitempty"`
 	Resource       audit.Resource  `json:"resource"`
 	Action         string          `json:"action"`
 	Tool           string          `json:"tool,omitempty"`
@@ -92,6 +109,16 @@ type Request struct {
 	Votes          []Vote          `json:"votes"`
 	DecidedAt      *time.Time      `json:"decided_at"`
 	PolicyDecision json.RawMessage `json:"policy_decision,omitempty"`
+	// ValidFor is how long after approval the request may be consumed
+	// (a Go duration; "" is DefaultValidFor); ValidUntil is set when it is
+	// approved.
+	ValidFor   string     `json:"valid_for,omitempty"`
+	ValidUntil *time.Time `json:"valid_until,omitempty"`
+	// ConsumedAt and ConsumedBy record the one execution an approval
+	// released (DESIGN §11); CancelledBy who withdrew it.
+	ConsumedAt  *time.Time `json:"consumed_at,omitempty"`
+	ConsumedBy  string     `json:"consumed_by,omitempty"`
+	CancelledBy string     `json:"cancelled_by,omitempty"`
 }
 
 // Input is what a requester supplies (the body of POST /v1/approvals).
@@ -255,6 +282,12 @@ const (
 	RefusedAlreadyVoted = "already_voted"
 	RefusedNotPending   = "not_pending"
 	RefusedExpired      = "expired"
+	// Consumption and cancellation (DESIGN §11).
+	RefusedNotRequester = "not_requester"     // 403: only the requester (or a gateway, or for cancel an admin)
+	RefusedConsumed     = "approval_consumed" // 409: it released its one execution already
+	RefusedNotApproved  = "not_approved"      // 409: pending, denied, expired or cancelled
+	RefusedMismatch     = "action_mismatch"   // 409: another action than the one approved
+	RefusedStale        = "approval_stale"    // 410: past valid_until
 )
 
 // Decide records by's vote at now: one deny ends the request, Quorum
@@ -286,6 +319,8 @@ func (r *Request) Decide(by string, d Decision, reason string, now time.Time) er
 		return &Refusal{RefusedExpired, fmt.Sprintf("approval %s expired at %s; a decision after expiry is refused — ask the requester for a new request", r.ID, r.ExpiresAt.Format(time.RFC3339))}
 	case strings.EqualFold(by, r.RequestedBy):
 		return &Refusal{RefusedSelfApproval, fmt.Sprintf("%s requested approval %s and cannot decide it; another approver must", by, r.ID)}
+	case r.RequestedFor != "" && strings.EqualFold(by, r.RequestedFor):
+		return &Refusal{RefusedSelfApproval, fmt.Sprintf("approval %s was requested for %s, who cannot decide it; another approver must", r.ID, by)}
 	}
 	for _, v := range r.Votes {
 		if strings.EqualFold(v.By, by) {
@@ -299,6 +334,8 @@ func (r *Request) Decide(by string, d Decision, reason string, now time.Time) er
 		r.Status = Denied
 	case r.Approvals() >= r.Quorum:
 		r.Status = Approved
+		until := now.Add(r.validFor())
+		r.ValidUntil = &until
 	default:
 		return nil
 	}
@@ -306,9 +343,71 @@ func (r *Request) Decide(by string, d Decision, reason string, now time.Time) er
 	return nil
 }
 
+// validFor is r.ValidFor as a duration (DefaultValidFor when unset or
+// unreadable: never longer than asked).
+func (r *Request) validFor() time.Duration {
+	d, err := time.ParseDuration(r.ValidFor)
+	if err != nil || d <= 0 || d > MaxValidFor {
+		return DefaultValidFor
+	}
+	return d
+}
+
+// Consume releases the one execution an approved request allows (DESIGN
+// §11): by must be the requester unless asGateway (a gateway acting for
+// it), actionHash must be the request's ActionHash, and now must be within
+// its validity window. A request is consumed once: a second consumption is
+// refused, so one approval can never release two executions. On an error r
+// is unchanged.
+func (r *Request) Consume(by string, asGateway bool, actionHash string, now time.Time) error {
+	if err := checkName("by", by); err != nil {
+		return err
+	}
+	switch {
+	case !asGateway && !strings.EqualFold(by, r.RequestedBy):
+		return &Refusal{RefusedNotRequester, fmt.Sprintf("%s did not request approval %s (%s did): only the requester, or a gateway acting for it, may consume it", by, r.ID, r.RequestedBy)}
+	case r.Status == Consumed:
+		return &Refusal{RefusedConsumed, fmt.Sprintf("approval %s was consumed already (by %s at %s): an approval releases one execution; request a new one", r.ID, r.ConsumedBy, r.ConsumedAt.Format(time.RFC3339))}
+	case r.Status != Approved:
+		return &Refusal{RefusedNotApproved, fmt.Sprintf("approval %s is %s, not approved: nothing to consume", r.ID, r.Status)}
+	case actionHash != r.ActionHash:
+		return &Refusal{RefusedMismatch, fmt.Sprintf("approval %s was given for another action (action_hash %s…, not %s…): an approval releases exactly the action that was approved", r.ID, r.ActionHash[:min(12, len(r.ActionHash))], actionHash[:min(12, len(actionHash))])}
+	case r.ValidUntil != nil && now.After(*r.ValidUntil):
+		return &Refusal{RefusedStale, fmt.Sprintf("approval %s was valid until %s; request a new one", r.ID, r.ValidUntil.Format(time.RFC3339))}
+	}
+	now = now.UTC()
+	r.Status, r.ConsumedAt, r.ConsumedBy = Consumed, &now, by
+	return nil
+}
+
+// Cancel withdraws a pending request, or an approved one not yet consumed:
+// by must be the requester unless asAdmin. On an error r is unchanged.
+func (r *Request) Cancel(by string, asAdmin bool, now time.Time) error {
+	if err := checkName("by", by); err != nil {
+		return err
+	}
+	switch {
+	case !asAdmin && !strings.EqualFold(by, r.RequestedBy):
+		return &Refusal{RefusedNotRequester, fmt.Sprintf("%s did not request approval %s (%s did): only the requester or an admin may cancel it", by, r.ID, r.RequestedBy)}
+	case r.Status != Pending && r.Status != Approved:
+		return &Refusal{RefusedNotPending, fmt.Sprintf("approval %s is %s already%s; nothing to cancel", r.ID, r.Status, r.decidedBy())}
+	}
+	now = now.UTC()
+	if r.Status == Pending {
+		r.DecidedAt = &now
+	}
+	r.Status, r.CancelledBy = Cancelled, by
+	return nil
+}
+
 // decidedBy names who ended a request, for refusals.
 func (r *Request) decidedBy() string {
-	if r.Status == Expired || len(r.Votes) == 0 {
+	switch {
+	case r.Status == Cancelled:
+		return " (by " + r.CancelledBy + ")"
+	case r.Status == Consumed:
+		return " (by " + r.ConsumedBy + ")"
+	case r.Status == Expired || len(r.Votes) == 0:
 		return ""
 	}
 	return " (by " + r.Votes[len(r.Votes)-1].By + ")"

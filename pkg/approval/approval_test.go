@@ -228,3 +228,115 @@ func TestEventRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func approved(t *testing.T) Request {
+	t.Helper()
+	r := mustNew(t, input())
+	if err := r.Decide("bob", Approve, "", t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestConsume is DESIGN §11: an approval releases one execution of exactly
+// its action, by its requester, within its validity window. Before issue 13
+// an approval could be used any number of times, for any action.
+func TestConsume(t *testing.T) {
+	hash := mustNew(t, input()).ActionHash
+	at := t0.Add(2 * time.Minute)
+	for _, tc := range []struct {
+		name      string
+		prepare   func(*Request)
+		by        string
+		gateway   bool
+		hash      string
+		now       time.Time
+		wantCode  string
+		wantState Status
+	}{
+		{name: "requester", by: "alice", hash: hash, now: at, wantState: Consumed},
+		{name: "requester, other case", by: "ALICE", hash: hash, now: at, wantState: Consumed},
+		{name: "gateway for the requester", by: "gate", gateway: true, hash: hash, now: at, wantState: Consumed},
+		{name: "someone else", by: "mallory", hash: hash, now: at, wantCode: RefusedNotRequester},
+		{name: "another action", by: "alice", hash: ActionHash(input().Resource, "write", "psql", "DROP TABLE users"), now: at, wantCode: RefusedMismatch},
+		{name: "after the window", by: "alice", hash: hash, now: t0.Add(time.Minute + DefaultValidFor + time.Second), wantCode: RefusedStale},
+		{name: "a shorter window", prepare: func(r *Request) { until := t0.Add(90 * time.Second); r.ValidUntil = &until }, by: "alice", hash: hash, now: at, wantCode: RefusedStale},
+		{name: "second use", prepare: func(r *Request) { _ = r.Consume("alice", false, hash, at) }, by: "alice", hash: hash, now: at, wantCode: RefusedConsumed},
+		{name: "pending", prepare: func(r *Request) { *r = mustNew(t, input()) }, by: "alice", hash: hash, now: at, wantCode: RefusedNotApproved},
+		{name: "cancelled", prepare: func(r *Request) { _ = r.Cancel("alice", false, at) }, by: "alice", hash: hash, now: at, wantCode: RefusedNotApproved},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := approved(t)
+			if tc.prepare != nil {
+				tc.prepare(&r)
+			}
+			before := r
+			err := r.Consume(tc.by, tc.gateway, tc.hash, tc.now)
+			var ref *Refusal
+			switch {
+			case tc.wantCode == "" && err != nil:
+				t.Fatalf("Consume = %v", err)
+			case tc.wantCode == "":
+				if r.Status != tc.wantState || r.ConsumedBy != tc.by || r.ConsumedAt == nil || ChangeType(&r) != audit.TypeApprovalConsumed {
+					t.Errorf("after Consume: %+v", r)
+				}
+			case !errors.As(err, &ref) || ref.Code != tc.wantCode:
+				t.Fatalf("Consume = %v, want refusal %s", err, tc.wantCode)
+			case r.Status != before.Status || r.ConsumedBy != before.ConsumedBy:
+				t.Errorf("a refused Consume changed the request: %+v", r)
+			}
+		})
+	}
+}
+
+func TestValidUntil(t *testing.T) {
+	r := mustNew(t, input())
+	r.ValidFor = "2m"
+	if err := r.Decide("bob", Approve, "", t0); err != nil {
+		t.Fatal(err)
+	}
+	if r.ValidUntil == nil || !r.ValidUntil.Equal(t0.Add(2*time.Minute)) {
+		t.Errorf("valid_until = %v, want approval time + 2m", r.ValidUntil)
+	}
+	r = mustNew(t, input())
+	r.ValidFor = "48h" // beyond MaxValidFor: never longer than the default
+	_ = r.Decide("bob", Approve, "", t0)
+	if !r.ValidUntil.Equal(t0.Add(DefaultValidFor)) {
+		t.Errorf("valid_until = %v, want the default window", r.ValidUntil)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	at := t0.Add(time.Minute)
+	r := mustNew(t, input())
+	var ref *Refusal
+	if err := r.Cancel("mallory", false, at); !errors.As(err, &ref) || ref.Code != RefusedNotRequester {
+		t.Fatalf("Cancel by another = %v", err)
+	}
+	if err := r.Cancel("alice", false, at); err != nil || r.Status != Cancelled || r.CancelledBy != "alice" || r.DecidedAt == nil {
+		t.Fatalf("Cancel by the requester = %v, %+v", err, r)
+	}
+	if ChangeType(&r) != audit.TypeApprovalCancelled {
+		t.Errorf("ChangeType = %s", ChangeType(&r))
+	}
+	if err := r.Cancel("alice", false, at); !errors.As(err, &ref) || ref.Code != RefusedNotPending {
+		t.Errorf("second Cancel = %v", err)
+	}
+	// An admin may withdraw an approved request nobody has used yet.
+	r = approved(t)
+	if err := r.Cancel("root", true, at); err != nil || r.Status != Cancelled {
+		t.Errorf("admin Cancel of an approved request = %v, %+v", err, r)
+	}
+	if err := r.Decide("carol", Approve, "", at); !errors.As(err, &ref) || ref.Code != RefusedNotPending {
+		t.Errorf("vote on a cancelled request = %v", err)
+	}
+}
+
+func TestRequestedForCannotApprove(t *testing.T) {
+	r := mustNew(t, input())
+	r.RequestedFor = "carol@example.com"
+	var ref *Refusal
+	if err := r.Decide("Carol@example.com", Approve, "", t0); !errors.As(err, &ref) || ref.Code != RefusedSelfApproval {
+		t.Errorf("the principal approving a request made for it = %v", err)
+	}
+}

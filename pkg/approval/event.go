@@ -15,6 +15,8 @@ var EventTypes = []string{
 	audit.TypeApprovalVoted,
 	audit.TypeApprovalDecided,
 	audit.TypeApprovalExpired,
+	audit.TypeApprovalConsumed,
+	audit.TypeApprovalCancelled,
 }
 
 // IsEventType reports whether t is one of EventTypes.
@@ -31,6 +33,10 @@ func IsEventType(t string) bool {
 // (no votes), voted (still pending), decided or expired.
 func ChangeType(r *Request) string {
 	switch {
+	case r.Status == Consumed:
+		return audit.TypeApprovalConsumed
+	case r.Status == Cancelled:
+		return audit.TypeApprovalCancelled
 	case r.Status == Expired:
 		return audit.TypeApprovalExpired
 	case r.Status != Pending:

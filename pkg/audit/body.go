@@ -21,8 +21,15 @@ func appendEventBody(dst []byte, e *Event, rawCanonical bool) ([]byte, error) {
 	w := objectWriter{dst: dst, rawCanonical: rawCanonical}
 	w.dst = append(w.dst, '{')
 	w.str("action_class", e.ActionClass, true)
+	w.str("action_hash", e.ActionHash, true)
 	w.str("agent", e.Agent, true)
 	w.str("approval_id", e.ApprovalID, true)
+	if e.Caller != nil {
+		w.open("caller")
+		w.str("name", e.Caller.Name, false)
+		w.list("roles", e.Caller.Roles)
+		w.close()
+	}
 	w.raw("data", e.Data)
 	w.str("event_id", e.EventID, false)
 	w.str("event_type", e.EventType, false)

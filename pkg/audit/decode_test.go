@@ -67,6 +67,10 @@ func TestDecodeEventRefuses(t *testing.T) {
 		{"timestamp", `{"event_type":"x","timestamp":"2026-01-01T00:00:00Z"}`, "timestamp is assigned by auditd; remove it"},
 		{"prev_hash", `{"event_type":"x","prev_hash":""}`, "prev_hash is assigned by auditd; remove it"},
 		{"event_hash", `{"event_type":"x","event_hash":"00"}`, "event_hash is assigned by auditd; remove it"},
+		// DESIGN §11: who wrote an event comes from its credential, and the
+		// hash of an approved action is computed by auditd, never claimed.
+		{"caller", `{"event_type":"x","caller":{"name":"root","roles":["admin"]}}`, "caller is assigned by auditd; remove it"},
+		{"action_hash", `{"event_type":"x","action_hash":"00"}`, "action_hash is assigned by auditd; remove it"},
 		{"unknown field", `{"event_type":"x","colour":"red"}`, `unknown field "colour"`},
 		{"unknown null field", `{"event_type":"x","colour":null}`, `unknown field "colour"`},
 		{"null seq", `{"event_type":"x","seq":null}`, "seq is assigned by auditd; remove it"},

@@ -20,8 +20,10 @@ const (
 	TypePolicyDecision    = "policy_decision"
 	TypeApprovalRequested = "approval_requested"
 	TypeApprovalDecided   = "approval_decided"
-	TypeApprovalVoted     = "approval_voted"   // a vote that leaves the request pending (quorum > 1)
-	TypeApprovalExpired   = "approval_expired" // no decision before expires_at
+	TypeApprovalVoted     = "approval_voted"     // a vote that leaves the request pending (quorum > 1)
+	TypeApprovalExpired   = "approval_expired"   // no decision before expires_at
+	TypeApprovalConsumed  = "approval_consumed"  // the one execution an approval releases (DESIGN §11)
+	TypeApprovalCancelled = "approval_cancelled" // withdrawn by the requester or an admin
 	TypeIncident          = "incident"
 	TypeDelegation        = "delegation"
 )
@@ -30,21 +32,30 @@ const (
 // EventHash are assigned by auditd; a client that sets them is refused.
 // EventHash is not part of the hashed body.
 type Event struct {
-	SchemaVersion  int             `json:"schema_version"`
-	Seq            int64           `json:"seq"`
-	EventID        string          `json:"event_id"`
-	Timestamp      time.Time       `json:"timestamp"` // server receive time, UTC
-	EventType      string          `json:"event_type"`
-	TraceID        string          `json:"trace_id,omitempty"`
-	SessionID      string          `json:"session_id,omitempty"`
-	Agent          string          `json:"agent,omitempty"`
-	Principal      *Principal      `json:"principal,omitempty"`
-	ActionClass    string          `json:"action_class,omitempty"` // read | write | destructive
+	SchemaVersion int        `json:"schema_version"`
+	Seq           int64      `json:"seq"`
+	EventID       string     `json:"event_id"`
+	Timestamp     time.Time  `json:"timestamp"` // server receive time, UTC
+	EventType     string     `json:"event_type"`
+	TraceID       string     `json:"trace_id,omitempty"`
+	SessionID     string     `json:"session_id,omitempty"`
+	Agent         string     `json:"agent,omitempty"`
+	Principal     *Principal `json:"principal,omitempty"`
+	ActionClass   string     `json:"action_class,omitempty"` // read | write | destructive
+	// ActionHash is set by auditd on an event that cites an approval: the
+	// approval.ActionHash of the action it records, computed before
+	// redaction, so detections can check that the approval released
+	// exactly this action (DESIGN §11).
+	ActionHash     string          `json:"action_hash,omitempty"`
 	Resource       *Resource       `json:"resource,omitempty"`
 	Tool           *Tool           `json:"tool,omitempty"`
 	Outcome        *Outcome        `json:"outcome,omitempty"`
 	PolicyDecision json.RawMessage `json:"policy_decision,omitempty"` // decision, trace, explanation (pkg/policy)
 	ApprovalID     string          `json:"approval_id,omitempty"`
+	// Caller is who wrote the event, as auditd authenticated it (a
+	// token's name and API roles; in local mode the X-Govkit-User header):
+	// set by auditd, inside the hashed body (DESIGN §11).
+	Caller *Caller `json:"caller,omitempty"`
 	// Data carries an event type's own payload (an incident's details, an
 	// approval's state) so later event types need no schema change.
 	Data      json.RawMessage `json:"data,omitempty"`
@@ -56,6 +67,12 @@ type Event struct {
 type Principal struct {
 	UserID string   `json:"user_id,omitempty"`
 	Roles  []string `json:"roles,omitempty"`
+}
+
+// Caller is the authenticated writer of an event.
+type Caller struct {
+	Name  string   `json:"name"`
+	Roles []string `json:"roles,omitempty"`
 }
 
 // Resource is what was acted on.

@@ -60,6 +60,11 @@ func Prepare(e Event) (*Draft, error) {
 	return d, nil
 }
 
+// Unsealed returns the draft's canonical body with placeholders for the
+// chain fields: equal for two drafts exactly when their events would be
+// stored alike (an idempotent retry is one; DESIGN §11).
+func (d *Draft) Unsealed() []byte { return d.body }
+
 // Seal returns the record for the draft's event as link seq of the chain,
 // after prev, received at now: what Seal returns for the event.
 func (d *Draft) Seal(seq int64, prev string, now time.Time) (Record, error) {

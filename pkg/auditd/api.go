@@ -1,6 +1,7 @@
 package auditd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
@@ -44,7 +44,7 @@ import (
 //	GET  /api/v1/governance/explain              a hypothetical decision; records nothing
 //	GET  /api/v1/governance/events/{id}/explain  the trace recorded with a decision
 //	POST /api/v1/decisions                       decide, request an approval if required, record
-//	POST /api/v1/incidents                       record an incident
+//	POST /api/v1/incidents                       record an incident (auditor, admin or gateway)
 //
 // With a tokens file every endpoint but /health needs a bearer token of the
 // roles listed below (auth.go). Every error is JSON:
@@ -56,8 +56,11 @@ func (s *Server) Handler() http.Handler {
 		roles []token.Role // nil: no authentication
 	}
 	metrics := promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}).ServeHTTP
-	agent, auditor, approver := []token.Role{token.Agent}, []token.Role{token.Auditor}, []token.Role{token.Approver}
-	readers := []token.Role{token.Approver, token.Auditor, token.Agent} // agents see their own requests
+	agent, auditor, approver := []token.Role{token.Agent, token.Gateway}, []token.Role{token.Auditor}, []token.Role{token.Approver}
+	readers := []token.Role{token.Approver, token.Auditor, token.Agent, token.Gateway} // agents see their own requests
+	// Incidents make govbot exit 2: only watchers and enforcement points
+	// report them, never an agent (DESIGN §11).
+	reporters := []token.Role{token.Auditor, token.Gateway}
 	// Paths without methods, so that the literal /v1/approvals/pending
 	// outranks /v1/approvals/{id}; methods are dispatched below, with a
 	// JSON 405 for the others.
@@ -72,6 +75,8 @@ func (s *Server) Handler() http.Handler {
 		"/v1/approvals/{id}":         {"GET": {s.getApproval, readers}},
 		"/v1/approvals/{id}/approve": {"POST": {s.approve, approver}},
 		"/v1/approvals/{id}/deny":    {"POST": {s.deny, approver}},
+		"/v1/approvals/{id}/consume": {"POST": {s.consumeApproval, agent}},
+		"/v1/approvals/{id}/cancel":  {"POST": {s.cancelApproval, agent}},
 		// The governance API (DESIGN §8, governance*.go). Events, pending
 		// approvals and verification are the handlers above, with their
 		// roles, under the seed's gateway paths.
@@ -82,7 +87,7 @@ func (s *Server) Handler() http.Handler {
 		govapi.PathExplain:      {"GET": {s.explainHypothetical, readers}},
 		govapi.PathEventExplain: {"GET": {s.explainEvent, []token.Role{token.Auditor, token.Approver}}},
 		govapi.PathDecisions:    {"POST": {s.postDecision, agent}},
-		govapi.PathIncidents:    {"POST": {s.postIncident, []token.Role{token.Agent, token.Auditor}}},
+		govapi.PathIncidents:    {"POST": {s.postIncident, reporters}},
 	}
 	mux := http.NewServeMux()
 	for path, methods := range paths {
@@ -167,21 +172,21 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := checkPostable(ev); err != nil {
-		s.fail(w, http.StatusBadRequest, err.Error())
+	if err := s.bindEvent(identity(r), &ev); err != nil {
+		s.answerError(w, err)
 		return
 	}
 	req, stored, err := s.newAppendReq(r.Context(), ev, s.cfg.Now().UTC().Round(0))
 	switch {
 	case err != nil:
-		s.fail(w, http.StatusInternalServerError, err.Error())
+		s.answerError(w, err)
 		return
 	case req == nil:
 		s.m.duplicates.Inc()
 		s.writeStored(w, http.StatusOK, stored)
 		return
 	}
-	if err := s.w.submit(r.Context(), req); err != nil {
+	if err := s.w.enqueue(r.Context(), req); err != nil {
 		s.fail(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
@@ -189,6 +194,10 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 	// Wait for the commit even if the client went away: the event is being
 	// stored either way, and the answer costs nothing.
 	res := <-req.done
+	if res.err == nil && !res.created && !sameEvent(req.draft, res.json) {
+		// A concurrent append took the event_id first with another event.
+		res.err = reusedID(req.ev.EventID)
+	}
 	switch status, msg := appendStatus(res); status {
 	case http.StatusCreated:
 		w.Header().Set("Location", "/api/events/"+url.PathEscape(req.ev.EventID))
@@ -200,50 +209,64 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// checkPostable refuses a posted event of a type that only auditd records
-// (DESIGN §7, §8), single or in a batch.
-func checkPostable(ev audit.Event) error {
-	if approval.IsEventType(ev.EventType) {
-		// Only auditd records approval changes: a posted one could
-		// otherwise claim an approval that no approver gave.
-		return fmt.Errorf("event_type %q is recorded by auditd itself; request approvals with POST /v1/approvals", ev.EventType)
-	}
-	if ev.EventType == audit.TypePolicyDecision {
-		// Likewise decisions: a posted one could claim an "allow" that no
-		// policy gave, and the retrospective explain (seed 003 "Surfacing
-		// the Explanation") would then vouch for it.
-		return errors.New(`event_type "policy_decision" is recorded by auditd itself; ask for a decision with POST /api/v1/decisions`)
-	}
-	return nil
-}
-
-// newAppendReq makes a posted event, received at recv, an append request.
-// A client's event_id is an idempotency key (DESIGN §6 "Server-assigned
-// fields"): when it is stored already, newAppendReq returns no request and
-// the stored record, which a retry gets back (the caller counts it in
-// duplicates once it answers). Without one, auditd assigns an event_id.
+// newAppendReq makes a posted event, bound to its caller (bindEvent) and
+// received at recv, a prepared append request. A client's event_id is an
+// idempotency key (DESIGN §6 "Server-assigned fields"): when it is stored
+// already, newAppendReq returns no request and the stored record, which a
+// retry gets back (the caller counts it in duplicates once it answers) —
+// but only when the same caller sends the same event (DESIGN §11): anything
+// else is 409 event_id_reused, and the stored event is never shown, so a
+// known event_id cannot be used to read another agent's event. Without an
+// event_id, auditd assigns one.
 func (s *Server) newAppendReq(ctx context.Context, ev audit.Event, recv time.Time) (*appendReq, audit.Record, error) {
 	req := &appendReq{ev: ev, recv: recv, done: make(chan appendResult, 1), w: s.w}
 	if ev.EventID == "" {
 		req.ev.EventID = audit.NewEventID(recv, s.cfg.Rand)
-		return req, audit.Record{}, nil
+		return req, audit.Record{}, req.prepare()
+	}
+	req.clientID = true
+	if err := req.prepare(); err != nil {
+		return nil, audit.Record{}, err
 	}
 	rec, ok, err := s.st.Get(ctx, ev.EventID)
 	if err != nil {
 		return nil, audit.Record{}, fmt.Errorf("looking up event_id: %w", err)
 	}
-	if ok {
-		return nil, rec, nil
+	if !ok {
+		return req, audit.Record{}, nil
 	}
-	req.clientID = true
-	return req, audit.Record{}, nil
+	if !sameEvent(req.draft, rec.Body) {
+		return nil, audit.Record{}, reusedID(ev.EventID)
+	}
+	return nil, rec, nil
+}
+
+// sameEvent reports whether stored, an event's stored JSON, records what
+// draft would store: the same caller and the same event, but for the chain
+// fields.
+func sameEvent(draft *audit.Draft, stored []byte) bool {
+	var ev audit.Event
+	if json.Unmarshal(stored, &ev) != nil || ev.EventID == "" {
+		return false
+	}
+	ev.EventHash = ""
+	d, err := audit.Prepare(ev)
+	return err == nil && bytes.Equal(d.Unsealed(), draft.Unsealed())
+}
+
+func reusedID(id string) error {
+	return refuse(http.StatusConflict, CodeEventIDReused,
+		"event_id %s is taken by another event (a retry must come from the same caller with the same event): choose a new event_id", id)
 }
 
 // appendStatus is the HTTP status of the writer's answer to one append:
 // 201 created, 200 stored already, or an error status and its message.
 func appendStatus(res appendResult) (status int, msg string) {
 	var bad *requestError
+	var ref *refusal
 	switch {
+	case errors.As(res.err, &ref):
+		return ref.status, ref.msg
 	case errors.As(res.err, &bad):
 		return http.StatusBadRequest, res.err.Error()
 	case res.err != nil:
@@ -427,12 +450,16 @@ func (s *Server) fail(w http.ResponseWriter, status int, msg string) { s.failCod
 
 // failCode is fail with the code of the rule that refused the request.
 func (s *Server) failCode(w http.ResponseWriter, status int, code, msg string) {
+	s.failDetail(w, status, code, msg, nil)
+}
+
+// failDetail is failCode with the decision or trace behind a refusal.
+func (s *Server) failDetail(w http.ResponseWriter, status int, code, msg string, detail any) {
 	s.m.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
-	b, _ := json.Marshal(struct {
-		SchemaVersion int    `json:"schema_version"`
-		Error         string `json:"error"`
-		Code          string `json:"code,omitempty"`
-	}{audit.SchemaVersion, msg, code})
+	b, err := json.Marshal(govapi.ErrorBody{SchemaVersion: audit.SchemaVersion, Error: msg, Code: code, Detail: detail})
+	if err != nil {
+		b, _ = json.Marshal(govapi.ErrorBody{SchemaVersion: audit.SchemaVersion, Error: msg, Code: code})
+	}
 	writeJSON(w, status, b)
 }
 

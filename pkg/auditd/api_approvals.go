@@ -3,7 +3,6 @@ package auditd
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/token"
 )
@@ -36,21 +36,50 @@ type DecisionInput struct {
 }
 
 func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
-	var in approval.Input
+	var in govapi.ApprovalInput
 	if !s.decodeBody(w, r, &in, false) {
+		return
+	}
+	req, err := s.RequestApproval(r.Context(), identity(r), in)
+	if err != nil {
+		s.answerError(w, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/approvals/"+url.PathEscape(req.ID))
+	s.writeApproval(w, http.StatusCreated, req)
+}
+
+// consumeApproval is POST /v1/approvals/{id}/consume (DESIGN §11).
+func (s *Server) consumeApproval(w http.ResponseWriter, r *http.Request) {
+	var in govapi.ConsumeInput
+	if !s.decodeBody(w, r, &in, false) {
+		return
+	}
+	req, err := s.Consume(r.Context(), identity(r), r.PathValue("id"), in.ActionHash)
+	if err != nil {
+		s.answerError(w, err)
+		return
+	}
+	s.writeApproval(w, http.StatusOK, req)
+}
+
+// cancelApproval is POST /v1/approvals/{id}/cancel: the requester (or an
+// admin) withdraws a request.
+func (s *Server) cancelApproval(w http.ResponseWriter, r *http.Request) {
+	if !s.decodeBody(w, r, &struct{}{}, true) {
 		return
 	}
 	who, ok := s.actor(w, r)
 	if !ok {
 		return
 	}
-	req, err := s.ap.create(r.Context(), in, who)
+	id := identity(r)
+	req, err := s.ap.cancel(r.Context(), r.PathValue("id"), who, s.cfg.Tokens != nil && id.Has(token.Admin), callerOf(id))
 	if err != nil {
-		s.approvalError(w, err)
+		s.answerError(w, err)
 		return
 	}
-	w.Header().Set("Location", "/v1/approvals/"+url.PathEscape(req.ID))
-	s.writeApproval(w, http.StatusCreated, req)
+	s.writeApproval(w, http.StatusOK, req)
 }
 
 func (s *Server) approve(w http.ResponseWriter, r *http.Request) { s.decide(w, r, approval.Approve) }
@@ -65,7 +94,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, d approval.Decis
 	if !ok {
 		return
 	}
-	req, err := s.ap.decide(r.Context(), r.PathValue("id"), who, d, in.Reason)
+	req, err := s.ap.decide(r.Context(), r.PathValue("id"), who, d, in.Reason, callerOf(identity(r)))
 	if err != nil {
 		s.approvalError(w, err)
 		return
@@ -105,7 +134,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 	}
 	f := store.ApprovalFilter{Status: approval.Status(q.Get("status"))}
 	if f.Status != "" && !f.Status.Valid() {
-		s.fail(w, http.StatusBadRequest, fmt.Sprintf("status=%q is not pending, approved, denied or expired", truncate(q.Get("status"), 40)))
+		s.fail(w, http.StatusBadRequest, fmt.Sprintf("status=%q is not pending, approved, denied, expired, cancelled or consumed", truncate(q.Get("status"), 40)))
 		return
 	}
 	var err error
@@ -158,9 +187,10 @@ func (s *Server) writeList(w http.ResponseWriter, r *http.Request, f store.Appro
 }
 
 // ownOnly reports whether id may see only its own requests: an agent that
-// is not also an approver or auditor (DESIGN §7).
+// is not also an approver, an auditor or a gateway (which waits on the
+// requests it opened for others; DESIGN §7, §11).
 func ownOnly(id token.Identity) bool {
-	return !id.Has(token.Approver) && !id.Has(token.Auditor)
+	return !id.Has(token.Approver) && !id.Has(token.Auditor) && !id.Has(token.Gateway)
 }
 
 // actor is the caller's name for a request or a vote; local mode needs the
@@ -218,27 +248,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any, empty
 }
 
 // approvalError answers an error of the approval workflow with its status.
-func (s *Server) approvalError(w http.ResponseWriter, err error) {
-	var field *approval.FieldError
-	var refusal *approval.Refusal
-	var bad *requestError
-	switch {
-	case errors.Is(err, errNotFound):
-		s.fail(w, http.StatusNotFound, err.Error())
-	case errors.As(err, &field), errors.As(err, &bad):
-		s.fail(w, http.StatusBadRequest, err.Error())
-	case errors.As(err, &refusal):
-		code := http.StatusConflict
-		if refusal.Code == approval.RefusedSelfApproval {
-			code = http.StatusForbidden
-		}
-		s.failCode(w, code, refusal.Code, refusal.Msg)
-	case errors.Is(err, errClosed):
-		s.fail(w, http.StatusServiceUnavailable, err.Error())
-	default:
-		s.fail(w, http.StatusInternalServerError, err.Error())
-	}
-}
+func (s *Server) approvalError(w http.ResponseWriter, err error) { s.answerError(w, err) }
 
 func (s *Server) writeApproval(w http.ResponseWriter, code int, req approval.Request) {
 	b, err := json.Marshal(req)

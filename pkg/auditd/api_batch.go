@@ -85,13 +85,15 @@ func (s *Server) postEventBatch(w http.ResponseWriter, r *http.Request) {
 	// One receive time for the batch: it arrived at once.
 	recv := s.cfg.Now().UTC().Round(0)
 	evs := make([]audit.Event, len(lines))
+	caller := identity(r)
 	for i, line := range lines {
 		ev, err := audit.DecodeEvent(line)
-		if err == nil {
-			err = checkPostable(ev)
-		}
 		if err != nil {
 			s.fail(w, http.StatusBadRequest, fmt.Sprintf("line %d: %v", i+1, err))
+			return
+		}
+		if err := s.bindEvent(caller, &ev); err != nil {
+			s.answerError(w, lineError(i+1, err))
 			return
 		}
 		evs[i] = ev
@@ -102,10 +104,14 @@ func (s *Server) postEventBatch(w http.ResponseWriter, r *http.Request) {
 	reqs := make([]*appendReq, len(evs))
 	stored := make([][]byte, len(evs))
 	queue := 0
+	var byID map[string]int // line index of each client event_id
 	for i, ev := range evs {
+		// Prepared here, in the request's goroutine, as submit does for a
+		// single event: the handlers canonicalize in parallel and the one
+		// writer only chains and hashes (writer.go, appendReq.prepare).
 		req, rec, err := s.newAppendReq(r.Context(), ev, recv)
 		if err != nil {
-			s.fail(w, http.StatusInternalServerError, fmt.Sprintf("line %d: %v", i+1, err))
+			s.answerError(w, lineError(i+1, err))
 			return
 		}
 		if req == nil {
@@ -115,12 +121,18 @@ func (s *Server) postEventBatch(w http.ResponseWriter, r *http.Request) {
 			}
 			continue
 		}
-		// Prepared here, in the request's goroutine, as submit does for a
-		// single event: the handlers canonicalize in parallel and the one
-		// writer only chains and hashes (writer.go, appendReq.prepare).
-		if err := req.prepare(); err != nil {
-			s.fail(w, http.StatusBadRequest, fmt.Sprintf("line %d: %v", i+1, err))
-			return
+		if req.clientID {
+			// One event_id, two different events in one batch: which
+			// one the id names would depend on their order (DESIGN §11).
+			if byID == nil {
+				byID = map[string]int{}
+			}
+			if j, ok := byID[ev.EventID]; ok && !bytes.Equal(reqs[j].draft.Unsealed(), req.draft.Unsealed()) {
+				s.fail(w, http.StatusBadRequest, fmt.Sprintf("lines %d and %d have the same event_id %s but different events: an event_id names one event", j+1, i+1, ev.EventID))
+				return
+			} else if !ok {
+				byID[ev.EventID] = i
+			}
 		}
 		reqs[i] = req
 		queue++
@@ -165,6 +177,11 @@ func (s *Server) postEventBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, i := range queued {
+		if res := &results[i]; res.err == nil && !res.created && !sameEvent(reqs[i].draft, res.json) {
+			// A concurrent append took the event_id first with another
+			// event (DESIGN §11): its line is refused, and not shown.
+			res.err = reusedID(reqs[i].ev.EventID)
+		}
 		if status, msg := appendStatus(results[i]); status != http.StatusCreated && status != http.StatusOK {
 			s.fail(w, status, fmt.Sprintf("line %d: %s", i+1, msg))
 			return
@@ -205,6 +222,21 @@ func (s *Server) postEventBatch(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	writeJSON(w, status, buf)
+}
+
+// lineError prefixes err's message with its line, keeping its status.
+func lineError(line int, err error) error {
+	var ref *refusal
+	if errors.As(err, &ref) {
+		r := *ref
+		r.msg = fmt.Sprintf("line %d: %s", line, ref.msg)
+		return &r
+	}
+	var bad *requestError
+	if errors.As(err, &bad) {
+		return &requestError{fmt.Errorf("line %d: %w", line, err)}
+	}
+	return fmt.Errorf("line %d: %w", line, err)
 }
 
 // splitLines splits a JSON Lines body into its lines. A newline ends each

@@ -204,7 +204,16 @@ func TestBatchIdempotent(t *testing.T) {
 			if code != 201 || first.Created != 10 {
 				t.Fatalf("first: %d %+v", code, first)
 			}
-			evs[4].Tool.RawCommand = "rm -rf /" // a retry must not rewrite history
+			// A "retry" that changes an event is refused whole, naming the
+			// line, and shows nothing of what is stored (DESIGN §11).
+			changed := slices.Clone(evs)
+			tool := *changed[4].Tool
+			tool.RawCommand = "rm -rf /"
+			changed[4].Tool = &tool
+			code, refused := postBatch(t, d.url, "application/x-ndjson", jsonLines(t, changed, "\n"))
+			if code != http.StatusConflict || !strings.Contains(refused.Error, "line 5: event_id retry-4 is taken by another event") || len(refused.Events) != 0 {
+				t.Fatalf("changed retry: %d %+v", code, refused)
+			}
 			code, again := postBatch(t, d.url, "application/x-ndjson", jsonLines(t, evs, "\n"))
 			if code != 200 || again.Created != 0 || !slices.Equal(again.ExistingLines, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}) {
 				t.Fatalf("retry: %d created %d existing %v error %q", code, again.Created, again.ExistingLines, again.Error)
@@ -215,11 +224,20 @@ func TestBatchIdempotent(t *testing.T) {
 				}
 			}
 
-			// Half stored already, half new; line 3 repeats line 1's new
-			// id and line 7 line 5's.
+			// The same id for two different events in one batch: 400
+			// naming both lines, nothing stored (DESIGN §11).
+			twins := withIDs("twin", toolEvents("a2", 3))
+			twins[2].EventID = twins[0].EventID
+			code, refused = postBatch(t, d.url, "application/x-ndjson", jsonLines(t, twins, "\n"))
+			if code != http.StatusBadRequest || !strings.Contains(refused.Error, "lines 1 and 3 have the same event_id twin-0 but different events") {
+				t.Fatalf("twins: %d %q", code, refused.Error)
+			}
+
+			// Half stored already, half new; line 3 repeats line 1 and
+			// line 7 line 5.
 			mixed := append(withIDs("new", toolEvents("a2", 5)), evs[:5]...)
-			mixed[2].EventID = mixed[0].EventID
-			mixed[6].EventID = mixed[4].EventID
+			mixed[2] = mixed[0]
+			mixed[6] = mixed[4]
 			code, a := postBatch(t, d.url, "application/x-ndjson", jsonLines(t, mixed, "\n"))
 			if code != 201 || a.Created != 4 || !slices.Equal(a.ExistingLines, []int{3, 6, 7, 8, 9, 10}) {
 				t.Fatalf("mixed: %d created %d existing %v error %q", code, a.Created, a.ExistingLines, a.Error)

@@ -132,18 +132,32 @@ func TestAppendAssignsServerFields(t *testing.T) {
 }
 
 // The same event_id twice, one after the other: one event, and the retry
-// gets the original (200), even when its content differs.
+// gets the original (200). The same id with other content, or from another
+// caller, is 409 event_id_reused and shows nothing of the stored event
+// (DESIGN §11): before issue 13 re-posting a known event_id read another
+// agent's event.
 func TestIdempotentSequential(t *testing.T) {
 	d := startDaemon(t, "", nil)
 	ctx := ctxT(t)
+	a1 := d.as(t, "a1")
 	ev := toolEvent("a1", "ls")
 	ev.EventID = "req-1"
-	first, err := d.c.AppendResult(ctx, ev)
+	first, err := a1.AppendResult(ctx, ev)
 	if err != nil || !first.Created {
 		t.Fatalf("first append: %+v, %v", first, err)
 	}
-	ev.Tool.RawCommand = "rm -rf /" // a retry must not rewrite history
-	again, err := d.c.AppendResult(ctx, ev)
+	changed := ev
+	changed.Tool = &audit.Tool{Name: "bash", RawCommand: "rm -rf /", DurationMS: 3} // a retry must not rewrite history
+	_, err = a1.AppendResult(ctx, changed)
+	refusal(t, err, http.StatusConflict, auditd.CodeEventIDReused)
+	other := ev
+	other.Agent = ""
+	_, err = d.as(t, "a2").AppendResult(ctx, other) // replay-to-read
+	refusal(t, err, http.StatusConflict, auditd.CodeEventIDReused)
+	if strings.Contains(err.Error(), `"ls"`) {
+		t.Errorf("the refusal shows the stored event: %v", err)
+	}
+	again, err := a1.AppendResult(ctx, ev)
 	if err != nil || again.Created {
 		t.Fatalf("retry: %+v, %v", again, err)
 	}
@@ -300,7 +314,7 @@ func TestQueryFiltersAndPagination(t *testing.T) {
 	for range 5 {
 		add("a2", "psql", audit.ActionWrite, "t9")
 	}
-	if _, err := d.c.Append(ctx, audit.Event{EventType: audit.TypeIncident, Agent: "a2"}); err != nil {
+	if _, err := d.c.Append(ctx, audit.Event{EventType: audit.TypeDelegation, Agent: "a2"}); err != nil {
 		t.Fatal(err)
 	}
 	count := func(f store.Filter) int {

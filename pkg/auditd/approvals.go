@@ -63,8 +63,9 @@ func (a *approvals) broadcast() {
 // errNotFound is an unknown approval id (404).
 var errNotFound = errors.New("no such approval request")
 
-// create records a new request by requester.
-func (a *approvals) create(ctx context.Context, in approval.Input, requester string) (approval.Request, error) {
+// create records a new request by requester for the principal
+// requestedFor ("" when it is the requester itself), made by caller.
+func (a *approvals) create(ctx context.Context, in approval.Input, requester, requestedFor string, caller *audit.Caller) (approval.Request, error) {
 	// Made as event ids are (time, then 80 random bits), with a prefix of
 	// its own so that an id says what it names.
 	id := "apr_" + strings.TrimPrefix(audit.NewEventID(a.s.cfg.Now(), a.s.cfg.Rand), "evt_")
@@ -72,16 +73,43 @@ func (a *approvals) create(ctx context.Context, in approval.Input, requester str
 	if err != nil {
 		return approval.Request{}, &requestError{err}
 	}
+	if !strings.EqualFold(requestedFor, requester) {
+		r.RequestedFor = requestedFor
+	}
+	r.ValidFor = a.s.cfg.ApprovalValidFor.String()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.record(ctx, &r, requester); err != nil {
+	if err := a.record(ctx, &r, requester, caller); err != nil {
 		return approval.Request{}, err
 	}
 	return r, nil
 }
 
 // decide records by's vote on request id.
-func (a *approvals) decide(ctx context.Context, id, by string, d approval.Decision, reason string) (approval.Request, error) {
+func (a *approvals) decide(ctx context.Context, id, by string, d approval.Decision, reason string, caller *audit.Caller) (approval.Request, error) {
+	return a.change(ctx, id, by, caller, func(r *approval.Request, now time.Time) error {
+		return r.Decide(by, d, reason, now)
+	})
+}
+
+// consume records that by consumed approved request id for the action whose
+// hash is actionHash (DESIGN §11): the one execution it releases.
+func (a *approvals) consume(ctx context.Context, id, by string, asGateway bool, actionHash string, caller *audit.Caller) (approval.Request, error) {
+	return a.change(ctx, id, by, caller, func(r *approval.Request, now time.Time) error {
+		return r.Consume(by, asGateway, actionHash, now)
+	})
+}
+
+// cancel records that by withdrew request id.
+func (a *approvals) cancel(ctx context.Context, id, by string, asAdmin bool, caller *audit.Caller) (approval.Request, error) {
+	return a.change(ctx, id, by, caller, func(r *approval.Request, now time.Time) error {
+		return r.Cancel(by, asAdmin, now)
+	})
+}
+
+// change applies step to request id under the lock and records the result
+// as by's change: a vote, a consumption or a cancellation.
+func (a *approvals) change(ctx context.Context, id, by string, caller *audit.Caller, step func(*approval.Request, time.Time) error) (approval.Request, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	row, ok, err := a.s.st.GetApproval(ctx, id)
@@ -96,14 +124,14 @@ func (a *approvals) decide(ctx context.Context, id, by string, d approval.Decisi
 	if r.Expire(now) {
 		// Record the expiry first: the refusal below says it expired, and
 		// the chain must say so too.
-		if err := a.record(ctx, &r, expiryActor); err != nil {
+		if err := a.record(ctx, &r, expiryActor, auditdCaller); err != nil {
 			return approval.Request{}, err
 		}
 	}
-	if err := r.Decide(by, d, reason, now); err != nil {
+	if err := step(&r, now); err != nil {
 		return approval.Request{}, err
 	}
-	if err := a.record(ctx, &r, by); err != nil {
+	if err := a.record(ctx, &r, by, caller); err != nil {
 		return approval.Request{}, err
 	}
 	return r, nil
@@ -198,7 +226,7 @@ func (a *approvals) expireDue(ctx context.Context) error {
 			// Re-read under the lock: a vote may have decided it since.
 			cur, ok, err := a.s.st.GetApproval(ctx, row.Request.ID)
 			if err == nil && ok && cur.Request.Expire(now) {
-				err = a.record(ctx, &cur.Request, expiryActor)
+				err = a.record(ctx, &cur.Request, expiryActor, auditdCaller)
 			}
 			if err != nil {
 				a.mu.Unlock()
@@ -229,13 +257,14 @@ func (a *approvals) sweep(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// record appends r's change by actor to the chain, waits for the commit,
-// and puts r with the event's seq. The caller holds mu.
-func (a *approvals) record(ctx context.Context, r *approval.Request, actor string) error {
+// record appends r's change by actor, made by caller, to the chain, waits
+// for the commit, and puts r with the event's seq. The caller holds mu.
+func (a *approvals) record(ctx context.Context, r *approval.Request, actor string, caller *audit.Caller) error {
 	ev, err := approval.Event(r, actor)
 	if err != nil {
 		return err
 	}
+	ev.Caller = caller
 	ev.EventID = audit.NewEventID(a.s.cfg.Now(), a.s.cfg.Rand)
 	res, err := a.s.append(ctx, ev, false)
 	if err != nil {

@@ -50,9 +50,39 @@ func (d *daemon) as(t testing.TB, user string, opts ...client.Option) *client.Cl
 	return c
 }
 
+// approvalPolicy requires one approval for writes to production databases
+// and two for destructive actions: approval requests come from policy
+// (DESIGN §11), so the approvals tests run with one in force.
+const approvalPolicy = `version: "1"
+default_effect: deny
+policies:
+  - name: prod-db-approvals
+    resources:
+      - type: database
+        match: {tags: [production]}
+    rules:
+      - action: read
+        effect: allow
+      - action: write
+        effect: require_approval
+      - action: destructive
+        effect: require_approval
+        conditions: {approval_quorum: 2}
+`
+
+// startApprovals is a daemon with approvalPolicy and testInfra in force.
+func startApprovals(t testing.TB, db string, edit func(*auditd.Config)) *daemon {
+	t.Helper()
+	d := startDaemon(t, db, edit)
+	if err := d.srv.SetPolicy(loadPolicy(t, approvalPolicy, testInfra)); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func prodWrite() approval.Input {
 	return approval.Input{
-		Resource: audit.Resource{Type: "database", Name: "prod-db", Tags: []string{"production"}},
+		Resource: audit.Resource{Type: "database", Name: "prod-db"}, // tags from the infra file
 		Action:   "write", Tool: "psql", RawCommand: "UPDATE users SET plan = 'pro' WHERE id = 7",
 		Reason: "customer upgrade",
 	}
@@ -93,7 +123,7 @@ func eventTypes(evs []audit.Event) []string {
 func TestApprovalApprovedByAnotherUser(t *testing.T) {
 	var mu sync.Mutex
 	var changes []approval.Status
-	d := startDaemon(t, "", func(c *auditd.Config) {
+	d := startApprovals(t, "", func(c *auditd.Config) {
 		c.OnApprovalChange = func(r approval.Request) {
 			mu.Lock()
 			changes = append(changes, r.Status)
@@ -150,7 +180,7 @@ func TestApprovalApprovedByAnotherUser(t *testing.T) {
 }
 
 func TestApprovalRules(t *testing.T) {
-	d := startDaemon(t, "", nil)
+	d := startApprovals(t, "", nil)
 	ctx := ctxT(t)
 	alice, bob, carol := d.as(t, "alice"), d.as(t, "bob"), d.as(t, "carol")
 
@@ -173,7 +203,7 @@ func TestApprovalRules(t *testing.T) {
 
 	t.Run("quorum 2 needs two distinct approvers", func(t *testing.T) {
 		in := prodWrite()
-		in.Quorum = 2
+		in.Action = "destructive" // quorum 2 by the policy
 		req, err := alice.RequestApproval(ctx, in)
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +221,7 @@ func TestApprovalRules(t *testing.T) {
 
 	t.Run("one deny ends it", func(t *testing.T) {
 		in := prodWrite()
-		in.Quorum = 2
+		in.Action = "destructive" // quorum 2 by the policy
 		req, err := alice.RequestApproval(ctx, in)
 		if err != nil {
 			t.Fatal(err)
@@ -240,7 +270,7 @@ func TestApprovalRules(t *testing.T) {
 
 func TestApprovalExpiry(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
-	d := startDaemon(t, "", func(c *auditd.Config) {
+	d := startApprovals(t, "", func(c *auditd.Config) {
 		c.Now = clock.now
 		c.SweepInterval = time.Hour // expiry on read, not by the sweeper
 	})
@@ -281,7 +311,7 @@ func TestApprovalExpiry(t *testing.T) {
 func TestApprovalSweeper(t *testing.T) {
 	var mu sync.Mutex
 	var expired []string
-	d := startDaemon(t, "", func(c *auditd.Config) {
+	d := startApprovals(t, "", func(c *auditd.Config) {
 		c.SweepInterval = 20 * time.Millisecond
 		c.OnApprovalChange = func(r approval.Request) {
 			if r.Status == approval.Expired {
@@ -305,7 +335,7 @@ func TestApprovalSweeper(t *testing.T) {
 }
 
 func TestApprovalRacingApprovers(t *testing.T) {
-	d := startDaemon(t, "", nil)
+	d := startApprovals(t, "", nil)
 	ctx := ctxT(t)
 	for round := range 10 {
 		req, err := d.as(t, "alice").RequestApproval(ctx, prodWrite())
@@ -348,7 +378,7 @@ func TestApprovalRacingApprovers(t *testing.T) {
 }
 
 func TestApprovalLongPoll(t *testing.T) {
-	d := startDaemon(t, "", nil)
+	d := startApprovals(t, "", nil)
 	ctx := ctxT(t)
 	req, err := d.as(t, "alice").RequestApproval(ctx, prodWrite())
 	if err != nil {
@@ -406,7 +436,7 @@ func TestApprovalTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemon(t, "", func(c *auditd.Config) { c.Tokens = set })
+	d := startApprovals(t, "", func(c *auditd.Config) { c.Tokens = set })
 	ctx := ctxT(t)
 	as := func(tok string) *client.Client {
 		// The header must not matter with tokens: the identity is the token's.
@@ -457,7 +487,7 @@ func TestApprovalTokens(t *testing.T) {
 
 func TestApprovalCatchUpAfterCrash(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
-	d := startDaemon(t, db, nil)
+	d := startApprovals(t, db, nil)
 	ctx := ctxT(t)
 	req, err := d.as(t, "alice").RequestApproval(ctx, prodWrite())
 	if err != nil {
@@ -479,7 +509,7 @@ func TestApprovalCatchUpAfterCrash(t *testing.T) {
 	}
 	raw.Close()
 
-	d2 := startDaemon(t, db, nil)
+	d2 := startApprovals(t, db, nil)
 	r, err := d2.c.Approval(ctx, req.ID)
 	if err != nil || r.Status != approval.Approved || len(r.Votes) != 1 {
 		t.Fatalf("after restart: %+v, %v", r, err)
@@ -490,7 +520,7 @@ func TestApprovalCatchUpAfterCrash(t *testing.T) {
 }
 
 func TestApprovalLongPollEndsAtShutdown(t *testing.T) {
-	d := startDaemon(t, "", nil)
+	d := startApprovals(t, "", nil)
 	ctx := ctxT(t)
 	req, err := d.as(t, "alice").RequestApproval(ctx, prodWrite())
 	if err != nil {

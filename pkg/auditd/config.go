@@ -51,6 +51,10 @@ type Config struct {
 	// ApprovalTTL is how long an approval request stays pending when the
 	// request names no ttl (GOVKIT_APPROVAL_TIMEOUT; default 5m).
 	ApprovalTTL time.Duration
+	// ApprovalValidFor is how long an approved request may be consumed
+	// after its approval (DESIGN §11; GOVKIT_APPROVAL_VALID_FOR; default
+	// 15m): past it, consume answers 410 approval_stale.
+	ApprovalValidFor time.Duration
 	// SweepInterval is how often pending requests past their expiry are
 	// expired (default 1s); reads expire them too.
 	SweepInterval time.Duration
@@ -63,7 +67,7 @@ type Config struct {
 // DefaultConfig returns the configuration auditd runs with.
 func DefaultConfig() Config {
 	return Config{MaxBatch: 256, MaxDelay: 2 * time.Millisecond, QueueSize: 4096, VerifyOnStart: true,
-		ApprovalTTL: approval.DefaultTTL, SweepInterval: time.Second}
+		ApprovalTTL: approval.DefaultTTL, ApprovalValidFor: approval.DefaultValidFor, SweepInterval: time.Second}
 }
 
 // Validate reports the first invalid field, naming it and its value.
@@ -79,6 +83,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("auditd config: SubscriberBuffer %d is negative", c.SubscriberBuffer)
 	case c.ApprovalTTL != 0 && (c.ApprovalTTL < approval.MinTTL || c.ApprovalTTL > approval.MaxTTL):
 		return fmt.Errorf("auditd config: ApprovalTTL %s is not between %s and %s", c.ApprovalTTL, approval.MinTTL, approval.MaxTTL)
+	case c.ApprovalValidFor != 0 && (c.ApprovalValidFor < time.Second || c.ApprovalValidFor > approval.MaxValidFor):
+		return fmt.Errorf("auditd config: ApprovalValidFor %s is not between 1s and %s", c.ApprovalValidFor, approval.MaxValidFor)
 	case c.SweepInterval < 0:
 		return fmt.Errorf("auditd config: SweepInterval %s is negative", c.SweepInterval)
 	}
@@ -95,6 +101,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.ApprovalTTL == 0 {
 		c.ApprovalTTL = d.ApprovalTTL
+	}
+	if c.ApprovalValidFor == 0 {
+		c.ApprovalValidFor = d.ApprovalValidFor
 	}
 	if c.SweepInterval == 0 {
 		c.SweepInterval = d.SweepInterval

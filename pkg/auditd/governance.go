@@ -339,12 +339,9 @@ func storedRef(line []byte) (govapi.EventRef, error) {
 // appendError answers an append that failed.
 func (s *Server) appendError(w http.ResponseWriter, err error) {
 	var bad *requestError
-	switch {
-	case errors.As(err, &bad):
-		s.fail(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, errClosed):
-		s.fail(w, http.StatusServiceUnavailable, err.Error())
-	default:
-		s.fail(w, http.StatusInternalServerError, "storing the event: "+err.Error())
+	if errors.As(err, &bad) || errors.Is(err, errClosed) {
+		s.answerError(w, err)
+		return
 	}
+	s.fail(w, http.StatusInternalServerError, "storing the event: "+err.Error())
 }

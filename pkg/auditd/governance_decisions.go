@@ -4,11 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
@@ -33,13 +31,15 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	caller := identity(r)
-	// The caller speaks for itself unless it names someone (DESIGN §8).
-	if in.Agent == "" {
-		in.Agent = caller.Name
+	// Who the decision is for comes from the token, unless a gateway
+	// names it (DESIGN §11): before issue 13 an agent token could assert
+	// principal.roles [dba] and turn a deny into an allow.
+	principal, agent, err := s.principalFor(caller, in.Principal, in.Agent)
+	if err != nil {
+		s.answerError(w, err)
+		return
 	}
-	if in.Principal.UserID == "" {
-		in.Principal.UserID = caller.Name
-	}
+	in.Principal, in.Agent = principal, agent
 	fingerprint, err := requestFingerprint(in)
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, err.Error())
@@ -59,7 +59,7 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		}
 		if found {
 			s.m.duplicates.Inc()
-			s.answerRecordedDecision(w, r, rec.Body, fingerprint)
+			s.answerRecordedDecision(w, r, rec.Body, fingerprint, caller)
 			return
 		}
 	} else {
@@ -72,7 +72,14 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	tags, note := g.tagsFor(in.Resource.Type, in.Resource.Name, in.Resource.Tags)
+	// The infra file is authoritative for tags (DESIGN §11): before issue
+	// 13 an agent could send tags [staging] for a production database and
+	// step outside the change freeze.
+	tags, note, err := s.tagsFor(caller, g, in.Resource.Type, in.Resource.Name, in.Resource.Tags)
+	if err != nil {
+		s.answerError(w, err)
+		return
+	}
 	req := policy.Request{
 		Principal: in.Principal,
 		Resource:  policy.RequestResource{Type: in.Resource.Type, Name: in.Resource.Name, Tags: tags},
@@ -87,8 +94,6 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		trace = trace.ApprovalRequested(req)
 	}
 	record := decisionRecord(in, tags, note, trace, g.SHA256)
-	// Canonical (RFC 8785), as the chain stores it: the approval request
-	// then carries byte for byte the record the event holds.
 	recordJSON, err := audit.Canonical(record)
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, "encoding the decision: "+err.Error())
@@ -97,10 +102,19 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 
 	res := govapi.DecisionResult{Explanation: govapi.Explanation{SchemaVersion: audit.SchemaVersion, DecisionTrace: trace, Note: note}}
 	ev := decisionEvent(in, tags, trace, recordJSON)
+	ev.Caller = callerOf(caller)
 	if requestApproval {
-		ap, err := s.requestApprovalFor(r, in, tags, record, recordJSON, caller)
+		ai := approval.Input{
+			Resource: audit.Resource{Type: in.Resource.Type, Name: in.Resource.Name, Tags: tags},
+			Action:   in.Action, Reason: in.Reason, TTL: in.ApprovalTTL,
+			Quorum: max(record.Trace.Decision.ApprovalQuorum, 1),
+		}
+		if in.Tool != nil {
+			ai.Tool, ai.RawCommand = in.Tool.Name, in.Tool.RawCommand
+		}
+		ap, err := s.openApproval(r.Context(), ai, record, in.Agent, in.Principal.UserID, ev.Caller)
 		if err != nil {
-			s.approvalError(w, err)
+			s.answerError(w, err)
 			return
 		}
 		ev.ApprovalID = ap.ID
@@ -129,7 +143,7 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		if res.ApprovalID != "" {
 			s.cfg.Logf("warning: approval %s was requested for decision %s, whose event_id another append took meanwhile; the request expires unused", res.ApprovalID, in.EventID)
 		}
-		s.answerRecordedDecision(w, r, stored.json, fingerprint)
+		s.answerRecordedDecision(w, r, stored.json, fingerprint, caller)
 		return
 	}
 	ref, err := storedRef(stored.json)
@@ -143,56 +157,13 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 	s.writeGov(w, http.StatusCreated, res)
 }
 
-// requestApprovalFor creates the approval request a decision requires,
-// requested by the caller, carrying the decision record (DESIGN §7
-// policy_decision).
-func (s *Server) requestApprovalFor(r *http.Request, in govapi.DecisionRequest, tags []string, record govapi.DecisionRecord, recordJSON []byte, caller token.Identity) (approval.Request, error) {
-	if len(recordJSON) > audit.MaxJSONField {
-		// A trace over thousands of policies can outgrow what an approval
-		// request carries; a refused approval would turn every such
-		// decision into an error. The request keeps the decision and its
-		// explanation; the event keeps the whole trace.
-		record.Trace.PoliciesEvaluated = nil
-		record.Trace.Explanation = ""
-		record.Note = strings.TrimPrefix(record.Note+"; the full trace is too large for the approval request: GET "+govapi.PathEventExplain+" has it", "; ")
-		var err error
-		if recordJSON, err = audit.Canonical(record); err != nil {
-			return approval.Request{}, err
-		}
-	}
-	ai := approval.Input{
-		Resource:       audit.Resource{Type: in.Resource.Type, Name: in.Resource.Name, Tags: tags},
-		Action:         in.Action,
-		Reason:         in.Reason,
-		Quorum:         max(record.Trace.Decision.ApprovalQuorum, 1),
-		TTL:            in.ApprovalTTL,
-		PolicyDecision: recordJSON,
-	}
-	if in.Tool != nil {
-		ai.Tool, ai.RawCommand = in.Tool.Name, in.Tool.RawCommand
-	}
-	// The requester is who called: the approver is checked against it
-	// (self-approval). In local mode without X-Govkit-User the principal
-	// named in the request stands in.
-	requester := caller.Name
-	if requester == "" {
-		requester = in.Principal.UserID
-	}
-	if requester == "" {
-		requester = in.Agent
-	}
-	if requester == "" {
-		return approval.Request{}, &requestError{errors.New("the decision requires approval and nobody can be named as its requester: send principal.user_id or agent (or, in local mode, the " + UserHeader + " header)")}
-	}
-	return s.ap.create(r.Context(), ai, requester)
-}
-
 // answerRecordedDecision answers a retry with the decision recorded under
 // its event_id (200), or 409 when that event is something else.
-func (s *Server) answerRecordedDecision(w http.ResponseWriter, r *http.Request, body []byte, fingerprint string) {
+func (s *Server) answerRecordedDecision(w http.ResponseWriter, r *http.Request, body []byte, fingerprint string, caller token.Identity) {
 	var stored struct {
 		EventID   string          `json:"event_id"`
 		EventType string          `json:"event_type"`
+		Caller    *audit.Caller   `json:"caller"`
 		Data      json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(body, &stored); err != nil {
@@ -201,12 +172,11 @@ func (s *Server) answerRecordedDecision(w http.ResponseWriter, r *http.Request, 
 	}
 	var data govapi.DecisionEventData
 	_ = json.Unmarshal(stored.Data, &data)
-	if stored.EventType != audit.TypePolicyDecision || data.RequestSHA256 == "" {
-		s.failCode(w, http.StatusConflict, "event_id_reused", fmt.Sprintf("event_id %s names a %s event that POST %s did not record; choose a new event_id for a new decision", stored.EventID, stored.EventType, "/api/v1/decisions"))
-		return
-	}
-	if data.RequestSHA256 != fingerprint {
-		s.failCode(w, http.StatusConflict, "event_id_reused", fmt.Sprintf("event_id %s records a different decision request; a retry must repeat the request exactly — choose a new event_id for a new decision", stored.EventID))
+	// Never say what the stored event is unless this caller recorded it
+	// with this very request (DESIGN §11: no reading by re-posting an id).
+	if stored.EventType != audit.TypePolicyDecision || data.RequestSHA256 != fingerprint ||
+		stored.Caller == nil || stored.Caller.Name != callerOf(caller).Name {
+		s.answerError(w, reusedID(stored.EventID))
 		return
 	}
 	ex, approvalID, err := explanationOf(body)

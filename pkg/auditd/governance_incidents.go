@@ -26,20 +26,7 @@ func (s *Server) postIncident(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	clientID := in.IncidentID != ""
-	if clientID {
-		// An idempotency key: a reporter retrying after a lost answer gets
-		// the incident it filed, not a second one.
-		rec, ok, err := s.st.Get(r.Context(), in.IncidentID)
-		if err != nil {
-			s.fail(w, http.StatusInternalServerError, "looking up incident_id: "+err.Error())
-			return
-		}
-		if ok {
-			s.m.duplicates.Inc()
-			s.answerIncident(w, http.StatusOK, rec.Body)
-			return
-		}
-	} else {
+	if !clientID {
 		in.IncidentID = audit.NewEventID(s.cfg.Now(), s.cfg.Rand)
 	}
 	data := in
@@ -49,15 +36,41 @@ func (s *Server) postIncident(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, "encoding the incident: "+err.Error())
 		return
 	}
+	caller := identity(r)
 	ev := audit.Event{
 		SchemaVersion: audit.SchemaVersion, EventID: in.IncidentID, EventType: audit.TypeIncident,
 		TraceID: in.TraceID, SessionID: in.SessionID, Agent: in.Agent,
 		Data: raw,
+		// The reporter names itself in source; the caller is who
+		// authenticated, so a forged source can be told from its caller.
+		Caller: callerOf(caller),
 	}
-	// The reporter names itself in source; the principal is who
-	// authenticated, so a forged source can be told from its caller.
-	if name := identity(r).Name; name != "" {
-		ev.Principal = &audit.Principal{UserID: name}
+	if caller.Name != "" {
+		ev.Principal = &audit.Principal{UserID: caller.Name}
+	}
+	if clientID {
+		// An idempotency key: a reporter retrying after a lost answer gets
+		// the incident it filed, not a second one — and only that reporter
+		// with that incident (DESIGN §11).
+		draft, err := audit.Prepare(ev)
+		if err != nil {
+			s.fail(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		rec, ok, err := s.st.Get(r.Context(), in.IncidentID)
+		if err != nil {
+			s.fail(w, http.StatusInternalServerError, "looking up incident_id: "+err.Error())
+			return
+		}
+		if ok {
+			if !sameEvent(draft, rec.Body) {
+				s.answerError(w, reusedID(in.IncidentID))
+				return
+			}
+			s.m.duplicates.Inc()
+			s.answerIncident(w, http.StatusOK, rec.Body)
+			return
+		}
 	}
 	stored, err := s.append(r.Context(), ev, clientID)
 	if err != nil {

@@ -120,11 +120,12 @@ func call(t testing.TB, method, u string, body []byte, header ...string) (int, [
 	return resp.StatusCode, b
 }
 
+// prodWriteDecision names no principal and no agent: the caller's own
+// (DESIGN §11; in local mode the X-Govkit-User name, with no roles).
 func prodWriteDecision() govapi.DecisionRequest {
 	return govapi.DecisionRequest{
-		Agent: "sre-bot", SessionID: "s-1", TraceID: "tr-1",
-		Principal: policy.RequestPrincipal{UserID: "alice@example.com", Roles: []string{"oncall"}},
-		Resource:  govapi.Resource{Type: "database", Name: "prod-db"},
+		SessionID: "s-1", TraceID: "tr-1",
+		Resource: govapi.Resource{Type: "database", Name: "prod-db"},
 		Action:    "write",
 		Tool:      &govapi.Tool{Name: "psql", RawCommand: "UPDATE orders SET state = 'paid' WHERE id = 7", Parameters: json.RawMessage(`{"db": "prod-db"}`)},
 		Reason:    "customer refund",
@@ -195,9 +196,9 @@ func TestDecisionsAllowDenyRequireApproval(t *testing.T) {
 	}
 
 	ev := stored(t, d, res.Event.EventID)
-	if ev.EventType != audit.TypePolicyDecision || ev.ApprovalID != ap.ID || ev.Agent != "sre-bot" || ev.SessionID != "s-1" ||
+	if ev.EventType != audit.TypePolicyDecision || ev.ApprovalID != ap.ID || ev.Agent != "alice" || ev.SessionID != "s-1" ||
 		ev.TraceID != "tr-1" || ev.ActionClass != "write" || ev.Outcome.Status != "require_approval" ||
-		ev.Principal.UserID != "alice@example.com" || !slices.Equal(ev.Principal.Roles, []string{"oncall"}) ||
+		ev.Principal.UserID != "alice" || len(ev.Principal.Roles) != 0 || ev.Caller == nil || ev.Caller.Name != "alice" ||
 		ev.Resource.Name != "prod-db" || !slices.Equal(ev.Resource.Tags, []string{"production", "critical"}) ||
 		ev.Tool.Name != "psql" || string(ev.Tool.Parameters) != `{"db":"prod-db"}` {
 		t.Fatalf("event = %+v", ev)
@@ -256,13 +257,21 @@ func TestDecisionsAllowDenyRequireApproval(t *testing.T) {
 		t.Errorf("default decision record = %+v, %v", unknownRec, err)
 	}
 
-	// Tags given by the caller win over the infra file; [] means none.
+	// The infra file is authoritative for the tags of what it lists
+	// (DESIGN §11): before issue 13 a caller could send [] or [staging]
+	// for prod-db and step outside its policies.
 	untagged := prodWriteDecision()
 	untagged.Resource.Tags = []string{}
-	res, err = alice.Decide(ctx, untagged)
-	if err != nil || res.Decision.EnforcedEffect != policy.EffectDeny || res.Note != "" {
-		t.Fatalf("explicitly untagged: %+v, %v", res, err)
+	_, err = alice.Decide(ctx, untagged)
+	refusal(t, err, http.StatusForbidden, auditd.CodeTagsNotAllowed)
+	if !strings.Contains(err.Error(), "resource database:prod-db is listed in the infra file infra.yaml") {
+		t.Errorf("err = %v", err)
 	}
+	// ... and tags for a resource it does not list come only from a gateway.
+	staging := prodWriteDecision()
+	staging.Resource = govapi.Resource{Type: "database", Name: "mystery-db", Tags: []string{"staging"}}
+	_, err = alice.Decide(ctx, staging)
+	refusal(t, err, http.StatusForbidden, auditd.CodeTagsNotAllowed)
 
 	// After execution, too many rows deny, and no approval is requested.
 	post := prodWriteDecision()
@@ -277,8 +286,8 @@ func TestDecisionsAllowDenyRequireApproval(t *testing.T) {
 		t.Fatalf("post-execution within the limit: %+v, %v (settled before execution: no new approval)", res, err)
 	}
 
-	if got := metric(t, d, `govkit_auditd_policy_decisions_total{enforced_effect="deny"}`); got != "4" {
-		t.Errorf("deny decisions metric = %q, want 4", got)
+	if got := metric(t, d, `govkit_auditd_policy_decisions_total{enforced_effect="deny"}`); got != "3" {
+		t.Errorf("deny decisions metric = %q, want 3", got)
 	}
 	if got := metric(t, d, `govkit_auditd_policy_decisions_total{enforced_effect="require_approval"}`); got != "2" {
 		t.Errorf("require_approval decisions metric = %q, want 2", got)
@@ -420,7 +429,7 @@ func TestDecisionIdempotent(t *testing.T) {
 	other := req
 	other.Action = "read"
 	code, b := call(t, "POST", d.url+govapi.PathDecisions, []byte(jsonOf(t, other)), "X-Govkit-User", "alice")
-	if code != http.StatusConflict || !strings.Contains(string(b), `"code":"event_id_reused"`) || !strings.Contains(errorOf(b), "records a different decision request") {
+	if code != http.StatusConflict || !strings.Contains(string(b), `"code":"event_id_reused"`) || !strings.Contains(errorOf(b), "is taken by another event") {
 		t.Errorf("reused event_id: %d %s", code, b)
 	}
 	// ... or an id that names an event of another kind.
@@ -431,8 +440,8 @@ func TestDecisionIdempotent(t *testing.T) {
 	}
 	other.EventID = "tool-1"
 	code, b = call(t, "POST", d.url+govapi.PathDecisions, []byte(jsonOf(t, other)), "X-Govkit-User", "alice")
-	if code != http.StatusConflict || !strings.Contains(errorOf(b), "names a tool_execution event") {
-		t.Errorf("event_id of a tool event: %d %s", code, b)
+	if code != http.StatusConflict || !strings.Contains(errorOf(b), "is taken by another event") || strings.Contains(string(b), "tool_execution") {
+		t.Errorf("event_id of a tool event: %d %s (it must not say what the event is)", code, b)
 	}
 	if seq, _ := d.srv.Head(); seq != 5 {
 		t.Errorf("head seq %d, want 5", seq)
@@ -616,7 +625,7 @@ func TestExplainEventErrors(t *testing.T) {
 	// that no policy gave.
 	forged := audit.Event{EventID: "forged", EventType: audit.TypePolicyDecision, PolicyDecision: json.RawMessage(`{"effect":"allow"}`)}
 	_, err = d.c.Append(ctx, forged)
-	refusal(t, err, http.StatusBadRequest, "")
+	refusal(t, err, http.StatusBadRequest, auditd.CodeReservedEventType)
 	if !strings.Contains(err.Error(), "ask for a decision with POST /api/v1/decisions") {
 		t.Errorf("err = %v", err)
 	}
@@ -656,8 +665,13 @@ func TestIncidents(t *testing.T) {
 		t.Errorf("verify: %+v, %v", rep, err)
 	}
 
-	// A retry: 200 and the original.
+	// A retry from another caller: 409, and nothing of the stored incident.
 	code, body := call(t, "POST", d.url+govapi.PathIncidents, []byte(jsonOf(t, in)))
+	if code != http.StatusConflict || strings.Contains(string(body), "governance_unavailable") {
+		t.Errorf("retry by another caller: %d %s", code, body)
+	}
+	// A retry: 200 and the original.
+	code, body = call(t, "POST", d.url+govapi.PathIncidents, []byte(jsonOf(t, in)), "X-Govkit-User", "gate-7")
 	var again govapi.Incident
 	if err := json.Unmarshal(body, &again); code != http.StatusOK || err != nil || jsonOf(t, again) != jsonOf(t, inc) {
 		t.Errorf("retry: %d %s", code, body)
@@ -710,7 +724,7 @@ func TestIncidents(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, body = call(t, "POST", d.url+govapi.PathIncidents, good(func(m map[string]any) { m["incident_id"] = "tool-1" }))
-	if code != http.StatusConflict || !strings.Contains(errorOf(body), "incident_id tool-1 names a tool_execution event") {
+	if code != http.StatusConflict || !strings.Contains(errorOf(body), "event_id tool-1 is taken by another event") {
 		t.Errorf("reused id: %d %s", code, body)
 	}
 	if seq, _ := d.srv.Head(); seq != 3 {
@@ -857,12 +871,11 @@ func TestGovernanceTokens(t *testing.T) {
 	if err != nil || ap.RequestedBy != "agent-7" {
 		t.Errorf("approval requested by %q (%v), want the token's name", ap.RequestedBy, err)
 	}
-	// An asserted principal is kept, and so is who asserted it.
+	// An agent token cannot assert another principal (DESIGN §11).
 	req.Principal.UserID = "alice@example.com"
-	res, err = as(agent).Decide(ctx, req)
-	if ev, _ := as(auditor).Get(ctx, res.Event.EventID); err != nil || ev.Principal.UserID != "alice@example.com" || !strings.Contains(string(ev.Data), `"caller":"agent-7"`) {
-		t.Errorf("asserted principal: %+v %s, %v", ev.Principal, ev.Data, err)
-	}
+	_, err = as(agent).Decide(ctx, req)
+	refusal(t, err, http.StatusForbidden, auditd.CodePrincipalNotAllowed)
+	req.Principal.UserID = ""
 
 	inc := []byte(`{"type":"x","severity":"info","source":"t","message":"m"}`)
 	dec := []byte(jsonOf(t, prodWriteDecision()))
@@ -880,7 +893,8 @@ func TestGovernanceTokens(t *testing.T) {
 		{"GET", explainQ, nil, map[string]bool{agent: true, approver: true, auditor: true}},
 		{"GET", eventExplain, nil, map[string]bool{approver: true, auditor: true}},
 		{"POST", govapi.PathDecisions, dec, map[string]bool{agent: true}},
-		{"POST", govapi.PathIncidents, inc, map[string]bool{agent: true, auditor: true}},
+		// An agent may not raise incidents (govbot exits 2 on a critical one).
+		{"POST", govapi.PathIncidents, inc, map[string]bool{auditor: true}},
 	}
 	for _, rt := range routes {
 		if code, body := call(t, rt.method, d.url+rt.path, rt.body); code != http.StatusUnauthorized {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 // MaxWait is the longest a long-poll may ask auditd to hold an answer
@@ -18,7 +19,16 @@ const MaxWait = 25 * time.Second
 
 // RequestApproval creates an approval request (POST /v1/approvals) by the
 // caller's identity (its token's name, or the X-Govkit-User in local mode).
+// auditd opens it only when the loaded policy requires approval (DESIGN
+// §11): an allowed action is an *Error with code approval_not_required, a
+// denied one policy_denied. The quorum comes from the policy.
 func (c *Client) RequestApproval(ctx context.Context, in approval.Input) (approval.Request, error) {
+	return c.RequestApprovalFor(ctx, govapi.ApprovalInput{Input: in})
+}
+
+// RequestApprovalFor is RequestApproval naming the agent and principal it
+// is for: only a gateway token may.
+func (c *Client) RequestApprovalFor(ctx context.Context, in govapi.ApprovalInput) (approval.Request, error) {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return approval.Request{}, err
@@ -115,7 +125,27 @@ type DecisionInput struct {
 }
 
 func (c *Client) decide(ctx context.Context, id, verb, reason string) (approval.Request, error) {
-	body, err := json.Marshal(DecisionInput{Reason: reason})
+	return c.approvalStep(ctx, id, verb, DecisionInput{Reason: reason})
+}
+
+// ConsumeApproval releases the one execution approved request id allows,
+// for the action whose approval.ActionHash is actionHash
+// (POST /v1/approvals/{id}/consume; DESIGN §11). Only the requester, or a
+// gateway acting for it, may; a second consumption is an *Error with code
+// approval_consumed, another action action_mismatch, and past the
+// approval's validity window approval_stale (410).
+func (c *Client) ConsumeApproval(ctx context.Context, id, actionHash string) (approval.Request, error) {
+	return c.approvalStep(ctx, id, "consume", govapi.ConsumeInput{ActionHash: actionHash})
+}
+
+// CancelApproval withdraws request id (POST /v1/approvals/{id}/cancel): the
+// requester or an admin may, while it is pending or approved and unused.
+func (c *Client) CancelApproval(ctx context.Context, id string) (approval.Request, error) {
+	return c.approvalStep(ctx, id, "cancel", struct{}{})
+}
+
+func (c *Client) approvalStep(ctx context.Context, id, verb string, in any) (approval.Request, error) {
+	body, err := json.Marshal(in)
 	if err != nil {
 		return approval.Request{}, err
 	}

@@ -74,11 +74,11 @@ func NewEventWatch(c EventWatchConfig, after int64) (*EventWatch, error) {
 	}, nil
 }
 
-// ApprovalLookup tells the status of the approval that ev names, for an
-// approval the watch has not seen on the stream: the caller asks auditd.
-// It returns "" when the approval is unknown or cannot be learnt, which
-// counts as not approved (fail closed).
-type ApprovalLookup func(ev audit.Event) approval.Status
+// ApprovalLookup returns the approval that ev names, for an approval the
+// watch has not seen on the stream: the caller asks auditd. ok is false
+// when the approval is unknown or cannot be learnt, which counts as not
+// approved (fail closed).
+type ApprovalLookup func(ev audit.Event) (r approval.Request, ok bool)
 
 // Observe runs every per-event detection on ev and returns its alerts, in
 // the order above. live says ev arrived as it was committed rather than
@@ -95,28 +95,25 @@ func (w *EventWatch) Observe(ev audit.Event, live bool, lookup ApprovalLookup, n
 	add(w.Seq.Observe(ev, now))
 	add(w.Time.Observe(ev, live, now))
 	if IsDestructiveAction(ev) {
-		add(CheckDestructive(ev, w.approvalStatus(ev, lookup), now))
+		add(w.Approvals.Judge(ev, w.grant(ev, lookup), now))
 	}
 	add(w.Volume.Observe(ev, now))
 	add(w.OffHours.Observe(ev, now))
 	return alerts
 }
 
-// approvalStatus is what the watch knows of ev's approval, asking lookup
-// about one it has not seen.
-func (w *EventWatch) approvalStatus(ev audit.Event, lookup ApprovalLookup) approval.Status {
-	if ev.ApprovalID == "" {
-		return ""
+// grant is what the watch knows of ev's approval, asking lookup about one
+// it has not seen.
+func (w *EventWatch) grant(ev audit.Event, lookup ApprovalLookup) Grant {
+	g, known := w.Approvals.Grant(ev)
+	if known || lookup == nil {
+		return g
 	}
-	if st, ok := w.Approvals.Status(ev.ApprovalID); ok {
-		return st
+	r, ok := lookup(ev)
+	if !ok {
+		return Grant{}
 	}
-	if lookup == nil {
-		return ""
-	}
-	st := lookup(ev)
-	if st.Valid() {
-		w.Approvals.Remember(ev.ApprovalID, st)
-	}
-	return st
+	w.Approvals.Remember(r)
+	g, _ = w.Approvals.Grant(ev)
+	return g
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 )
 
@@ -411,13 +410,13 @@ func NewPatternMatcher(after ChainLink) *PatternMatcher { return &PatternMatcher
 func (m *PatternMatcher) Last() ChainLink { return m.last }
 
 // Match returns the alerts for ev, at most one per pattern, hash_mismatch
-// first. status is the status of the approval ev names ("" when none or
-// unknown; see CheckDestructive).
+// first. g is what the caller knows of the approval ev cites (see
+// CheckDestructive).
 //
 // Incident events are checked only for hash_mismatch: their content
 // describes other events (often quoting the very output that matched), so
 // matching it would make secbot answer its own incidents forever.
-func (m *PatternMatcher) Match(ev audit.Event, status approval.Status, now time.Time) []Alert {
+func (m *PatternMatcher) Match(ev audit.Event, g Grant, now time.Time) []Alert {
 	var alerts []Alert
 	if a, ok := CheckHash(ev, m.last, now); ok {
 		alerts = append(alerts, a)
@@ -426,8 +425,11 @@ func (m *PatternMatcher) Match(ev audit.Event, status approval.Status, now time.
 	if ev.EventType == audit.TypeIncident {
 		return alerts
 	}
-	if a, ok := CheckDestructive(ev, status, now); ok {
-		d := DestructiveDetails{ApprovalID: ev.ApprovalID, ApprovalStatus: string(status)}
+	if a, ok := CheckDestructive(ev, g, now); ok {
+		d := DestructiveDetails{ApprovalID: ev.ApprovalID}
+		if g.Request != nil {
+			d.ApprovalStatus = string(g.Request.Status)
+		}
 		if ev.Resource != nil && (ev.Resource.Type != "" || ev.Resource.Name != "") {
 			d.Resource = cutDetail(ev.Resource.Type + ":" + ev.Resource.Name)
 		}

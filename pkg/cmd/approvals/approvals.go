@@ -72,6 +72,9 @@ func newCmdTree(opts *Options) *cobra.Command {
 		newCmdDecide(opts, verbApprove, nil),
 		newCmdDecide(opts, verbDeny, nil),
 		newCmdRequest(opts, nil),
+		newCmdWait(opts, nil),
+		newCmdCancel(opts, nil),
+		newCmdConsume(opts, nil),
 		newCmdWatch(opts, nil),
 	)
 	return root
@@ -88,11 +91,15 @@ asks for approval of one action on one resource ("approvals request"); people
 list what is waiting, read the request and its policy explanation, and approve
 or deny it; the requester waits for the decision and acts on its exit status.
 
-A request is pending until quorum distinct approvers approve it (approved),
-one approver denies it (denied), or its time runs out (expired); decided and
-expired requests are kept in history. The requester can never approve their
-own request, and each approver counts once. Every change is also recorded in
-the audit chain.
+auditd opens a request only when its policy requires approval, with the
+policy's quorum. A request is pending until quorum distinct approvers approve
+it (approved), one approver denies it (denied), its time runs out (expired),
+or its requester withdraws it (cancelled). An approved request releases one
+execution of exactly its action: consuming it (gate does, or 'approvals
+consume') makes it consumed, within 15 minutes of approval by default. All
+requests are kept in history. The requester can never approve their own
+request, and each approver counts once. Every change is also recorded in the
+audit chain.
 
 Who you are: with --token, the token's name. Without a tokens file auditd runs
 in local mode and takes your name from $USER, which approvals sends with every
@@ -103,15 +110,19 @@ object per line, each with "schema_version": 1 and "id".
 
 Exit status:
 
-    0  success (request --wait: approved)
-    1  request --wait: denied
-    2  request --wait: expired, or no decision before --wait ended
+    0  success (request --wait, wait: approved)
+    1  request --wait, wait: denied; request: the policy denies the action;
+       consume: refused (consumed already, another action, stale)
+    2  request --wait, wait: expired, cancelled, consumed already, or no
+       decision before the wait ended
     3  usage error, auditd unreachable or refusing, internal failure`,
 		Example: `  approvals list --pending
   approvals show 01JQ7Z8X6V3M2N4B5C6D7E8F9G
   approvals approve 01JQ7Z8X6V3M2N4B5C6D7E8F9G --reason "checked the migration"
   approvals deny 01JQ7Z8X6V3M2N4B5C6D7E8F9G --reason "not during the freeze"
   approvals request --resource database:prod-db --action write --reason "fix orders" --wait 15m
+  approvals wait 01JQ7Z8X6V3M2N4B5C6D7E8F9G --timeout 10m
+  approvals consume 01JQ7Z8X6V3M2N4B5C6D7E8F9G --action-hash "$hash"
   approvals watch -o json | jq -r 'select(.status == "pending") | .id'`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,
@@ -212,6 +223,12 @@ func (o *Options) apiError(err error, id string) error {
 			return cli.Failf("%s", msg).WithHint(fmt.Sprintf("'%s' shows who has voted", o.command("show "+id)))
 		case ae.Code == "not_pending":
 			return cli.Failf("%s", msg).WithHint(fmt.Sprintf("'%s' shows how it was decided", o.command("show "+id)))
+		case ae.Code == "principal_not_allowed":
+			return cli.Failf("%s", msg).WithHint("the token's principal decides; ask an admin for a token that acts for the right principal")
+		case ae.Code == "tags_not_allowed":
+			return cli.Failf("%s", msg).WithHint("leave out --tag: auditd takes the resource's tags from its infra file")
+		case ae.Code == "no_policy":
+			return cli.Failf("%s", msg).WithHint("approval requests come from policy: start auditd with --policy FILE")
 		case ae.StatusCode == http.StatusUnauthorized:
 			hint := "pass --token TOKEN (or set GOVKIT_TOKEN)"
 			if o.Token != "" {

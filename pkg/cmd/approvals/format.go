@@ -121,6 +121,10 @@ func outcome(r approval.Request) string {
 			return fmt.Sprintf("expired with %d of %d approvals", n, r.Quorum)
 		}
 		return "expired"
+	case approval.Cancelled:
+		return "cancelled by " + cli.OneLine(r.CancelledBy)
+	case approval.Consumed:
+		return "approved by " + approvers(r) + ", and consumed already by " + cli.OneLine(r.ConsumedBy)
 	}
 	return string(r.Status)
 }

@@ -51,7 +51,7 @@ says so on standard error in text).`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&lo.Pending, "pending", false, "only the requests waiting for a decision, oldest first")
-	f.StringVar(&lo.Status, "status", "", "only requests in `STATUS`: pending, approved, denied or expired")
+	f.StringVar(&lo.Status, "status", "", "only requests in `STATUS`: pending, approved, denied, expired, cancelled or consumed")
 	f.IntVar(&lo.Limit, "limit", 0, "show at most `N` requests, 1-1000 (default 100; --pending shows all)")
 	_ = cmd.RegisterFlagCompletionFunc("status",
 		cobra.FixedCompletions([]string{"pending", "approved", "denied", "expired"}, cobra.ShellCompDirectiveNoFileComp))
@@ -61,7 +61,7 @@ says so on standard error in text).`,
 
 func (o *ListOptions) validate() error {
 	if o.Status != "" && !approval.Status(o.Status).Valid() {
-		return cli.Failf("--status %q is not pending, approved, denied or expired", o.Status).
+		return cli.Failf("--status %q is not pending, approved, denied, expired, cancelled or consumed", o.Status).
 			WithHint("pass --status pending, approved, denied or expired")
 	}
 	if o.Pending && o.Status != "" && o.Status != string(approval.Pending) {

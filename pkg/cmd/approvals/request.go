@@ -13,6 +13,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 // holdMargin separates a long-poll's end from the expiry or the deadline it
@@ -28,7 +29,6 @@ type RequestOptions struct {
 	Tool       string
 	RawCommand string
 	Tags       []string
-	Quorum     int
 	TTL        time.Duration
 	Wait       time.Duration
 
@@ -43,7 +43,13 @@ func newCmdRequest(opts *Options, runF func(*RequestOptions) error) *cobra.Comma
 		Long: `Request asks auditd for approval of one action on one resource, as you (your
 token's name, or $USER in local mode). The request binds the exact action:
 its action_hash covers the resource, action, tool and command, so an approval
-releases exactly that.
+releases exactly that, once ('approvals consume').
+
+auditd opens a request only when its policy requires approval for the action:
+the quorum and the policy decision approvers see come from the policy, and
+the resource's tags from auditd's infra file. When the policy allows the
+action outright, request says so and exits 0 (nothing to wait for); when it
+denies it, request exits 1 with the policy's explanation.
 
 Without --wait, request prints the new request (with -o json the request
 object; its "id" names it) and exits 0.
@@ -66,7 +72,7 @@ Exit status:
     3  usage error, auditd unreachable or refusing, internal failure`,
 		Example: `  approvals request --resource database:prod-db --action write \
     --reason "backfill orders.total" --command "psql -f backfill.sql" --wait 15m
-  approvals request --resource kubernetes:web --action destructive --quorum 2 --ttl 30m
+  approvals request --resource kubernetes:web --action destructive --ttl 30m
   id=$(approvals request --resource database:prod-db --action write -o json | jq -r .id)`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -86,13 +92,12 @@ Exit status:
 	f.StringVar(&ro.Reason, "reason", "", "why the action is needed: `TEXT` the approvers read")
 	f.StringVar(&ro.Tool, "tool", "", "the tool `NAME` that will run the action (e.g. psql)")
 	f.StringVar(&ro.RawCommand, "command", "", "the exact command line `RAW` that will run")
-	f.StringSliceVar(&ro.Tags, "tag", nil, "tag the resource with `T` (repeatable, or comma-separated)")
-	f.IntVar(&ro.Quorum, "quorum", 1, fmt.Sprintf("need `N` distinct approvals, 1-%d", approval.MaxQuorum))
+	f.StringSliceVar(&ro.Tags, "tag", nil, "tag the resource with `T` (repeatable, or comma-separated; only for a gateway token and a resource auditd's infra file does not list)")
 	f.DurationVar(&ro.TTL, "ttl", 0, "expire the request after `DURATION` (default: auditd's, 5m)")
 	f.DurationVar(&ro.Wait, "wait", 0, "wait up to `DURATION` for the decision and exit with it (default: do not wait)")
 	_ = cmd.RegisterFlagCompletionFunc("action",
 		cobra.FixedCompletions(approval.Actions, cobra.ShellCompDirectiveNoFileComp))
-	cli.SkipConfig(f, "resource", "action", "reason", "tool", "command", "tag", "quorum", "ttl", "wait")
+	cli.SkipConfig(f, "resource", "action", "reason", "tool", "command", "tag", "ttl", "wait")
 	return cmd
 }
 
@@ -113,9 +118,6 @@ func (o *RequestOptions) validate() error {
 	case !approval.ValidAction(o.Action):
 		return cli.Failf("--action %s is not one of %s", cli.OneLine(cli.Truncate(o.Action, 40)), actions).
 			WithHint("pass --action " + actions)
-	}
-	if o.Quorum < 1 || o.Quorum > approval.MaxQuorum {
-		return cli.Failf("--quorum %d is not between 1 and %d", o.Quorum, approval.MaxQuorum)
 	}
 	if o.TTL != 0 && (o.TTL < approval.MinTTL || o.TTL > approval.MaxTTL) {
 		return cli.Failf("--ttl %s is not between %s and %s", o.TTL, approval.MinTTL, approval.MaxTTL).
@@ -141,12 +143,21 @@ func requestRun(o *RequestOptions) error {
 		Tool:       o.Tool,
 		RawCommand: o.RawCommand,
 		Reason:     o.Reason,
-		Quorum:     o.Quorum,
 	}
 	if o.TTL > 0 {
 		in.TTL = o.TTL.String()
 	}
 	r, err := c.RequestApproval(ctx, in)
+	var ae *client.Error
+	if errors.As(err, &ae) && ae.Code == govapi.CodeApprovalNotRequired {
+		// Nothing to approve: the policy allows the action as it is.
+		fmt.Fprintf(o.IO.ErrOut, "approvals: %s\n", cli.OneLine(ae.Message))
+		return nil
+	}
+	if errors.As(err, &ae) && ae.Code == govapi.CodePolicyDenied {
+		return &cli.ExitError{Code: exitDenied, Err: errors.New(ae.Message),
+			Hint: "no approval can release an action the policy denies; 'govexplain' shows which policy and rule decide it"}
+	}
 	if err != nil {
 		return o.apiError(err, "")
 	}
@@ -166,12 +177,19 @@ func requestRun(o *RequestOptions) error {
 
 	fmt.Fprintf(o.IO.ErrOut, "waiting for approval %s (expires in %s); approve with: %s\n",
 		cli.OneLine(r.ID), cli.Approx(r.ExpiresAt.Sub(o.now())), o.command("approve "+r.ID))
-	r, waitErr := o.follow(ctx, c, r)
+	r, waitErr := o.Options.follow(ctx, c, r, o.Wait, "--wait")
+	return o.Options.waitOutcome(r, waitErr)
+}
+
+// waitOutcome prints how a followed request ended and returns its exit
+// status (DESIGN §7): approved 0, denied 1; expired, cancelled, consumed
+// (by an earlier run) or still pending when the wait ended 2.
+func (o *Options) waitOutcome(r approval.Request, waitErr error) error {
 	var ee *cli.ExitError
 	if waitErr != nil && (!errors.As(waitErr, &ee) || ee.Code != exitNoGrant) {
 		return waitErr // an error, not an outcome: nothing on stdout
 	}
-	if jsonOut {
+	if o.format() == cli.FormatJSON {
 		if err := writeJSON(o.IO.Out, r); err != nil {
 			return err
 		}
@@ -191,13 +209,13 @@ func requestRun(o *RequestOptions) error {
 	return cli.Silent(exitNoGrant)
 }
 
-// follow long-polls r until it is decided or expires, --wait passes, or
-// ctx ends (Ctrl-C). It returns the last state it saw, and an exit-2 error
-// when the wait ended with r still pending. Transient failures (auditd
-// unreachable or answering 5xx) are retried; any other failure ends the
-// wait with exit 3.
-func (o *RequestOptions) follow(ctx context.Context, c *client.Client, r approval.Request) (approval.Request, error) {
-	waitCtx, cancel := context.WithTimeout(ctx, o.Wait)
+// follow long-polls r until it is decided or expires, wait (the flag named
+// flag) passes, or ctx ends (Ctrl-C). It returns the last state it saw, and
+// an exit-2 error when the wait ended with r still pending. Transient
+// failures (auditd unreachable or answering 5xx) are retried; any other
+// failure ends the wait with exit 3.
+func (o *Options) follow(ctx context.Context, c *client.Client, r approval.Request, wait time.Duration, flag string) (approval.Request, error) {
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	deadline, _ := waitCtx.Deadline()
 	outage := false
@@ -256,5 +274,5 @@ func (o *RequestOptions) follow(ctx context.Context, c *client.Client, r approva
 	if ctx.Err() != nil {
 		return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("interrupted while waiting for approval %s", cli.OneLine(r.ID)), Hint: hint}
 	}
-	return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("no decision on approval %s within --wait %s", cli.OneLine(r.ID), o.Wait), Hint: hint}
+	return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("no decision on approval %s within %s %s", cli.OneLine(r.ID), flag, wait), Hint: hint}
 }

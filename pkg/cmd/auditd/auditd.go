@@ -39,6 +39,9 @@ type ServeOptions struct {
 	// Tokens is the tokens file; empty is local mode (DESIGN §7).
 	Tokens          string
 	ApprovalTimeout time.Duration
+	// ApprovalValidFor is how long an approved request may be consumed
+	// (--approval-valid-for, GOVKIT_APPROVAL_VALID_FOR).
+	ApprovalValidFor time.Duration
 	Notify          notify.Config
 	emailTo         string
 	// PolicyFile and InfraFile are what POST /api/v1/decisions and the
@@ -107,24 +110,34 @@ Governance API (DESIGN §8):
                                        streamed; incident_id is idempotent)
 
 Decisions and explain need --policy FILE; without it they answer 503.
-Tags come from the request, else from --infra FILE. On SIGHUP auditd reads
+Tags come from --infra FILE (the hypothetical explain also takes tags). On SIGHUP auditd reads
 --policy and --infra again: a file that loads replaces the policy at once
 ("auditd: policy reloaded from FILE (N policies, sha256 …)"); one that does
 not is logged and reported as policy.reload_error, and the old policy stays.
 
-Every approval change (requested, voted, decided, expired) is appended to the
-chain and streamed. Requests expire after --approval-timeout unless they name
-a ttl; the requester can never decide their own request.
+Approval requests come from policy: POST /v1/approvals evaluates the loaded
+policy (409 approval_not_required when it allows, 403 policy_denied when it
+denies) and takes the quorum from it. Every approval change (requested,
+voted, decided, expired, cancelled, consumed) is appended to the chain and
+streamed. Requests expire after --approval-timeout unless they name a ttl;
+the requester can never decide their own request. An approved request
+releases one execution of exactly its action: POST /v1/approvals/{id}/consume
+with its action_hash, once, within --approval-valid-for of the approval.
 
 Auth: with --tokens FILE every endpoint but /health needs a bearer token
 (auditd token create); roles: agent (post events, request approvals, read
-its own, ask for decisions, report incidents), approver (decide), auditor
-(read everything, report incidents), admin. Without a tokens file auditd
-runs in local mode: loopback only, no credentials, and the acting user is
-the X-Govkit-User header, which the CLIs fill from $USER. A decision's agent
-and principal.user_id default to the caller; the principal's roles are what
-the caller asserts, and the event records the authenticated caller beside
-them (data.caller).
+its own, ask for decisions), approver (decide), auditor (read everything,
+report incidents), admin, and gateway (act for principals it authenticated
+itself). Without a tokens file auditd runs in local mode: loopback only, no
+credentials, and the acting user is the X-Govkit-User header, which the CLIs
+fill from $USER. Identity comes from the credential (the trust boundary):
+decisions, approval requests and events use the token's principal
+(--principal-user/--principal-roles of auditd token create), every stored
+event records its caller, and a request that names another principal, other
+roles or another agent is refused (403 principal_not_allowed) unless the
+token has the gateway role. Tags come from --infra: a request naming tags for
+a resource the infra file lists is refused (403 tags_not_allowed), and for
+one it does not list only a gateway may name them.
 
 Notifications of new and resolved requests: --approval-slack-webhook,
 --approval-webhook (JSON; a hooks.slack.com URL gets Slack), email with
@@ -169,6 +182,7 @@ touches no database).`,
 	f.StringVar(&opts.Socket, "socket", "", "stream committed events on the Unix socket `PATH` (default: no stream)")
 	f.StringVar(&opts.Tokens, "tokens", "", "authenticate clients with the tokens `FILE` (auditd token create); without it, local mode: loopback only, no credentials")
 	f.DurationVar(&opts.ApprovalTimeout, "approval-timeout", approval.DefaultTTL, "how long an approval request stays pending when it names no ttl")
+	f.DurationVar(&opts.ApprovalValidFor, "approval-valid-for", approval.DefaultValidFor, "how long after approval an approval may be consumed (then 410 approval_stale)")
 	f.StringVar(&opts.Notify.Webhook, "approval-webhook", "", "POST approval notifications as JSON to `URL` (a hooks.slack.com URL gets Slack messages)")
 	f.StringVar(&opts.Notify.SlackWebhook, "approval-slack-webhook", "", "send approval notifications to the Slack incoming webhook `URL`")
 	f.StringVar(&opts.Notify.BaseURL, "approval-base-url", "", "the auditd `URL` approvers use, for links and commands in notifications")
@@ -210,6 +224,10 @@ func (o *ServeOptions) validate() error {
 	if o.ApprovalTimeout < approval.MinTTL || o.ApprovalTimeout > approval.MaxTTL {
 		return cli.Failf("--approval-timeout %s is not between %s and %s", o.ApprovalTimeout, approval.MinTTL, approval.MaxTTL).
 			WithHint("pass a duration such as 15m (or set GOVKIT_APPROVAL_TIMEOUT)")
+	}
+	if o.ApprovalValidFor < time.Second || o.ApprovalValidFor > approval.MaxValidFor {
+		return cli.Failf("--approval-valid-for %s is not between 1s and %s", o.ApprovalValidFor, approval.MaxValidFor).
+			WithHint("pass a duration such as 15m (or set GOVKIT_APPROVAL_VALID_FOR)")
 	}
 	if o.emailTo != "" {
 		o.Notify.SMTP.To = []string{o.emailTo}
@@ -311,6 +329,7 @@ func serveRun(o *ServeOptions) (err error) {
 	cfg := daemon.DefaultConfig()
 	cfg.Logf = log.logf
 	cfg.ApprovalTTL = o.ApprovalTimeout
+	cfg.ApprovalValidFor = o.ApprovalValidFor
 	if o.Tokens != "" {
 		set, err := token.NewSet(o.Tokens, log.logf, time.Now)
 		if err != nil {

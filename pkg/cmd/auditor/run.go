@@ -460,20 +460,18 @@ func (m *monitor) observe(ctx context.Context, ev audit.Event, live bool) {
 // lookup asks auditd about an approval the stream has not shown: one
 // decided before the replay position. Not knowing counts as not approved.
 func (m *monitor) lookup(ctx context.Context) detect.ApprovalLookup {
-	return func(ev audit.Event) approval.Status {
+	return func(ev audit.Event) (approval.Request, bool) {
 		ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 		defer cancel()
 		r, err := m.c.Approval(ctx, ev.ApprovalID)
 		switch {
 		case err == nil:
-			return r.Status
-		case client.IsNotFound(err):
-			return ""
-		case m.refused(err):
-			return ""
+			return r, true
+		case client.IsNotFound(err), m.refused(err):
+			return approval.Request{}, false
 		}
 		m.logf("cannot learn the status of approval %s from auditd (%s); counting it as not approved", printable(ev.ApprovalID), reason(err))
-		return ""
+		return approval.Request{}, false
 	}
 }
 

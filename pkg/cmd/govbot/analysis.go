@@ -249,20 +249,16 @@ func (a *analyzer) decision(ev audit.Event) {
 // far (detect.CheckDestructive); one naming an approval the window did not
 // show is judged at the end, after a look-up.
 func (a *analyzer) destructive(ev audit.Event) {
-	var st approval.Status
-	if ev.ApprovalID != "" {
-		known := false
-		st, known = a.book.Status(ev.ApprovalID)
-		if !known && len(a.deferred) < maxDeferred {
-			a.deferred = append(a.deferred, ev)
-			return
-		}
+	g, known := a.book.Grant(ev)
+	if !known && len(a.deferred) < maxDeferred {
+		a.deferred = append(a.deferred, ev)
+		return
 	}
-	a.judge(ev, st)
+	a.judge(ev, g)
 }
 
-func (a *analyzer) judge(ev audit.Event, st approval.Status) {
-	alert, bad := detect.CheckDestructive(ev, st, a.now)
+func (a *analyzer) judge(ev audit.Event, g detect.Grant) {
+	alert, bad := a.book.Judge(ev, g, a.now)
 	if !bad {
 		return
 	}
@@ -288,11 +284,15 @@ func (a *analyzer) deferredIDs() []string {
 	return ids
 }
 
-// finish judges the deferred actions with the statuses looked up (an id
-// missing from statuses is unknown) and returns phases 3 and 4.
-func (a *analyzer) finish(statuses map[string]approval.Status) (ActivityPhase, DecisionPhase) {
+// finish judges the deferred actions with the approvals looked up (an id
+// missing from looked is unknown) and returns phases 3 and 4.
+func (a *analyzer) finish(looked map[string]approval.Request) (ActivityPhase, DecisionPhase) {
+	for _, r := range looked {
+		a.book.Remember(r)
+	}
 	for _, ev := range a.deferred {
-		a.judge(ev, statuses[ev.ApprovalID])
+		g, _ := a.book.Grant(ev)
+		a.judge(ev, g)
 	}
 	a.deferred = nil
 	// Judged out of order: list them by seq again.

@@ -113,7 +113,7 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 	if err := scanEvents(ctx, c, an, from, st.Chain.HeadSeq); err != nil {
 		return nil, &phaseError{3, "GET " + govapi.PathEvents, err}
 	}
-	statuses := map[string]approval.Status{}
+	looked := map[string]approval.Request{}
 	for _, id := range an.deferredIDs() {
 		req, err := c.Approval(ctx, id)
 		switch {
@@ -122,7 +122,7 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 		case err != nil:
 			return nil, &phaseError{3, "GET /v1/approvals/" + id, err}
 		}
-		statuses[id] = req.Status
+		looked[id] = req
 	}
 	pending, err := c.GovernancePending(ctx)
 	if err != nil {
@@ -133,7 +133,7 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 		return nil, &phaseError{6, "GET " + govapi.PathVerify, err}
 	}
 
-	act, dec := an.finish(statuses)
+	act, dec := an.finish(looked)
 	r := &Report{
 		SchemaVersion: 1,
 		GeneratedAt:   now,

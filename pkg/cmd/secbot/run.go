@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
@@ -291,9 +290,11 @@ func (r *responder) handle(ctx context.Context, ev audit.Event) {
 	r.m.lastSeq.Set(float64(ev.Seq))
 	r.book.Observe(ev)
 	now := r.o.now()
-	for _, a := range r.matcher.Match(ev, r.approvalStatus(ctx, ev), now) {
+	g := r.grant(ctx, ev)
+	for _, a := range r.matcher.Match(ev, g, now) {
 		r.answer(ctx, a, ev, now)
 	}
+	r.book.Use(ev, g)
 }
 
 // answer turns one alert into an incident, subject to the cooldown.
@@ -325,15 +326,15 @@ func (r *responder) answer(ctx context.Context, a detect.Alert, ev audit.Event, 
 	r.print(in, &inc.Event, now)
 }
 
-// approvalStatus is the status of the approval a destructive action names,
+// grant is what secbot knows of the approval a destructive action names,
 // from the approval changes seen on the stream, else from auditd. An
-// approval decided after the action did not authorize it.
-func (r *responder) approvalStatus(ctx context.Context, ev audit.Event) approval.Status {
+// approval consumed after the action did not release it.
+func (r *responder) grant(ctx context.Context, ev audit.Event) detect.Grant {
 	if !detect.IsDestructiveAction(ev) || ev.ApprovalID == "" {
-		return ""
+		return detect.Grant{}
 	}
-	if st, ok := r.book.Status(ev.ApprovalID); ok {
-		return st
+	if g, known := r.book.Grant(ev); known {
+		return g
 	}
 	// Not cut short by a stop: the event in hand is finished (see create).
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
@@ -341,16 +342,15 @@ func (r *responder) approvalStatus(ctx context.Context, ev audit.Event) approval
 	req, err := r.c.Approval(cctx, ev.ApprovalID)
 	switch {
 	case client.IsNotFound(err):
-		return ""
+		return detect.Grant{}
 	case err != nil:
 		r.log.logf("warning: cannot read approval %s from %s (%s); treating it as unknown", clean(ev.ApprovalID, 128), r.o.Gateway, r.apiProblem(err))
-		return ""
-	case req.DecidedAt != nil && req.DecidedAt.After(ev.Timestamp):
-		return approval.Pending // its decision is later in the stream
+		return detect.Grant{}
 	}
 	// Later changes come on the stream, and Observe replaces this.
-	r.book.Remember(ev.ApprovalID, req.Status)
-	return req.Status
+	r.book.Remember(req)
+	g, _ := r.book.Grant(ev)
+	return g
 }
 
 // undecodable reports a stream line that is not an event.
