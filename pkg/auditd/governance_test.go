@@ -126,9 +126,9 @@ func prodWriteDecision() govapi.DecisionRequest {
 	return govapi.DecisionRequest{
 		SessionID: "s-1", TraceID: "tr-1",
 		Resource: govapi.Resource{Type: "database", Name: "prod-db"},
-		Action:    "write",
-		Tool:      &govapi.Tool{Name: "psql", RawCommand: "UPDATE orders SET state = 'paid' WHERE id = 7", Parameters: json.RawMessage(`{"db": "prod-db"}`)},
-		Reason:    "customer refund",
+		Action:   "write",
+		Tool:     &govapi.Tool{Name: "psql", RawCommand: "UPDATE orders SET state = 'paid' WHERE id = 7", Parameters: json.RawMessage(`{"db": "prod-db"}`)},
+		Reason:   "customer refund",
 	}
 }
 

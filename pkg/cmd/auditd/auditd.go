@@ -42,8 +42,8 @@ type ServeOptions struct {
 	// ApprovalValidFor is how long an approved request may be consumed
 	// (--approval-valid-for, GOVKIT_APPROVAL_VALID_FOR).
 	ApprovalValidFor time.Duration
-	Notify          notify.Config
-	emailTo         string
+	Notify           notify.Config
+	emailTo          string
 	// PolicyFile and InfraFile are what POST /api/v1/decisions and the
 	// explain endpoints evaluate with (DESIGN §8); empty: none. Both are
 	// read again on SIGHUP.
