@@ -73,6 +73,7 @@ func TestScripts(t *testing.T) {
 			"auditpost":  cmdAuditpost,
 			"govpost":    cmdGovpost,
 			"auditsub":   cmdAuditsub,
+			"envfile":    cmdEnvfile,
 		},
 	})
 }
@@ -203,7 +204,7 @@ func cmdAuditpost(ts *testscript.TestScript, neg bool, args []string) {
 // govpost URL PATH FILE: POST each line of FILE as JSON to URL+PATH (such
 // as /api/v1/decisions) and print each answer's status and body on one
 // line: "201 {…}". Any answer other than 2xx fails the command (and is what
-// ! govpost expects).
+// ! govpost expects). With $GOVKIT_TOKEN set it authenticates with it.
 func cmdGovpost(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 3 {
 		ts.Fatalf("usage: govpost URL PATH FILE")
@@ -212,7 +213,13 @@ func cmdGovpost(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	failed := false
 	for line := range strings.Lines(string(data)) {
-		resp, err := http.Post(args[0]+args[1], "application/json", strings.NewReader(line))
+		req, err := http.NewRequest(http.MethodPost, args[0]+args[1], strings.NewReader(line))
+		ts.Check(err)
+		req.Header.Set("Content-Type", "application/json")
+		if tok := ts.Getenv("GOVKIT_TOKEN"); tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
 		ts.Check(err)
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -226,6 +233,17 @@ func cmdGovpost(ts *testscript.TestScript, neg bool, args []string) {
 	if failed != neg {
 		ts.Fatalf("govpost: failed=%t, want %t", failed, neg)
 	}
+}
+
+// envfile NAME FILE: set the environment variable NAME to FILE's content
+// without its trailing newline (a token that auditd token create printed).
+func cmdEnvfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: envfile NAME FILE")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	ts.Setenv(args[0], strings.TrimRight(string(b), "\n"))
 }
 
 // auditsub SOCKET SINCE N: read N events after seq SINCE from auditd's
