@@ -7,9 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/user"
 	"time"
@@ -249,23 +247,11 @@ func (o *Options) apiError(err error, id string) error {
 	if errors.Is(err, context.Canceled) {
 		return cli.Failf("interrupted")
 	}
-	if isTransient(err) {
+	if client.IsTransient(err) {
 		return cli.Failf("cannot reach auditd at %s: %s", o.URL, client.NetReason(err)).
 			WithHint("start auditd, or pass --url (or set GOVKIT_AUDIT_URL) naming a running one")
 	}
 	return cli.Fail(err, "")
-}
-
-// isTransient reports whether err may go away by itself: auditd unreachable,
-// restarting, or overloaded.
-func isTransient(err error) bool {
-	var ae *client.Error
-	if errors.As(err, &ae) {
-		return ae.StatusCode >= 500
-	}
-	var ue *url.Error
-	var ne net.Error
-	return errors.As(err, &ue) || errors.As(err, &ne)
 }
 
 // outage describes a transient failure for the one line that says auditd

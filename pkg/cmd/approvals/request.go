@@ -239,7 +239,7 @@ func (o *Options) follow(ctx context.Context, c *client.Client, r approval.Reque
 			}
 		case waitCtx.Err() != nil:
 			// The wait ended during the request; handled below.
-		case isTransient(err):
+		case client.IsTransient(err):
 			if !outage {
 				fmt.Fprintf(o.IO.ErrOut, "approvals: %s; retrying every %s until the wait ends\n", o.outage(err), o.minPoll())
 				outage = true

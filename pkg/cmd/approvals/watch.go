@@ -146,7 +146,7 @@ func (w *watcher) retry(ctx context.Context, f func() error) error {
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case !isTransient(err):
+		case !client.IsTransient(err):
 			return w.o.apiError(err, "")
 		}
 		if !w.outage {

@@ -234,7 +234,7 @@ func (m *monitor) waitForAuditd(ctx context.Context) (client.Health, error) {
 			return client.Health{}, ctx.Err()
 		}
 		if !said {
-			m.logf("cannot reach auditd at %s (%s); retrying", m.o.AuditURL, reason(err))
+			m.logf("cannot reach auditd at %s (%s); retrying", m.o.AuditURL, client.Reason(err))
 			said = true
 		}
 		if cli.Sleep(ctx, delay) != nil {
@@ -396,7 +396,7 @@ func (m *monitor) streamLoop(ctx context.Context, after int64) {
 				return
 			}
 			if !outage {
-				m.logf("cannot reach auditd at %s (%s); retrying", m.o.AuditURL, reason(err))
+				m.logf("cannot reach auditd at %s (%s); retrying", m.o.AuditURL, client.Reason(err))
 				outage = true
 			}
 			if cli.Sleep(ctx, delay) != nil {
@@ -426,7 +426,7 @@ func (m *monitor) streamLoop(ctx context.Context, after int64) {
 		if !outage {
 			var oe *net.OpError
 			if errors.As(err, &oe) && oe.Op == "dial" {
-				m.logf("cannot connect to the stream on %s (%s); retrying (is it auditd's --socket?)", m.o.Socket, reason(oe))
+				m.logf("cannot connect to the stream on %s (%s); retrying (is it auditd's --socket?)", m.o.Socket, client.Reason(oe))
 			} else {
 				m.logf("stream on %s ended after seq %d (%s); reconnecting", m.o.Socket, after, streamReason(err))
 			}
@@ -470,7 +470,7 @@ func (m *monitor) lookup(ctx context.Context) detect.ApprovalLookup {
 		case client.IsNotFound(err), m.refused(err):
 			return approval.Request{}, false
 		}
-		m.logf("cannot learn the status of approval %s from auditd (%s); counting it as not approved", printable(ev.ApprovalID), reason(err))
+		m.logf("cannot learn the status of approval %s from auditd (%s); counting it as not approved", printable(ev.ApprovalID), client.Reason(err))
 		return approval.Request{}, false
 	}
 }
@@ -486,7 +486,7 @@ func (m *monitor) verifyLoop(ctx context.Context) {
 			m.verifyDown = true
 			m.mu.Unlock()
 			if first {
-				m.logf("verifying the chain through %s failed (%s); retrying every %s", m.o.AuditURL, reason(err), m.o.VerifyInterval)
+				m.logf("verifying the chain through %s failed (%s); retrying every %s", m.o.AuditURL, client.Reason(err), m.o.VerifyInterval)
 			}
 		}
 		select {
@@ -687,7 +687,7 @@ func (m *monitor) apiError(ctx context.Context, err error) error {
 	if errors.As(err, &ae) {
 		return cli.Failf("auditd at %s answered %d: %s", m.o.AuditURL, ae.StatusCode, ae.Message)
 	}
-	return cli.Failf("cannot reach auditd at %s: %s", m.o.AuditURL, reason(err)).
+	return cli.Failf("cannot reach auditd at %s: %s", m.o.AuditURL, client.Reason(err)).
 		WithHint("start auditd, or pass --audit-url (or set GOVKIT_AUDIT_URL) naming a running one")
 }
 
@@ -705,16 +705,6 @@ func (m *monitor) reconnectMax() time.Duration {
 	return reconnectMax
 }
 
-// reason is auditd's answer ("403: …") or the innermost cause of a network
-// error ("connection refused", client.NetReason).
-func reason(err error) string {
-	var ae *client.Error
-	if errors.As(err, &ae) {
-		return fmt.Sprintf("%d: %s", ae.StatusCode, ae.Message)
-	}
-	return client.NetReason(err)
-}
-
 // streamReason describes why a subscription ended.
 func streamReason(err error) string {
 	var se *client.StreamError
@@ -722,7 +712,7 @@ func streamReason(err error) string {
 		return se.Message
 	}
 	if u := errors.Unwrap(err); u != nil {
-		return reason(u)
+		return client.Reason(u)
 	}
 	return err.Error()
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,7 +236,7 @@ func (r *responder) start(ctx context.Context, warn bool) (int64, detect.ChainLi
 		h, err := r.c.Health(cctx)
 		if err != nil {
 			if warn {
-				r.log.logf("warning: cannot read the chain head from %s (%s); following new events until it answers", r.o.Gateway, reason(err))
+				r.log.logf("warning: cannot read the chain head from %s (%s); following new events until it answers", r.o.Gateway, client.Reason(err))
 			}
 			return client.Live, detect.ChainLink{}
 		}
@@ -392,7 +391,7 @@ func (r *responder) create(ctx context.Context, in govapi.IncidentInput) (govapi
 			attempt--
 			continue
 		}
-		if err == nil || ctx.Err() != nil || !isTransient(err) || attempt == createAttempts {
+		if err == nil || ctx.Err() != nil || !client.IsTransient(err) || attempt == createAttempts {
 			return inc, err
 		}
 		if cli.Sleep(ctx, delay) != nil {
@@ -418,8 +417,8 @@ func (r *responder) apiProblem(err error) string {
 		}
 		return fmt.Sprintf("auditd answered %d: %s", ae.StatusCode, msg)
 	}
-	if isTransient(err) {
-		return fmt.Sprintf("cannot reach auditd at %s (%s)", r.o.Gateway, reason(err))
+	if client.IsTransient(err) {
+		return fmt.Sprintf("cannot reach auditd at %s (%s)", r.o.Gateway, client.Reason(err))
 	}
 	return err.Error()
 }
@@ -433,7 +432,7 @@ func streamProblem(err error, socket string) string {
 	case isDecodeError(err):
 		return err.Error()
 	}
-	return fmt.Sprintf("cannot follow auditd's stream on %s (%s)", socket, reason(err))
+	return fmt.Sprintf("cannot follow auditd's stream on %s (%s)", socket, client.Reason(err))
 }
 
 // isDecodeError reports whether the stream carried a line that is not an
@@ -442,28 +441,6 @@ func isDecodeError(err error) bool {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	return errors.As(err, &se) || errors.As(err, &te)
-}
-
-// isTransient reports whether err may go away by itself: auditd
-// unreachable, restarting, or overloaded.
-func isTransient(err error) bool {
-	var ae *client.Error
-	if errors.As(err, &ae) {
-		return ae.StatusCode >= 500 || ae.StatusCode == http.StatusTooManyRequests
-	}
-	var ue *url.Error
-	var ne net.Error
-	return errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// reason is the innermost cause of err ("connection refused"): beyond
-// client.NetReason, it also goes through the client's own wrapping
-// ("connecting to auditd's stream: …", "reading auditd's answer: …").
-func reason(err error) string {
-	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(err) {
-		err = next
-	}
-	return err.Error()
 }
 
 // isLoopback reports whether the address a listener got is a loopback one.
