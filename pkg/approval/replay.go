@@ -288,8 +288,9 @@ func diffRow(row TableRow, state, chain map[string]any) (fields, diffs []string)
 		return strings.Compare(a, b)
 	})
 	for _, k := range keys {
-		if path, table, ch, ok := firstDiff(k, state[k], chain[k]); !ok {
-			fields = append(fields, k)
+		// Keys come from the row too: shown as names, never raw.
+		if path, table, ch, ok := firstDiff(word(k), state[k], chain[k]); !ok {
+			fields = append(fields, word(k))
 			diffs = append(diffs, fmt.Sprintf("%s %s in the table, %s in the chain", path, table, ch))
 		}
 	}
@@ -340,7 +341,7 @@ func firstDiff(path string, a, b any) (where, sa, sb string, same bool) {
 			slices.Sort(keys)
 			for _, k := range keys {
 				if !equal(x[k], y[k]) {
-					return firstDiff(path+"."+k, x[k], y[k])
+					return firstDiff(path+"."+word(k), x[k], y[k])
 				}
 			}
 		}
