@@ -172,7 +172,9 @@ func TestReplayCheck(t *testing.T) {
 		},
 		{
 			name: "quorum lowered",
-			edit: func(t *testing.T, l *replayLog, a, b Request) { l.editRow(t, "apr_b", func(r *Request) { r.Quorum = 1 }) },
+			edit: func(t *testing.T, l *replayLog, a, b Request) {
+				l.editRow(t, "apr_b", func(r *Request) { r.Quorum = 1 })
+			},
 			want: []want{{"apr_b", MismatchDiffers, 5, []string{"quorum"}, "quorum 1 in the table, 2 in the chain"}},
 		},
 		{
@@ -251,13 +253,17 @@ func TestReplayCheck(t *testing.T) {
 		},
 		{
 			name: "a new request not put yet: tolerated",
-			edit: func(t *testing.T, l *replayLog, a, b Request) { l.record(t, audit.TypeApprovalRequested, request("apr_c", 1)) },
+			edit: func(t *testing.T, l *replayLog, a, b Request) {
+				l.record(t, audit.TypeApprovalRequested, request("apr_c", 1))
+			},
 		},
 		{
 			name:    "a new request not put yet, settled",
 			settled: true,
-			edit:    func(t *testing.T, l *replayLog, a, b Request) { l.record(t, audit.TypeApprovalRequested, request("apr_c", 1)) },
-			want:    []want{{"apr_c", MismatchMissing, 6, nil, "missing from the table"}},
+			edit: func(t *testing.T, l *replayLog, a, b Request) {
+				l.record(t, audit.TypeApprovalRequested, request("apr_c", 1))
+			},
+			want: []want{{"apr_c", MismatchMissing, 6, nil, "missing from the table"}},
 		},
 		{
 			name: "a row rolled back behind a later change of another request",
@@ -297,7 +303,9 @@ func TestReplayCheck(t *testing.T) {
 		},
 		{
 			name: "unreadable row",
-			edit: func(t *testing.T, l *replayLog, a, b Request) { l.row("apr_a").Request = []byte(`["not", "a request"]`) },
+			edit: func(t *testing.T, l *replayLog, a, b Request) {
+				l.row("apr_a").Request = []byte(`["not", "a request"]`)
+			},
 			want: []want{{"apr_a", MismatchUnreadable, 2, nil, "unreadable row: the request column is not a request: not a JSON object"}},
 		},
 		{
