@@ -59,6 +59,11 @@ const (
 	// MismatchUnreadable: a row's request, or an approval event's data, is
 	// not a request.
 	MismatchUnreadable = "unreadable"
+	// MismatchHistory: an approval event records a change that auditd
+	// never makes (a quorum, a command or a past vote changed, two votes at
+	// once, a request that starts decided): auditd read an edited row and
+	// carried the edit into the chain, where the row now agrees with it.
+	MismatchHistory = "history"
 )
 
 // Mismatch is one disagreement between the approvals table and the chain.
@@ -146,9 +151,77 @@ func (p *Replay) Add(rec audit.Record) error {
 		p.unreadable(ev.ApprovalID, rec, err)
 	}
 	if ev.ApprovalID != "" {
-		p.history[ev.ApprovalID] = append(p.history[ev.ApprovalID], rc)
+		h := p.history[ev.ApprovalID]
+		if rc.state != nil {
+			if m, bad := checkChange(ev.ApprovalID, h, rc); bad {
+				p.bad = append(p.bad, m)
+			}
+		}
+		p.history[ev.ApprovalID] = append(h, rc)
 	}
 	return nil
+}
+
+// fixedFields are the request's fields that no change after its creation
+// touches: what is asked, of whom, for how long, and the quorum and
+// decision that policy set. A later event that changes one carries an
+// edit of the table.
+var fixedFields = []string{"id", "schema_version", "created_at", "expires_at", "requested_by", "resource", "action", "tool",
+	"raw_command", "reason", "quorum", "action_hash", "policy_decision"}
+
+// checkChange judges rc, the next recorded state of request id after the
+// states in h, by the changes auditd makes: a request starts pending
+// without votes (approval_requested); afterwards each change adds at most
+// one vote and keeps the earlier ones, keeps the fixed fields, and never
+// makes a decided request pending again. Whatever else a change did came
+// from an edited row (DESIGN §11, issue 13: auditd reads the row it
+// changes, so an edit ahead of a vote or an expiry enters the chain, and
+// the row then agrees with the chain).
+func checkChange(id string, h []recorded, rc recorded) (Mismatch, bool) {
+	m := Mismatch{ApprovalID: id, Kind: MismatchHistory, Seq: rc.seq, EventID: rc.eventID}
+	var prev *recorded
+	for i := len(h) - 1; i >= 0 && prev == nil; i-- {
+		if h[i].state != nil {
+			prev = &h[i]
+		}
+	}
+	votes, _ := rc.state["votes"].([]any)
+	if len(h) == 0 {
+		if rc.eventType != audit.TypeApprovalRequested || rc.state["status"] != string(Pending) || len(votes) > 0 {
+			m.Detail = fmt.Sprintf("history: the chain's first event of this request is at seq %d (%s, status %s, %d votes), not a new pending request: it was created in the table, not through auditd",
+				rc.seq, rc.eventType, summary(rc.state["status"]), len(votes))
+			return m, true
+		}
+		return m, false
+	}
+	if prev == nil {
+		return m, false // the earlier states are unreadable, and reported
+	}
+	var diffs []string
+	for _, k := range fixedFields {
+		if path, was, now, same := firstDiff(k, prev.state[k], rc.state[k]); !same {
+			m.Fields = append(m.Fields, k)
+			diffs = append(diffs, fmt.Sprintf("%s %s at seq %d, %s at seq %d", path, was, prev.seq, now, rc.seq))
+		}
+	}
+	before, _ := prev.state["votes"].([]any)
+	kept := len(votes) >= len(before)
+	for i := 0; kept && i < len(before); i++ {
+		kept = equal(before[i], votes[i])
+	}
+	if !kept || len(votes) > len(before)+1 {
+		m.Fields = append(m.Fields, "votes")
+		diffs = append(diffs, fmt.Sprintf("votes %s at seq %d, %s at seq %d", summary(before), prev.seq, summary(rc.state["votes"]), rc.seq))
+	}
+	if prev.state["status"] != string(Pending) && rc.state["status"] == string(Pending) {
+		m.Fields = append(m.Fields, "status")
+		diffs = append(diffs, fmt.Sprintf("status %s at seq %d, pending again at seq %d", summary(prev.state["status"]), prev.seq, rc.seq))
+	}
+	if len(diffs) == 0 {
+		return m, false
+	}
+	m.Detail = withDiffs(fmt.Sprintf("history: the event at seq %d (%s) changed what auditd never changes, from a state read from an edited table", rc.seq, rc.eventType), diffs)
+	return m, true
 }
 
 func (p *Replay) unreadable(id string, rec audit.Record, err error) {
@@ -489,7 +562,7 @@ func summary(v any) string {
 }
 
 const (
-	maxShown  = 40  // characters of one value in a detail
+	maxShown  = 60  // characters of one value in a detail
 	maxItems  = 4   // elements of an array in a detail
 	maxDetail = 400 // bytes of a whole detail
 )

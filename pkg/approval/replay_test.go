@@ -316,6 +316,46 @@ func TestReplayCheck(t *testing.T) {
 			want: []want{{"apr_b", MismatchUnreadable, 6, nil, `unreadable approval event: event evt_6 (seq 6): approval data does not describe approval "apr_b"`}},
 		},
 		{
+			name: "a lowered quorum carried into the chain by the next vote",
+			edit: func(t *testing.T, l *replayLog, a, b Request) {
+				b.Quorum, b.Status = 1, Denied
+				b.Votes = append(b.Votes, Vote{By: "carol", Decision: Deny, Reason: "no", At: t0.Add(2 * time.Minute)})
+				l.put(t, b, l.record(t, audit.TypeApprovalDecided, b))
+			},
+			want: []want{{"apr_b", MismatchHistory, 6, []string{"quorum"},
+				"history: the event at seq 6 (approval_decided) changed what auditd never changes, from a state read from an edited table: quorum 2 at seq 5, 1 at seq 6"}},
+		},
+		{
+			name: "a made-up vote carried into the chain by the next vote",
+			edit: func(t *testing.T, l *replayLog, a, b Request) {
+				b.Status = Approved
+				b.Votes = append(b.Votes, Vote{By: "mallory", Decision: Approve, At: t0}, Vote{By: "carol", Decision: Approve, At: t0.Add(2 * time.Minute)})
+				l.put(t, b, l.record(t, audit.TypeApprovalDecided, b))
+			},
+			want: []want{{"apr_b", MismatchHistory, 6, []string{"votes"},
+				"votes [bob:approve] at seq 5, [bob:approve, mallory:approve, carol:approve] at seq 6"}},
+		},
+		{
+			name: "a past vote rewritten, and a decided request pending again",
+			edit: func(t *testing.T, l *replayLog, a, b Request) {
+				a.Status, a.DecidedAt = Pending, nil
+				a.Votes[0].By = "mallory"
+				l.put(t, a, l.record(t, audit.TypeApprovalVoted, a))
+			},
+			want: []want{{"apr_a", MismatchHistory, 6, []string{"votes", "status"}, `status "approved" at seq 2, pending again at seq 6`}},
+		},
+		{
+			name: "a request that entered the chain decided",
+			edit: func(t *testing.T, l *replayLog, a, b Request) {
+				c := request("apr_c", 1)
+				c.Status = Approved
+				c.Votes = []Vote{{By: "bob", Decision: Approve, At: t0}}
+				l.put(t, c, l.record(t, audit.TypeApprovalDecided, c))
+			},
+			want: []want{{"apr_c", MismatchHistory, 6, nil,
+				`history: the chain's first event of this request is at seq 6 (approval_decided, status "approved", 1 votes), not a new pending request`}},
+		},
+		{
 			name:   "events before the origin are not approvals",
 			origin: 2,
 			want:   []want{{"apr_a", MismatchNotInChain, 2, nil, "not in the chain"}},
@@ -359,8 +399,10 @@ func dump(ms []Mismatch) string {
 func TestReplayAddOrder(t *testing.T) {
 	l, _, _ := newReplayLog(t)
 	p := NewReplay(0)
-	if err := p.Add(l.recs[1]); err != nil {
-		t.Fatal(err)
+	for _, rec := range l.recs[:2] {
+		if err := p.Add(rec); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := p.Add(l.recs[0]); err == nil || !strings.Contains(err.Error(), "seq 1 after seq 2") {
 		t.Errorf("out of order: %v", err)

@@ -29,7 +29,8 @@ func approveFully(t *testing.T, d *daemon, id string) {
 // replays the approval events and reports an approval_mismatch for each
 // request whose row disagrees, including a row rolled back to the state
 // before its last change, which auditd, holding its approvals lock, knows
-// is no change in flight.
+// is no change in flight, and an edit that a later vote carried into the
+// chain, where the row now agrees with it.
 func TestVerifyApprovalMismatch(t *testing.T) {
 	d := startGoverned(t, nil)
 	ctx := ctxT(t)
@@ -45,6 +46,10 @@ func TestVerifyApprovalMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	approveFully(t, d, approved.ID)
+	laundered, err := alice.RequestApproval(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if rep, err := d.c.Verify(ctx); err != nil || !rep.Verified || len(rep.BrokenLinks) != 0 {
 		t.Fatalf("before the edit: %+v, %v", rep, err)
 	}
@@ -68,12 +73,20 @@ func TestVerifyApprovalMismatch(t *testing.T) {
 	if r, err := alice.Approval(ctx, approved.ID); err != nil || r.Status != approval.Pending {
 		t.Fatalf("rolled back row served as %+v, %v", r.Status, err)
 	}
+	// A made-up vote, then a real one: auditd decides on the row it reads
+	// and records the made-up vote in the chain with the real one.
+	if _, err := raw.Exec(`UPDATE approvals SET request = json_set(request, '$.votes', json('[{"by":"mallory","decision":"approve","at":"2026-01-01T00:00:00Z"}]')) WHERE id = ?`, laundered.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := d.as(t, "bob").Approve(ctx, laundered.ID, ""); err != nil || len(r.Votes) != 2 {
+		t.Fatalf("vote on the edited row: %+v, %v", r, err)
+	}
 
 	rep, err := d.c.Verify(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Verified || len(rep.BrokenLinks) != 2 {
+	if rep.Verified || len(rep.BrokenLinks) != 3 {
 		t.Fatalf("after the edit: %+v", rep)
 	}
 	got := map[string]audit.BrokenLink{}
@@ -88,6 +101,10 @@ func TestVerifyApprovalMismatch(t *testing.T) {
 	}
 	if l := got[approved.ID]; !strings.HasPrefix(l.Detail, "stale: the row is the state of seq ") || !strings.Contains(l.Detail, `status "pending" in the table, "approved" in the chain`) {
 		t.Errorf("rolled back: %+v", l)
+	}
+	if l := got[laundered.ID]; !strings.HasPrefix(l.Detail, "history: the event at seq ") || !strings.Contains(l.Detail, "votes none at seq ") ||
+		!strings.Contains(l.Detail, "[mallory:approve, bob:approve] at seq ") {
+		t.Errorf("laundered: %+v", l)
 	}
 	if h, err := d.c.Health(ctx); err != nil || h.Chain != "broken" {
 		t.Errorf("health = %+v, %v; want the chain broken", h, err)
