@@ -75,12 +75,14 @@ In a database, verify-chain also replays the approval events of the chain
 and compares the approvals table with them: the table is a projection of the
 chain, which is the source of truth for approvals. A row whose status, votes,
 quorum, action hash, expiry or any other field is not what the chain
-recorded, a row no event created, and a request of the chain the table lacks
-are each an approval_mismatch naming the approval and the fields. The one
-change that auditd may have recorded in the chain but not yet in the table
-(it is writing, or stopped between the two) is not reported; auditd's own
-GET /api/verify reports it too. An export has no approvals table: --jsonl
-checks the chain only.
+recorded, a row no event created, a request of the chain the table lacks, a
+row behind its request's last change, and an edit that a later change
+carried into the chain (two votes at once, a changed quorum or command) are
+each an approval_mismatch naming the approval and the fields. The newest
+change, which auditd appends to the chain before it puts it in the table,
+is not reported missing while the table has yet to catch up (auditd is
+writing, or stopped between the two); auditd's own GET /api/verify reports
+it. An export has no approvals table: --jsonl checks the chain only.
 
 The report lists up to 1000 broken links, each with its seq, event_id and
 kind: seq_gap, prev_mismatch, hash_mismatch or column_mismatch, and then up to
