@@ -3,6 +3,7 @@ package approval
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func request(id string, quorum int) Request {
 
 // record appends r's state as an approval event of type typ at the next
 // seq.
-func (l *replayLog) record(t *testing.T, typ string, r Request) int64 {
+func (l *replayLog) record(t testing.TB, typ string, r Request) int64 {
 	t.Helper()
 	data, err := json.Marshal(r)
 	if err != nil {
@@ -46,7 +47,7 @@ func (l *replayLog) record(t *testing.T, typ string, r Request) int64 {
 	return l.event(t, audit.Event{EventType: typ, ApprovalID: r.ID, Data: data})
 }
 
-func (l *replayLog) event(t *testing.T, ev audit.Event) int64 {
+func (l *replayLog) event(t testing.TB, ev audit.Event) int64 {
 	t.Helper()
 	seq := int64(len(l.recs) + 1)
 	ev.SchemaVersion, ev.Seq, ev.EventID, ev.Timestamp = audit.SchemaVersion, seq, fmt.Sprintf("evt_%d", seq), t0
@@ -59,7 +60,7 @@ func (l *replayLog) event(t *testing.T, ev audit.Event) int64 {
 }
 
 // put sets r's row as the store does.
-func (l *replayLog) put(t *testing.T, r Request, seq int64) {
+func (l *replayLog) put(t testing.TB, r Request, seq int64) {
 	t.Helper()
 	body, err := json.Marshal(r)
 	if err != nil {
@@ -75,7 +76,7 @@ func (l *replayLog) put(t *testing.T, r Request, seq int64) {
 	l.rows = append(l.rows, row)
 }
 
-func newReplayLog(t *testing.T) (*replayLog, Request, Request) {
+func newReplayLog(t testing.TB) (*replayLog, Request, Request) {
 	l := &replayLog{}
 	a := request("apr_a", 1)
 	l.record(t, audit.TypeApprovalRequested, a)
@@ -92,7 +93,7 @@ func newReplayLog(t *testing.T) (*replayLog, Request, Request) {
 	return l, a, b
 }
 
-func (l *replayLog) check(t *testing.T, origin int64, settled bool) []Mismatch {
+func (l *replayLog) check(t testing.TB, origin int64, settled bool) []Mismatch {
 	t.Helper()
 	p := NewReplay(origin)
 	for _, rec := range l.recs {
@@ -104,7 +105,7 @@ func (l *replayLog) check(t *testing.T, origin int64, settled bool) []Mismatch {
 }
 
 // editRow changes the JSON of id's row with edit, leaving its columns.
-func (l *replayLog) editRow(t *testing.T, id string, edit func(r *Request)) {
+func (l *replayLog) editRow(t testing.TB, id string, edit func(r *Request)) {
 	t.Helper()
 	i := slices.IndexFunc(l.rows, func(x TableRow) bool { return x.ID == id })
 	var r Request
@@ -436,4 +437,39 @@ func TestReplayDetailBounded(t *testing.T) {
 	if len(d) > maxDetail+len("…") || strings.ContainsAny(d, "\n\x1b") || !strings.HasSuffix(d, "…") {
 		t.Errorf("detail (%d bytes): %q", len(d), d)
 	}
+}
+
+// A row may hold anything an intruder writes: Check reads it without
+// failing, a mismatch always names the row's approval and says why in one
+// bounded line, and the row as auditd put it, re-encoded in any layout,
+// agrees with the chain.
+func FuzzReplayRow(f *testing.F) {
+	l, _, _ := newReplayLog(f)
+	orig := l.row("apr_a").Request
+	f.Add(orig, "approved", int64(2))
+	f.Add([]byte(`{"id":"apr_a","status":"approved","votes":null,"quorum":1.0}`), "approved", int64(2))
+	f.Add([]byte(`{"votes":[{"by":"\u001b[2J","decision":1}],"resource":{"type":[]}}`), "pending", int64(1))
+	f.Add([]byte(`not json`), "", int64(-1))
+	f.Fuzz(func(t *testing.T, body []byte, status string, seq int64) {
+		l, _, _ := newReplayLog(t)
+		row := l.row("apr_a")
+		row.Request, row.Status, row.Seq = body, status, seq
+		ms := l.check(t, 0, false)
+		for _, m := range ms {
+			if m.ApprovalID == "" || m.Detail == "" || len(m.Detail) > maxDetail+len("…") || strings.ContainsAny(m.Detail, "\n\r\t") {
+				t.Fatalf("mismatch %+v", m)
+			}
+		}
+		var v any
+		if status != "approved" || seq != 2 || json.Unmarshal(body, &v) != nil {
+			return
+		}
+		var want any
+		if err := json.Unmarshal(orig, &want); err != nil {
+			t.Fatal(err)
+		}
+		if reflect.DeepEqual(v, want) && len(ms) != 0 {
+			t.Fatalf("the row as put, re-encoded as %s: %s", body, dump(ms))
+		}
+	})
 }
