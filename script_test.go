@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	_ "modernc.org/sqlite" // sqlexec
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/client"
@@ -74,6 +76,7 @@ func TestScripts(t *testing.T) {
 			"govpost":    cmdGovpost,
 			"auditsub":   cmdAuditsub,
 			"envfile":    cmdEnvfile,
+			"sqlexec":    cmdSqlexec,
 		},
 	})
 }
@@ -274,4 +277,22 @@ func cmdAuditsub(ts *testscript.TestScript, neg bool, args []string) {
 	if !errors.Is(err, errDone) {
 		ts.Fatalf("auditsub: %d of %d events: %v", got, n, err)
 	}
+}
+
+// sqlexec DB SQL: run one SQL statement on the SQLite database DB, as an
+// operator (or an intruder) with write access and the sqlite3 shell would,
+// to tamper with it; through the driver auditd uses, so that the script
+// needs no sqlite3 installed.
+func cmdSqlexec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sqlexec DB SQL")
+	}
+	db, err := sql.Open("sqlite", "file:"+ts.MkAbs(args[0])+"?_pragma=busy_timeout(5000)")
+	ts.Check(err)
+	defer db.Close()
+	res, err := db.Exec(args[1])
+	ts.Check(err)
+	n, err := res.RowsAffected()
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "%d rows\n", n)
 }

@@ -122,15 +122,23 @@ type Record struct {
 type BrokenLink struct {
 	Seq     int64  `json:"seq"`
 	EventID string `json:"event_id"`
-	Kind    string `json:"kind"` // hash_mismatch | prev_mismatch | seq_gap | column_mismatch
+	Kind    string `json:"kind"` // hash_mismatch | prev_mismatch | seq_gap | column_mismatch | approval_mismatch
+	// ApprovalID and Detail say which approval request an
+	// approval_mismatch is about and how its table row disagrees with the
+	// chain (DESIGN §11: the chain is the source of truth for approvals).
+	ApprovalID string `json:"approval_id,omitempty"`
+	Detail     string `json:"detail,omitempty"`
 }
 
-// Verification kinds.
+// Verification kinds. The first four are the chain's own; an
+// approval_mismatch is an approvals table row that disagrees with the
+// approval events of the chain (pkg/approval's Replay finds them).
 const (
-	KindHashMismatch   = "hash_mismatch"
-	KindPrevMismatch   = "prev_mismatch"
-	KindSeqGap         = "seq_gap"
-	KindColumnMismatch = "column_mismatch"
+	KindHashMismatch     = "hash_mismatch"
+	KindPrevMismatch     = "prev_mismatch"
+	KindSeqGap           = "seq_gap"
+	KindColumnMismatch   = "column_mismatch"
+	KindApprovalMismatch = "approval_mismatch"
 )
 
 // Report is verify-chain's output and GET /api/verify's body (DESIGN §6).

@@ -7,9 +7,11 @@ import (
 	"unsafe"
 )
 
-// MaxBrokenLinks bounds Report.BrokenLinks, so that verifying a thoroughly
-// rewritten log still takes constant memory. The Verifier keeps counting
-// past it (BrokenCount); Verified stays false either way.
+// MaxBrokenLinks bounds the chain's links in Report.BrokenLinks, and
+// separately the approval mismatches listed after them, so that verifying a
+// thoroughly rewritten log still takes constant memory and a broken chain
+// cannot crowd the approval mismatches out. The Verifier keeps counting past
+// it (BrokenCount); Verified stays false either way.
 const MaxBrokenLinks = 1000
 
 // Verifier checks a chain one record at a time, in seq order, in constant
@@ -66,6 +68,9 @@ type Verifier struct {
 	lastID   []byte
 	lastTime time.Time
 	tsBuf    [64]byte
+	// approvals are the approval_mismatch links (AddApprovalMismatch),
+	// listed after the chain's.
+	approvals []BrokenLink
 }
 
 // NewVerifier returns a verifier for a chain that starts at seq 1.
@@ -162,11 +167,27 @@ func (v *Verifier) fail(r *Row, kind string) {
 	}
 }
 
+// AddApprovalMismatch records l, an approvals table row that disagrees with
+// the chain's approval events, as a broken link of kind approval_mismatch:
+// the verdict is false as for a broken link. The chain's checks cannot see
+// an edited approvals table, since the table holds no hash; a replay of the
+// approval events can (DESIGN §11, issue 13: pkg/approval's Replay).
+func (v *Verifier) AddApprovalMismatch(l BrokenLink) {
+	l.Kind = KindApprovalMismatch
+	v.broken++
+	if len(v.approvals) < MaxBrokenLinks {
+		v.approvals = append(v.approvals, l)
+	}
+}
+
 // Join adds the verdict of w, a verifier of the records that follow v's
 // (NewVerifierAfter with v's last seq and event_hash), as if v had been
 // fed them: the Report and BrokenCount are those of one Verifier.
 func (v *Verifier) Join(w *Verifier) {
+	room := MaxBrokenLinks - len(v.approvals)
+	v.approvals = append(v.approvals, w.approvals[:min(room, len(w.approvals))]...)
 	if w.total == 0 {
+		v.broken += w.broken // its approval mismatches
 		return
 	}
 	if v.total == 0 {
@@ -174,7 +195,7 @@ func (v *Verifier) Join(w *Verifier) {
 	}
 	v.total += w.total
 	v.broken += w.broken
-	room := MaxBrokenLinks - len(v.links)
+	room = MaxBrokenLinks - len(v.links)
 	v.links = append(v.links, w.links[:min(room, len(w.links))]...)
 	v.lastSeq = w.lastSeq
 	v.lastHash = append(v.lastHash[:0], w.lastHash...)
@@ -187,12 +208,14 @@ func (v *Verifier) Join(w *Verifier) {
 func (v *Verifier) BrokenCount() int64 { return v.broken }
 
 // Report returns the verdict on the records added so far. BrokenLinks is
-// never nil (JSON []), FirstEvent and LastEvent are nil for an empty chain.
+// never nil (JSON []): the chain's links in seq order, then the approval
+// mismatches. FirstEvent and LastEvent are nil for an empty chain.
 func (v *Verifier) Report() Report {
+	links := make([]BrokenLink, 0, len(v.links)+len(v.approvals))
 	r := Report{
 		Verified:    v.broken == 0,
 		TotalEvents: v.total,
-		BrokenLinks: append(make([]BrokenLink, 0, len(v.links)), v.links...),
+		BrokenLinks: append(append(links, v.links...), v.approvals...),
 	}
 	if v.total > 0 {
 		first := v.first

@@ -425,3 +425,50 @@ func TestVerifierAddRow(t *testing.T) {
 		}
 	}
 }
+
+// Approval mismatches (issue 13) make the verdict false, are listed after
+// the chain's links however many those are, are bounded on their own, and
+// survive a Join, from an empty part too.
+func TestVerifierApprovalMismatches(t *testing.T) {
+	recs := sealedChain(t, 3)
+	m := BrokenLink{Seq: 2, EventID: recs[1].EventID, Kind: "ignored", ApprovalID: "apr_1", Detail: "status differs"}
+
+	v := verifierOf(recs)
+	v.AddApprovalMismatch(m)
+	rep := v.Report()
+	want := m
+	want.Kind = KindApprovalMismatch
+	if rep.Verified || v.BrokenCount() != 1 || !reflect.DeepEqual(rep.BrokenLinks, []BrokenLink{want}) || rep.TotalEvents != 3 {
+		t.Errorf("report %+v, count %d", rep, v.BrokenCount())
+	}
+	out, _ := json.Marshal(rep.BrokenLinks[0])
+	if w := `{"seq":2,"event_id":"` + recs[1].EventID + `","kind":"approval_mismatch","approval_id":"apr_1","detail":"status differs"}`; string(out) != w {
+		t.Errorf("JSON %s, want %s", out, w)
+	}
+	if out, _ := json.Marshal(BrokenLink{Seq: 1, Kind: KindSeqGap}); string(out) != `{"seq":1,"event_id":"","kind":"seq_gap"}` {
+		t.Errorf("a chain link's JSON changed: %s", out)
+	}
+
+	// A chain with more broken links than are listed.
+	v = NewVerifier()
+	for range MaxBrokenLinks + 5 {
+		v.Add(recs[2])
+	}
+	for range MaxBrokenLinks + 5 {
+		v.AddApprovalMismatch(m)
+	}
+	rep = v.Report()
+	if len(rep.BrokenLinks) != 2*MaxBrokenLinks || rep.BrokenLinks[MaxBrokenLinks-1].Kind == KindApprovalMismatch ||
+		rep.BrokenLinks[MaxBrokenLinks].Kind != KindApprovalMismatch || v.BrokenCount() != 2*(MaxBrokenLinks+5)+MaxBrokenLinks+5 {
+		t.Errorf("%d links listed, %d counted", len(rep.BrokenLinks), v.BrokenCount())
+	}
+
+	// Joined: into a verifier, and from one that saw no record.
+	whole := verifierOf(recs)
+	whole.AddApprovalMismatch(m)
+	parts := verifyParts(recs, 1)
+	w := NewVerifier()
+	w.AddApprovalMismatch(m)
+	parts.Join(w)
+	sameVerdict(t, parts, whole)
+}

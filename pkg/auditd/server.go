@@ -188,8 +188,9 @@ func (s *Server) close(ctx context.Context) {
 // through Handler (Run serves the stream by itself).
 func (s *Server) ServeStream(ln net.Listener) error { return s.stream.Serve(ln) }
 
-// Verify verifies the whole chain from the store with pkg/audit's Verifier:
-// the report of GET /api/verify and verify-chain.
+// Verify verifies the whole chain from the store with pkg/audit's Verifier,
+// and the approvals table against the chain's approval events: the report
+// of GET /api/verify and verify-chain.
 func (s *Server) Verify(ctx context.Context) (audit.Report, error) {
 	s.verifyMu.Lock()
 	defer s.verifyMu.Unlock()
@@ -199,6 +200,9 @@ func (s *Server) Verify(ctx context.Context) (audit.Report, error) {
 		v.Add(r)
 		return nil
 	})
+	if err == nil {
+		err = s.verifyApprovals(ctx, v)
+	}
 	if err != nil {
 		s.m.verifications.WithLabelValues("error").Inc()
 		return audit.Report{}, err
@@ -214,6 +218,30 @@ func (s *Server) Verify(ctx context.Context) (audit.Report, error) {
 	s.chainState = state
 	s.chainMu.Unlock()
 	return rep, nil
+}
+
+// verifyApprovals adds to v an approval_mismatch for every approval whose
+// row in the approvals table disagrees with the chain (DESIGN §11, issue
+// 13: the chain is the source of truth, the table a projection that
+// approvers and gate are served from). It reads under the approvals lock,
+// so no change is between its append and its put, and catchUp has put
+// what a crash left out: here any lag is a mismatch (settled), such as a
+// row rolled back to the state before its last change.
+func (s *Server) verifyApprovals(ctx context.Context, v *audit.Verifier) error {
+	s.ap.mu.Lock()
+	snap, ok, err := s.st.ApprovalsSnapshot(ctx)
+	s.ap.mu.Unlock()
+	if err != nil || !ok {
+		return err
+	}
+	ms, err := snap.Mismatches(true)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		v.AddApprovalMismatch(m.Link())
+	}
+	return nil
 }
 
 func (s *Server) chain() string {

@@ -11,7 +11,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 )
 
-// Alert and pattern types (DESIGN §8). auditor raises the first seven,
+// Alert and pattern types (DESIGN §8). auditor raises the first eight,
 // secbot matches the last four (unauthorized_destructive is both).
 const (
 	HighVolume              = "high_volume"
@@ -21,6 +21,7 @@ const (
 	SeqGap                  = "seq_gap"
 	ChainTampering          = "chain_tampering"
 	HeadRegressed           = "head_regressed"
+	ApprovalMismatch        = "approval_mismatch" // the approvals table disagrees with the chain (issue 13)
 
 	HashMismatch              = "hash_mismatch"
 	PotentialSQLInjection     = "potential_sql_injection"

@@ -41,12 +41,16 @@ func (w *ChainWatch) Broken() bool { return w.last != "" }
 
 // Observe returns the chain_tampering alert for rep when it is broken and
 // differs from the last broken report observed. An intact report resets
-// the watch, so a break after a repair alerts again.
+// the watch, so a break after a repair alerts again. Approval mismatches
+// are not the chain's: ApprovalWatch alerts on them, and a report with
+// nothing else is an intact chain here.
 func (w *ChainWatch) Observe(rep audit.Report, now time.Time) (Alert, bool) {
-	if rep.Verified && len(rep.BrokenLinks) == 0 {
+	links := chainLinks(rep.BrokenLinks)
+	if len(links) == 0 && (rep.Verified || len(links) < len(rep.BrokenLinks)) {
 		w.last = ""
 		return Alert{}, false
 	}
+	rep.BrokenLinks = links
 	fp := chainFingerprint(rep)
 	if fp == w.last {
 		return Alert{}, false
@@ -88,4 +92,25 @@ func chainFingerprint(rep audit.Report) string {
 		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// chainLinks returns the links of the chain itself, without the approval
+// mismatches.
+func chainLinks(links []audit.BrokenLink) []audit.BrokenLink {
+	n := 0
+	for _, l := range links {
+		if l.Kind != audit.KindApprovalMismatch {
+			n++
+		}
+	}
+	if n == len(links) {
+		return links
+	}
+	out := make([]audit.BrokenLink, 0, n)
+	for _, l := range links {
+		if l.Kind != audit.KindApprovalMismatch {
+			out = append(out, l)
+		}
+	}
+	return out
 }

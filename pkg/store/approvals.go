@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/audit"
 )
 
 // Approvals stores approval requests (DESIGN §7). The table is a projection
@@ -24,6 +26,38 @@ type Approvals interface {
 	// to be put: the highest seq put, and never below the head of the log
 	// when the store started keeping approvals.
 	ApprovalsSeq(ctx context.Context) (int64, error)
+	// ApprovalsSnapshot reads what verification compares (DESIGN §11: the
+	// chain is the source of truth for approvals) from one consistent
+	// snapshot, even while another process writes. ok is false when the
+	// database has no approvals table (an old database opened read-only).
+	ApprovalsSnapshot(ctx context.Context) (snap ApprovalsSnapshot, ok bool, err error)
+}
+
+// ApprovalsSnapshot is the approvals table as stored and the approval
+// events it is a projection of.
+type ApprovalsSnapshot struct {
+	// Origin is the head of the log when the store started keeping
+	// approvals; approval events at or before it are not auditd's.
+	Origin int64
+	// Rows is every row of the approvals table, with its columns as
+	// stored.
+	Rows []approval.TableRow
+	// Events are the records of approval.EventTypes after Origin, in seq
+	// order.
+	Events []audit.Record
+}
+
+// Mismatches replays the snapshot's events and compares its rows with them
+// (approval.Replay). settled says that no approval change can be half
+// done: the caller holds auditd's approvals lock.
+func (s ApprovalsSnapshot) Mismatches(settled bool) ([]approval.Mismatch, error) {
+	p := approval.NewReplay(s.Origin)
+	for _, rec := range s.Events {
+		if err := p.Add(rec); err != nil {
+			return nil, fmt.Errorf("store: approvals: %w", err)
+		}
+	}
+	return p.Check(s.Rows, settled), nil
 }
 
 // ApprovalRow is a stored request and the seq of the audit event that

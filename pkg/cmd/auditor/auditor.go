@@ -93,6 +93,9 @@ Detections:
                               future, before the previous event, or (live) in the past
     seq_gap                   the stream skipped or repeated a seq: rows deleted
     chain_tampering           verification found broken links (once per broken state)
+    approval_mismatch         verification found a row of the approvals table that
+                              disagrees with the chain's approval events (once per
+                              distinct mismatch)
     head_regressed            the log is shorter than, or differs at, the head
                               pinned in --state after the last clean verification
 

@@ -75,6 +75,7 @@ type monitor struct {
 	frozen     string // why the state file is no longer written ("" while it is)
 	pinFrozen  bool   // a check failed in this run: the pin is never moved again
 	chain      detect.ChainWatch
+	approvals  detect.ApprovalWatch
 	heads      detect.HeadWatch
 	alerts     int
 	verified   bool // a verification has been logged
@@ -497,8 +498,10 @@ func (m *monitor) verifyLoop(ctx context.Context) {
 	}
 }
 
-// verify verifies the whole chain once (chain_tampering), checks the pin
-// against it (head_regressed), and, when both are clean, pins the new head.
+// verify verifies the whole chain once (chain_tampering) and the approvals
+// table against it (approval_mismatch), checks the pin against it
+// (head_regressed), and, when the chain and the pin are clean, pins the new
+// head: an edited approvals table leaves the chain, and so the pin, sound.
 func (m *monitor) verify(ctx context.Context) error {
 	rep, err := m.c.Verify(ctx)
 	if err != nil {
@@ -512,6 +515,7 @@ func (m *monitor) verify(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	a, alert := m.chain.Observe(rep, now)
+	mismatches := m.approvals.Observe(rep, now)
 	broken := m.chain.Broken()
 	if broken {
 		m.pinFrozen = true
@@ -521,6 +525,13 @@ func (m *monitor) verify(ctx context.Context) error {
 	m.mu.Unlock()
 	if alert {
 		m.emit(a)
+	}
+	for _, a := range mismatches {
+		m.emit(a)
+	}
+	if len(mismatches) > 0 {
+		m.logf("warning: the approvals table disagrees with the chain for %s (auditd serves the table to approvers): run verify-chain --db on the auditd host",
+			cli.Plural(int64(len(mismatches)), "approval", "approvals"))
 	}
 	switch {
 	case broken && alert:

@@ -42,9 +42,10 @@ const (
 // tamperingTypes are the incident types that are alerts (DESIGN §8:
 // "tampering incidents in the window"): each says the chain was altered.
 var tamperingTypes = map[string]bool{
-	detect.ChainTampering: true,
-	detect.HashMismatch:   true,
-	detect.HeadRegressed:  true,
+	detect.ChainTampering:   true,
+	detect.HashMismatch:     true,
+	detect.HeadRegressed:    true,
+	detect.ApprovalMismatch: true,
 }
 
 // isTampering reports whether an incident of type typ is a tampering alert.
@@ -374,17 +375,27 @@ func approvalPhase(reqs []approval.Request, now time.Time, staleAfter time.Durat
 	return out
 }
 
-// chainPhase is phase 6 from GET /api/v1/governance/verify.
+// chainPhase is phase 6 from GET /api/v1/governance/verify. It lists up to
+// maxListed of the chain's links and, after them, up to maxListed approval
+// mismatches, so a broken chain cannot crowd those out.
 func chainPhase(r audit.Report) ChainPhase {
 	out := ChainPhase{Report: r, BrokenLinksTotal: len(r.BrokenLinks)}
-	if out.BrokenLinks == nil {
-		out.BrokenLinks = []audit.BrokenLink{}
+	var links, mismatches []audit.BrokenLink
+	for _, l := range r.BrokenLinks {
+		if l.Kind == audit.KindApprovalMismatch {
+			mismatches = append(mismatches, l)
+		} else {
+			links = append(links, l)
+		}
 	}
-	if len(out.BrokenLinks) > maxListed {
-		out.BrokenLinks = out.BrokenLinks[:maxListed]
-	}
+	out.ApprovalMismatches = len(mismatches)
+	out.BrokenLinks = append(append([]audit.BrokenLink{}, firstN(links, maxListed)...), firstN(mismatches, maxListed)...)
 	return out
 }
+
+// maxNamedMismatches is how many approvals the APPROVAL_MISMATCH alert
+// names; the report lists the rest.
+const maxNamedMismatches = 5
 
 // summarize is phase 7: the alerts and warnings of phases 1-6 and the
 // overall status (seed 003 "Detection Logic", DESIGN §8). Alerts: a broken
@@ -504,15 +515,31 @@ func summarize(r *Report) Summary {
 			cli.Approx(time.Duration(q.PendingForMS)*time.Millisecond), r.Approvals.StaleAfter)
 	}
 
-	// Phase 6: the chain.
-	if c := r.Chain; !c.Verified {
-		msg := fmt.Sprintf("the audit chain does not verify: %s in %d events", cli.Plural(int64(c.BrokenLinksTotal), "broken link", "broken links"), c.TotalEvents)
-		if len(c.BrokenLinks) > 0 {
+	// Phase 6: the chain, and the approvals table against it (issue 13).
+	c := r.Chain
+	if broken := c.BrokenLinksTotal - c.ApprovalMismatches; !c.Verified && (broken > 0 || c.ApprovalMismatches == 0) {
+		msg := fmt.Sprintf("the audit chain does not verify: %s in %d events", cli.Plural(int64(broken), "broken link", "broken links"), c.TotalEvents)
+		if len(c.BrokenLinks) > 0 && c.BrokenLinks[0].Kind != audit.KindApprovalMismatch {
 			b := c.BrokenLinks[0]
 			msg += fmt.Sprintf(", first at seq %d (%s)", b.Seq, cli.OneLine(b.Kind))
 		}
 		msg += "; the audit log was altered: run verify-chain --db on the auditd host and investigate"
 		alert(CodeChainBroken, 6, "%s", msg)
+	}
+	if c.ApprovalMismatches > 0 {
+		var named []string
+		for _, l := range c.BrokenLinks {
+			if l.Kind != audit.KindApprovalMismatch {
+				continue
+			}
+			if len(named) == maxNamedMismatches {
+				named = append(named, fmt.Sprintf("and %d more", c.ApprovalMismatches-maxNamedMismatches))
+				break
+			}
+			named = append(named, cli.OneLine(l.ApprovalID)+" ("+flatten(l.Detail, 120)+")")
+		}
+		alert(CodeApprovalMismatch, 6, "the approvals table disagrees with the audit chain for %s: %s; auditd serves the table to approvers and enforcement points: run verify-chain --db on the auditd host and investigate",
+			cli.Plural(int64(c.ApprovalMismatches), "approval", "approvals"), strings.Join(named, "; "))
 	}
 
 	switch {

@@ -2,6 +2,7 @@ package govbot
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -292,6 +293,15 @@ func TestChainPhaseBoundsLinks(t *testing.T) {
 	if got := chainPhase(audit.Report{Verified: true}); got.BrokenLinks == nil {
 		t.Error("broken_links is null, want []")
 	}
+	// Approval mismatches after the chain's links, bounded on their own.
+	for range maxListed + 3 {
+		links = append(links, audit.BrokenLink{Kind: audit.KindApprovalMismatch})
+	}
+	got = chainPhase(audit.Report{TotalEvents: 10, BrokenLinks: links})
+	if len(got.BrokenLinks) != 2*maxListed || got.BrokenLinks[maxListed].Kind != audit.KindApprovalMismatch ||
+		got.BrokenLinksTotal != 2*maxListed+8 || got.ApprovalMismatches != maxListed+3 {
+		t.Errorf("listed %d of %d, %d approval mismatches", len(got.BrokenLinks), got.BrokenLinksTotal, got.ApprovalMismatches)
+	}
 }
 
 func TestPolicyPhase(t *testing.T) {
@@ -337,6 +347,43 @@ func TestSummarize(t *testing.T) {
 			},
 			status: StatusAlerts, code: 2, alerts: []string{CodeChainBroken},
 			text: "1 broken link in 9 events, first at seq 5 (hash_mismatch)",
+		},
+		{
+			name: "an approvals table edit is an alert naming the approval",
+			edit: func(r *Report) {
+				r.Chain = chainPhase(audit.Report{TotalEvents: 9, BrokenLinks: []audit.BrokenLink{
+					{Seq: 7, EventID: "evt_7", Kind: audit.KindApprovalMismatch, ApprovalID: "apr_1", Detail: "status differs from the chain at seq 7 (approval_voted): status \"approved\" in the table, \"pending\" in the chain"},
+				}})
+			},
+			status: StatusAlerts, code: 2, alerts: []string{CodeApprovalMismatch},
+			text: `the approvals table disagrees with the audit chain for 1 approval: apr_1 (status differs from the chain at seq 7 (approval_voted): status "approved" in the table, "pending" in the chain); `,
+		},
+		{
+			name: "a broken chain and approval mismatches: both alerts, counted apart",
+			edit: func(r *Report) {
+				links := []audit.BrokenLink{{Seq: 5, Kind: "hash_mismatch"}}
+				for i := range maxNamedMismatches + 2 {
+					links = append(links, audit.BrokenLink{Seq: int64(10 + i), Kind: audit.KindApprovalMismatch, ApprovalID: fmt.Sprintf("apr_%d", i), Detail: "not in the chain"})
+				}
+				r.Chain = chainPhase(audit.Report{TotalEvents: 20, BrokenLinks: links})
+			},
+			status: StatusAlerts, code: 2, alerts: []string{CodeChainBroken, CodeApprovalMismatch},
+			text: "for 7 approvals: apr_0 (not in the chain); apr_1 (not in the chain); apr_2 (not in the chain); apr_3 (not in the chain); apr_4 (not in the chain); and 2 more; ",
+		},
+		{
+			name: "approval mismatches do not count as the chain's broken links",
+			edit: func(r *Report) {
+				r.Chain = chainPhase(audit.Report{TotalEvents: 9, BrokenLinks: []audit.BrokenLink{
+					{Seq: 5, Kind: "hash_mismatch"}, {Seq: 7, Kind: audit.KindApprovalMismatch, ApprovalID: "apr_1"},
+				}})
+			},
+			status: StatusAlerts, code: 2, alerts: []string{CodeChainBroken, CodeApprovalMismatch},
+			text: "the audit chain does not verify: 1 broken link in 9 events, first at seq 5 (hash_mismatch)",
+		},
+		{
+			name:   "an approval_mismatch incident is a tampering alert",
+			edit:   func(r *Report) { r.Activity.IncidentTypes = map[string]int64{"approval_mismatch": 1} },
+			status: StatusAlerts, code: 2, alerts: []string{CodeTamperingIncident},
 		},
 		{
 			name: "tampering incidents are alerts, one per type",

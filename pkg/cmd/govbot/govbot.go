@@ -90,8 +90,11 @@ The report has seven phases:
   6 Chain integrity     GET /api/v1/governance/verify
   7 Summary             alerts and warnings; with --webhook, posted to Slack
 
-Alerts (exit 2): the audit chain does not verify; a tampering incident
-(chain_tampering, hash_mismatch, head_regressed) in the window.
+Alerts (exit 2): the audit chain does not verify; the approvals table
+disagrees with the chain's approval events (approval_mismatch: an edited
+status, vote, quorum, action hash or expiry); a tampering incident
+(chain_tampering, hash_mismatch, head_regressed, approval_mismatch) in the
+window.
 
 Warnings (printed; the exit status stays 0): no policy loaded, a failed
 policy reload, dry-run mode, no_match decisions (the resource is missing from

@@ -181,11 +181,13 @@ type PendingApproval struct {
 }
 
 // ChainPhase is phase 6, GET /api/v1/governance/verify: verify-chain's
-// report, with at most maxListed broken links (BrokenLinksTotal counts
-// them all).
+// report, with at most maxListed of the chain's broken links and at most
+// maxListed approval mismatches (BrokenLinksTotal counts them all,
+// ApprovalMismatches the approval mismatches among them).
 type ChainPhase struct {
 	audit.Report
-	BrokenLinksTotal int `json:"broken_links_total"`
+	BrokenLinksTotal   int `json:"broken_links_total"`
+	ApprovalMismatches int `json:"approval_mismatches"`
 }
 
 // Summary is phase 7: alerts (exit 2) and warnings (exit code unchanged).
@@ -214,6 +216,7 @@ const (
 // Finding codes.
 const (
 	CodeChainBroken           = "CHAIN_BROKEN"
+	CodeApprovalMismatch      = "APPROVAL_MISMATCH"
 	CodeTamperingIncident     = "TAMPERING_INCIDENT"
 	CodeNoPolicy              = "NO_POLICY"
 	CodePolicyReloadError     = "POLICY_RELOAD_ERROR"

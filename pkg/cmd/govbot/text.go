@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/table"
 )
@@ -185,11 +186,25 @@ func writeText(w io.Writer, r *Report) error {
 		p("  verified: %s, seq %d-%d, head %s", cli.Plural(c.TotalEvents, "event", "events"), c.FirstEvent.Seq, c.LastEvent.Seq, short(c.LastEvent.EventHash, 12))
 	default:
 		p("  BROKEN: %s in %d events", cli.Plural(int64(c.BrokenLinksTotal), "broken link", "broken links"), c.TotalEvents)
-		rows := [][]string{}
-		for _, l := range firstN(c.BrokenLinks, maxTextRows) {
-			rows = append(rows, []string{strconv.FormatInt(l.Seq, 10), cli.OneLine(l.EventID), cli.OneLine(l.Kind)})
+		links, mismatches := [][]string{}, [][]string{}
+		for _, l := range c.BrokenLinks {
+			switch {
+			case l.Kind != audit.KindApprovalMismatch:
+				if len(links) < maxTextRows {
+					links = append(links, []string{strconv.FormatInt(l.Seq, 10), cli.OneLine(l.EventID), cli.OneLine(l.Kind)})
+				}
+			case len(mismatches) < maxTextRows:
+				mismatches = append(mismatches, []string{strconv.FormatInt(l.Seq, 10), cli.OneLine(l.ApprovalID), l.Kind, flatten(l.Detail, 200)})
+			}
 		}
-		writeTable(&b, []string{"SEQ", "EVENT_ID", "KIND"}, rows)
+		if len(links) > 0 || len(mismatches) == 0 {
+			writeTable(&b, []string{"SEQ", "EVENT_ID", "KIND"}, links)
+		}
+		// The approvals table against the chain (issue 13): which approval,
+		// and what differs.
+		if len(mismatches) > 0 {
+			writeTable(&b, []string{"SEQ", "APPROVAL", "KIND", "DETAIL"}, mismatches)
+		}
 	}
 
 	// Phase 7.

@@ -22,6 +22,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/store"
 )
 
 // MaxLine bounds one line of a JSONL export (DESIGN §3: 1 MiB per line).
@@ -70,10 +71,25 @@ auditd, or a copy. --jsonl reads an export ("auditd export"; "-" is standard
 input): one event per line, each the event's canonical JSON with its
 event_hash; lines are at most 1 MiB.
 
+In a database, verify-chain also replays the approval events of the chain
+and compares the approvals table with them: the table is a projection of the
+chain, which is the source of truth for approvals. A row whose status, votes,
+quorum, action hash, expiry or any other field is not what the chain
+recorded, a row no event created, a request of the chain the table lacks, a
+row behind its request's last change, and an edit that a later change
+carried into the chain (two votes at once, a changed quorum or command) are
+each an approval_mismatch naming the approval and the fields. The newest
+change, which auditd appends to the chain before it puts it in the table,
+is not reported missing while the table has yet to catch up (auditd is
+writing, or stopped between the two); auditd's own GET /api/verify reports
+it. An export has no approvals table: --jsonl checks the chain only.
+
 The report lists up to 1000 broken links, each with its seq, event_id and
-kind: seq_gap, prev_mismatch, hash_mismatch or column_mismatch. Output is text
-on a terminal and one JSON object otherwise (choose with -o): "verified",
-"total_events", "broken_links", "first_event", "last_event", "schema_version".
+kind: seq_gap, prev_mismatch, hash_mismatch or column_mismatch, and then up to
+1000 approval mismatches, each with its approval_id and a detail. Output is
+text on a terminal and one JSON object otherwise (choose with -o):
+"verified", "total_events", "broken_links", "first_event", "last_event",
+"schema_version".
 
 A chain alone cannot reveal that its newest events were deleted, or a log
 rewritten whole by someone with write access; compare the head (the last
@@ -82,7 +98,7 @@ event_hash) with one recorded elsewhere.
 Exit status:
 
     0  verified: no broken link
-    1  tampering found
+    1  tampering found: a broken link or an approval mismatch
     3  usage error, unreadable or malformed input, internal failure`,
 		Example: `  verify-chain --db /var/lib/govkit/audit.db
   auditd export --db audit.db | verify-chain --jsonl -
@@ -128,6 +144,12 @@ func (o *VerifyOptions) validate(dbOnCommandLine bool) error {
 			WithHint("pass --db FILE (or set GOVKIT_AUDIT_DB) to verify a database, or --jsonl FILE to verify an export")
 	}
 	return nil
+}
+
+// approvalsReader is a database with an approvals table (the SQLite store):
+// verify-chain compares it with the chain's approval events.
+type approvalsReader interface {
+	ApprovalsSnapshot(ctx context.Context) (store.ApprovalsSnapshot, bool, error)
 }
 
 // chainVerifier is a database that verifies its whole chain itself, faster
@@ -194,7 +216,32 @@ func verifyDB(o *VerifyOptions) (*audit.Verifier, error) {
 	if err != nil {
 		return nil, cli.Fail(fmt.Errorf("reading %s: %w", o.DB, err), "")
 	}
+	if ar, ok := st.(approvalsReader); ok {
+		if err := checkApprovals(ctx, ar, v); err != nil {
+			return nil, cli.Fail(fmt.Errorf("reading %s: %w", o.DB, err), "")
+		}
+	}
 	return v, nil
+}
+
+// checkApprovals adds to v an approval_mismatch for every approval whose
+// row in the approvals table disagrees with the chain (DESIGN §11, issue
+// 13). The database may be in use, or left by a crash, so the one change
+// auditd may have appended and not yet put is not a mismatch (settled is
+// false).
+func checkApprovals(ctx context.Context, ar approvalsReader, v *audit.Verifier) error {
+	snap, ok, err := ar.ApprovalsSnapshot(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	ms, err := snap.Mismatches(false)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		v.AddApprovalMismatch(m.Link())
+	}
+	return nil
 }
 
 func verifyJSONL(o *VerifyOptions, v *audit.Verifier) error {
@@ -258,6 +305,11 @@ func writeJSON(w io.Writer, rep audit.Report) error {
 //	TAMPERED: 3 broken links in 1,234 events, first seq 1, last seq 1234
 //	SEQ  EVENT_ID   KIND
 //	57   evt_abc…   hash_mismatch
+//
+// and approval mismatches in a table of their own:
+//
+//	SEQ  APPROVAL  KIND               DETAIL
+//	88   apr_01…   approval_mismatch  status differs from the chain at seq 88 (approval_voted): …
 func writeText(w io.Writer, rep audit.Report, broken int64) error {
 	bw := bufio.NewWriter(w)
 	switch {
@@ -278,13 +330,37 @@ func writeText(w io.Writer, rep audit.Report, broken int64) error {
 			fmt.Fprintf(bw, " (the first %s listed)", group(int64(len(rep.BrokenLinks))))
 		}
 		fmt.Fprintln(bw)
-		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "SEQ\tEVENT_ID\tKIND")
+		var links, approvals []audit.BrokenLink
 		for _, l := range rep.BrokenLinks {
-			fmt.Fprintf(tw, "%d\t%s\t%s\n", l.Seq, shown(l.EventID), l.Kind)
+			if l.Kind == audit.KindApprovalMismatch {
+				approvals = append(approvals, l)
+			} else {
+				links = append(links, l)
+			}
 		}
-		if err := tw.Flush(); err != nil {
-			return err
+		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		if len(links) > 0 || len(approvals) == 0 {
+			fmt.Fprintln(tw, "SEQ\tEVENT_ID\tKIND")
+			for _, l := range links {
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", l.Seq, shown(l.EventID), l.Kind)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+		// Approval mismatches in a table of their own: they name an
+		// approval and say what differs, which the chain's links do not.
+		if len(approvals) > 0 {
+			if len(links) > 0 {
+				fmt.Fprintln(bw)
+			}
+			fmt.Fprintln(tw, "SEQ\tAPPROVAL\tKIND\tDETAIL")
+			for _, l := range approvals {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", l.Seq, shown(l.ApprovalID), l.Kind, shownUpTo(l.Detail, maxDetail))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
 		}
 	}
 	return bw.Flush()
@@ -326,8 +402,13 @@ func head(hash string) string {
 // shown makes text from the log safe to print: a database can hold anything,
 // and a tampered one should not move the cursor of whoever reads the report.
 // Non-printing text is Go-quoted and long text cut.
-func shown(s string) string {
-	const maxShown = 80
+func shown(s string) string { return shownUpTo(s, 80) }
+
+// maxDetail bounds an approval mismatch's detail in the text report.
+const maxDetail = 600
+
+// shownUpTo is shown with a limit of maxShown bytes.
+func shownUpTo(s string, maxShown int) string {
 	suffix := ""
 	if len(s) > maxShown {
 		cut := maxShown

@@ -101,6 +101,70 @@ func (s *Store) ApprovalsSeq(ctx context.Context) (int64, error) {
 	return seq, nil
 }
 
+// ApprovalsSnapshot reads the approvals table, its origin and the approval
+// events in one read transaction (store.Approvals): a row put by a running
+// auditd after the table was read cannot seem to come from nowhere. The
+// events are found through the event_type index, not by decoding the log.
+func (s *Store) ApprovalsSnapshot(ctx context.Context) (store.ApprovalsSnapshot, bool, error) {
+	var snap store.ApprovalsSnapshot
+	fail := func(err error) (store.ApprovalsSnapshot, bool, error) {
+		return store.ApprovalsSnapshot{}, false, fmt.Errorf("store: approvals snapshot: %w", err)
+	}
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fail(err)
+	}
+	defer tx.Rollback()
+	var tables int
+	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master
+		WHERE type = 'table' AND name IN ('approvals', 'approvals_origin')`).Scan(&tables)
+	if err != nil {
+		return fail(err)
+	}
+	if tables < 2 {
+		return snap, false, nil
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM approvals_origin").Scan(&snap.Origin); err != nil {
+		return fail(err)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id, status, requested_by, created_at, expires_at, seq, request FROM approvals ORDER BY seq")
+	if err != nil {
+		return fail(err)
+	}
+	for rows.Next() {
+		var r approval.TableRow
+		if err := rows.Scan(&r.ID, &r.Status, &r.RequestedBy, &r.CreatedAt, &r.ExpiresAt, &r.Seq, &r.Request); err != nil {
+			rows.Close()
+			return fail(err)
+		}
+		snap.Rows = append(snap.Rows, r)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fail(err)
+	}
+	args := []any{snap.Origin}
+	for _, t := range approval.EventTypes {
+		args = append(args, t)
+	}
+	q := "SELECT " + columns + " FROM events WHERE seq > ? AND event_type IN (?" + strings.Repeat(", ?", len(approval.EventTypes)-1) + ") ORDER BY seq"
+	evs, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fail(err)
+	}
+	defer evs.Close()
+	for evs.Next() {
+		rec, err := scanRecord(evs)
+		if err != nil {
+			return fail(err)
+		}
+		snap.Events = append(snap.Events, rec)
+	}
+	if err := evs.Err(); err != nil {
+		return fail(err)
+	}
+	return snap, true, nil
+}
+
 func (s *Store) listApprovals(ctx context.Context, cond string, args []any, order string, limit int) ([]store.ApprovalRow, error) {
 	q := "SELECT seq, request FROM approvals " + cond
 	if order != "" {

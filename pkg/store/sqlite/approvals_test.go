@@ -1,0 +1,115 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/audit"
+)
+
+// approvalLog appends a tool event, a request and its approval to s, the
+// way auditd records them (append, then put with the event's seq), and
+// returns the request's id.
+func approvalLog(t *testing.T, s *Store) string {
+	t.Helper()
+	ctx := context.Background()
+	res := audit.Resource{Type: "database", Name: "prod-db"}
+	r := approval.Request{
+		SchemaVersion: approval.SchemaVersion, ID: "apr_1", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour),
+		Status: approval.Pending, RequestedBy: "alice", Resource: res, Action: "write", Quorum: 1,
+		ActionHash: approval.ActionHash(res, "write", "", ""), Votes: []approval.Vote{},
+	}
+	prev, seq := audit.ZeroHash, int64(0)
+	add := func(e audit.Event) int64 {
+		seq++
+		e.EventID = fmt.Sprintf("evt_%d", seq)
+		rec, err := audit.Seal(&e, seq, prev, t0.Add(time.Duration(seq)*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendAll(t, s, []audit.Record{rec})
+		prev = rec.EventHash
+		return seq
+	}
+	record := func(r approval.Request) {
+		data, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := add(audit.Event{EventType: approval.ChangeType(&r), ApprovalID: r.ID, Data: data})
+		if err := s.PutApproval(ctx, r, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(audit.Event{EventType: audit.TypeToolExecution, Agent: "sre-bot"})
+	record(r)
+	at := t0.Add(time.Minute)
+	r.Votes = append(r.Votes, approval.Vote{By: "bob", Decision: approval.Approve, At: at})
+	r.Status, r.DecidedAt = approval.Approved, &at
+	record(r)
+	return r.ID
+}
+
+// The snapshot holds the table and the approval events, and an edit with
+// plain SQL shows as a mismatch.
+func TestApprovalsSnapshot(t *testing.T) {
+	s, path := openTest(t)
+	id := approvalLog(t, s)
+	ctx := context.Background()
+	snap, ok, err := s.ApprovalsSnapshot(ctx)
+	if err != nil || !ok {
+		t.Fatalf("ApprovalsSnapshot = %v, %v", ok, err)
+	}
+	var seqs []int64
+	for _, rec := range snap.Events {
+		seqs = append(seqs, rec.Seq)
+	}
+	if snap.Origin != 0 || len(snap.Rows) != 1 || snap.Rows[0].ID != id || snap.Rows[0].Seq != 3 || snap.Rows[0].Status != "approved" ||
+		!slices.Equal(seqs, []int64{2, 3}) {
+		t.Fatalf("snapshot: origin %d, rows %+v, event seqs %v", snap.Origin, snap.Rows, seqs)
+	}
+	if ms, err := snap.Mismatches(true); err != nil || len(ms) != 0 {
+		t.Fatalf("intact: %+v, %v", ms, err)
+	}
+
+	db := rawDB(t, path)
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE approvals SET request = json_set(request, '$.quorum', 0) WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	snap, _, err = s.ApprovalsSnapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := snap.Mismatches(true)
+	if err != nil || len(ms) != 1 || ms[0].ApprovalID != id || ms[0].Kind != approval.MismatchDiffers ||
+		!slices.Equal(ms[0].Fields, []string{"quorum"}) || ms[0].Seq != 3 || ms[0].EventID != "evt_3" {
+		t.Fatalf("quorum edited: %+v, %v", ms, err)
+	}
+}
+
+// An old database opened read-only has no approvals table: nothing to
+// compare, and no error.
+func TestApprovalsSnapshotOlderSchema(t *testing.T) {
+	saved := migrations
+	t.Cleanup(func() { migrations = saved })
+	migrations = saved[:1]
+	s, path := openTest(t)
+	appendAll(t, s, sealed(t, 3))
+	s.Close()
+	migrations = saved
+
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if snap, ok, err := ro.ApprovalsSnapshot(context.Background()); ok || err != nil || snap.Rows != nil {
+		t.Fatalf("ApprovalsSnapshot on version 1 = %+v, %v, %v", snap, ok, err)
+	}
+}
