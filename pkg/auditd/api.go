@@ -103,6 +103,12 @@ func (s *Server) Handler() http.Handler {
 		allowed := strings.Join(allow, ", ")
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			if h, ok := handlers[r.Method]; ok {
+				if r.Method == http.MethodPost && s.cfg.ReadOnly {
+					// Every POST records something (issue 13: a
+					// read-only auditd serves queries only).
+					s.failCode(w, http.StatusServiceUnavailable, ReasonReadOnly, errReadOnly.Error())
+					return
+				}
 				h(w, r)
 				return
 			}
@@ -127,11 +133,16 @@ type Page struct {
 	HasMore       bool              `json:"has_more"`
 }
 
-// Health is the body of GET /health. Chain is the result of the last
-// verification: unverified, verified or broken.
+// Health is the body of GET /health. Status is "ok" (200), or "degraded"
+// (503) while auditd cannot make writes durable: Reason is then one of the
+// Reason* codes and Error says what happened (DESIGN §11 "Health tells the
+// truth"). Chain is the result of the last verification: unverified,
+// verified or broken.
 type Health struct {
 	SchemaVersion int    `json:"schema_version"`
 	Status        string `json:"status"`
+	Reason        string `json:"reason,omitempty"`
+	Error         string `json:"error,omitempty"`
 	HeadSeq       int64  `json:"head_seq"`
 	HeadHash      string `json:"head_hash"`
 	Chain         string `json:"chain"`
@@ -196,7 +207,7 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 	case http.StatusOK:
 		writeJSON(w, status, res.json)
 	default:
-		s.fail(w, status, msg)
+		s.failCode(w, status, unavailableCode(res.err), msg)
 	}
 }
 
@@ -243,9 +254,12 @@ func (s *Server) newAppendReq(ctx context.Context, ev audit.Event, recv time.Tim
 // 201 created, 200 stored already, or an error status and its message.
 func appendStatus(res appendResult) (status int, msg string) {
 	var bad *requestError
+	var down *unavailableError
 	switch {
 	case errors.As(res.err, &bad):
 		return http.StatusBadRequest, res.err.Error()
+	case errors.As(res.err, &down):
+		return http.StatusServiceUnavailable, "not stored: " + res.err.Error()
 	case res.err != nil:
 		return http.StatusInternalServerError, "storing the event: " + res.err.Error()
 	case res.created:
@@ -407,10 +421,17 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, b)
 }
 
+// health answers from state the writer keeps (health.go), never by
+// touching the database: a load balancer may poll it often.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	seq, hash := s.head.get()
-	b, _ := json.Marshal(Health{SchemaVersion: audit.SchemaVersion, Status: "ok", HeadSeq: seq, HeadHash: hash, Chain: s.chain()})
-	writeJSON(w, http.StatusOK, b)
+	h := Health{SchemaVersion: audit.SchemaVersion, Status: "ok", HeadSeq: seq, HeadHash: hash, Chain: s.chain()}
+	status := http.StatusOK
+	if h.Reason, h.Error = s.dbHealth.get(); h.Reason != "" {
+		h.Status, status = "degraded", http.StatusServiceUnavailable
+	}
+	b, _ := json.Marshal(h)
+	writeJSON(w, status, b)
 }
 
 func (s *Server) writeStored(w http.ResponseWriter, code int, rec audit.Record) {

@@ -222,7 +222,10 @@ func (s *Server) approvalError(w http.ResponseWriter, err error) {
 	var field *approval.FieldError
 	var refusal *approval.Refusal
 	var bad *requestError
+	var down *unavailableError
 	switch {
+	case errors.As(err, &down):
+		s.failCode(w, http.StatusServiceUnavailable, down.code, err.Error())
 	case errors.Is(err, errNotFound):
 		s.fail(w, http.StatusNotFound, err.Error())
 	case errors.As(err, &field), errors.As(err, &bad):

@@ -166,7 +166,7 @@ func (s *Server) postEventBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, i := range queued {
 		if status, msg := appendStatus(results[i]); status != http.StatusCreated && status != http.StatusOK {
-			s.fail(w, status, fmt.Sprintf("line %d: %s", i+1, msg))
+			s.failCode(w, status, unavailableCode(results[i].err), fmt.Sprintf("line %d: %s", i+1, msg))
 			return
 		}
 	}

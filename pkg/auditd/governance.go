@@ -339,9 +339,12 @@ func storedRef(line []byte) (govapi.EventRef, error) {
 // appendError answers an append that failed.
 func (s *Server) appendError(w http.ResponseWriter, err error) {
 	var bad *requestError
+	var down *unavailableError
 	switch {
 	case errors.As(err, &bad):
 		s.fail(w, http.StatusBadRequest, err.Error())
+	case errors.As(err, &down):
+		s.failCode(w, http.StatusServiceUnavailable, down.code, "not stored: "+err.Error())
 	case errors.Is(err, errClosed):
 		s.fail(w, http.StatusServiceUnavailable, err.Error())
 	default:
