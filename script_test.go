@@ -72,6 +72,7 @@ func TestScripts(t *testing.T) {
 			"waitfor":    cmdWaitfor,
 			"auditpost":  cmdAuditpost,
 			"govpost":    cmdGovpost,
+			"govget":     cmdGovget,
 			"auditsub":   cmdAuditsub,
 		},
 	})
@@ -225,6 +226,24 @@ func cmdGovpost(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if failed != neg {
 		ts.Fatalf("govpost: failed=%t, want %t", failed, neg)
+	}
+}
+
+// govget URL PATH: GET URL+PATH (PATH as sent: a query string is not
+// re-encoded) and print the answer's status and body on one line, as
+// govpost does. An answer other than 2xx fails the command.
+func cmdGovget(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: govget URL PATH")
+	}
+	resp, err := http.Get(args[0] + args[1])
+	ts.Check(err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "%d %s\n", resp.StatusCode, bytes.TrimSpace(body))
+	if failed := resp.StatusCode/100 != 2; failed != neg {
+		ts.Fatalf("govget: failed=%t, want %t", failed, neg)
 	}
 }
 

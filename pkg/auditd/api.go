@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -283,7 +285,11 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) queryEvents(w http.ResponseWriter, r *http.Request) {
-	f, err := ParseFilter(r.URL.Query())
+	q, err := parseQuery(r.URL.RawQuery)
+	var f store.Filter
+	if err == nil {
+		f, err = ParseFilter(q)
+	}
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, err.Error())
 		return
@@ -355,6 +361,55 @@ func ParseFilter(q url.Values) (store.Filter, error) {
 		return store.Filter{}, err
 	}
 	return f, nil
+}
+
+// parseQuery parses a raw query string strictly, as url.ParseQuery does
+// but refusing what r.URL.Query() silently drops (issue 13): a pair that
+// is not URL-encoded (agent=%zz, a=%), a ';' separator, invalid UTF-8 and
+// control characters. A dropped agent=%zz would otherwise answer an
+// unfiltered page. The error names the parameter.
+func parseQuery(raw string) (url.Values, error) {
+	q := url.Values{}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil || strings.Contains(pair, ";") {
+			name = k // as sent: unescaping failed
+		}
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("query parameter %q is not URL-encoded: %v", truncate(name, 40), err)
+		case strings.Contains(pair, ";"):
+			return nil, fmt.Errorf("query parameter %q holds a ';': separate parameters with '&', and encode a ';' in a value as %%3B", truncate(name, 40))
+		}
+		val, err := url.QueryUnescape(v)
+		if err != nil {
+			return nil, fmt.Errorf("query parameter %s: the value is not URL-encoded: %v", strconv.Quote(truncate(name, 40)), err)
+		}
+		for _, s := range [2]string{name, val} {
+			if !utf8.ValidString(s) {
+				return nil, fmt.Errorf("query parameter %q is not valid UTF-8", truncate(strings.ToValidUTF8(name, "\ufffd"), 40))
+			}
+			if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+				return nil, fmt.Errorf("query parameter %q has a control character at byte %d", truncate(strings.Map(printable, name), 40), i)
+			}
+		}
+		q[name] = append(q[name], val)
+	}
+	return q, nil
+}
+
+// printable replaces a control character, for echoing a name in an error.
+func printable(r rune) rune {
+	if unicode.IsControl(r) {
+		return '?'
+	}
+	return r
 }
 
 // checkParams refuses a query parameter that is not known or is repeated,
