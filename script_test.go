@@ -74,6 +74,7 @@ func TestScripts(t *testing.T) {
 			"waitfor":    cmdWaitfor,
 			"auditpost":  cmdAuditpost,
 			"govpost":    cmdGovpost,
+			"govget":     cmdGovget,
 			"auditsub":   cmdAuditsub,
 			"envfile":    cmdEnvfile,
 			"sqlexec":    cmdSqlexec,
@@ -247,6 +248,24 @@ func cmdEnvfile(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := os.ReadFile(ts.MkAbs(args[1]))
 	ts.Check(err)
 	ts.Setenv(args[0], strings.TrimRight(string(b), "\n"))
+}
+
+// govget URL PATH: GET URL+PATH (PATH as sent: a query string is not
+// re-encoded) and print the answer's status and body on one line, as
+// govpost does. An answer other than 2xx fails the command.
+func cmdGovget(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: govget URL PATH")
+	}
+	resp, err := http.Get(args[0] + args[1])
+	ts.Check(err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "%d %s\n", resp.StatusCode, bytes.TrimSpace(body))
+	if failed := resp.StatusCode/100 != 2; failed != neg {
+		ts.Fatalf("govget: failed=%t, want %t", failed, neg)
+	}
 }
 
 // auditsub SOCKET SINCE N: read N events after seq SINCE from auditd's

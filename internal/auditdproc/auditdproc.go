@@ -33,7 +33,13 @@ type Proc struct {
 // Start runs bin with args (add --addr 127.0.0.1:0 for a free port) and
 // waits up to 30 seconds for it to listen.
 func Start(bin string, args ...string) (*Proc, error) {
-	p := &Proc{Cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	return StartCmd(exec.Command(bin, args...))
+}
+
+// StartCmd is Start for a prepared command (auditd run through a wrapper,
+// say); it sets cmd.Stderr.
+func StartCmd(cmd *exec.Cmd) (*Proc, error) {
+	p := &Proc{Cmd: cmd, done: make(chan struct{})}
 	r, w := io.Pipe()
 	p.Cmd.Stderr = w
 	if err := p.Cmd.Start(); err != nil {

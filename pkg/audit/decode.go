@@ -50,6 +50,10 @@ const (
 //     [A-Za-z0-9_.:-]{1,128}, an action_class other than read, write or
 //     destructive, a schema_version other than 1, a negative or fractional
 //     tool.duration_ms;
+//   - a NUL character in an identifier (trace_id, session_id, agent,
+//     principal.user_id and roles, resource.type, name and tags, tool.name,
+//     approval_id, outcome.status), and a number beyond ±(2^53−1) in a
+//     JSON-valued field, which would be stored rounded (issue 13);
 //   - anything over the limits above, invalid UTF-8 and lone surrogates.
 //
 // A known member that is null counts as absent (the server-assigned ones
@@ -93,11 +97,11 @@ func DecodeEvent(raw []byte) (Event, error) {
 		case "event_type":
 			e.EventType = d.str(name, v)
 		case "trace_id":
-			e.TraceID = d.str(name, v)
+			e.TraceID = d.ident(name, v)
 		case "session_id":
-			e.SessionID = d.str(name, v)
+			e.SessionID = d.ident(name, v)
 		case "agent":
-			e.Agent = d.str(name, v)
+			e.Agent = d.ident(name, v)
 		case "principal":
 			e.Principal = d.principal(v)
 		case "action_class":
@@ -118,7 +122,7 @@ func DecodeEvent(raw []byte) (Event, error) {
 		case "policy_decision":
 			e.PolicyDecision = d.json(name, v)
 		case "approval_id":
-			e.ApprovalID = d.str(name, v)
+			e.ApprovalID = d.ident(name, v)
 		case "data":
 			e.Data = d.json(name, v)
 		}
@@ -182,12 +186,30 @@ func (d *decoder) list(name string, v *node) []string {
 			d.str(fmt.Sprintf("%s[%d]", name, i), e) // the error, named; built only then
 			return nil
 		}
+		if strings.IndexByte(e.str, 0) >= 0 { // the name built only then
+			d.fail("%w", checkIdentifier(fmt.Sprintf("%s[%d]", name, i), e.str))
+			return nil
+		}
 		out[i] = e.str
 	}
 	return out
 }
 
+// ident is str for an identifier: no NUL (checkIdentifier).
+func (d *decoder) ident(name string, v *node) string {
+	s := d.str(name, v)
+	if d.err == nil && strings.IndexByte(s, 0) >= 0 {
+		d.fail("%w", checkIdentifier(name, s))
+		return ""
+	}
+	return s
+}
+
 func (d *decoder) json(name string, v *node) json.RawMessage {
+	if err := checkNumbers(v, name); err != nil {
+		d.fail("%w", err)
+		return nil
+	}
 	c := appendNode(nil, v)
 	if len(c) > MaxJSONField {
 		d.fail("%s is over %d bytes", name, MaxJSONField)
@@ -222,7 +244,7 @@ func (d *decoder) principal(v *node) *Principal {
 	d.members("principal", v, []string{"user_id", "roles"}, func(k string, v *node) {
 		switch k {
 		case "user_id":
-			p.UserID = d.str("principal.user_id", v)
+			p.UserID = d.ident("principal.user_id", v)
 		case "roles":
 			p.Roles = d.list("principal.roles", v)
 		}
@@ -235,9 +257,9 @@ func (d *decoder) resource(v *node) *Resource {
 	d.members("resource", v, []string{"type", "name", "tags"}, func(k string, v *node) {
 		switch k {
 		case "type":
-			r.Type = d.str("resource.type", v)
+			r.Type = d.ident("resource.type", v)
 		case "name":
-			r.Name = d.str("resource.name", v)
+			r.Name = d.ident("resource.name", v)
 		case "tags":
 			r.Tags = d.list("resource.tags", v)
 		}
@@ -251,7 +273,7 @@ func (d *decoder) tool(v *node) *Tool {
 	d.members("tool", v, known, func(k string, v *node) {
 		switch k {
 		case "name":
-			t.Name = d.str("tool.name", v)
+			t.Name = d.ident("tool.name", v)
 		case "parameters":
 			t.Parameters = d.json("tool.parameters", v)
 		case "raw_command":
@@ -278,7 +300,7 @@ func (d *decoder) tool(v *node) *Tool {
 func (d *decoder) outcome(v *node) *Outcome {
 	o := &Outcome{}
 	d.members("outcome", v, []string{"status"}, func(_ string, v *node) {
-		o.Status = d.str("outcome.status", v)
+		o.Status = d.ident("outcome.status", v)
 	})
 	return o
 }

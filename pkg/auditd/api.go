@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -108,6 +110,12 @@ func (s *Server) Handler() http.Handler {
 		allowed := strings.Join(allow, ", ")
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			if h, ok := handlers[r.Method]; ok {
+				if r.Method == http.MethodPost && s.cfg.ReadOnly {
+					// Every POST records something (issue 13: a
+					// read-only auditd serves queries only).
+					s.failCode(w, http.StatusServiceUnavailable, ReasonReadOnly, errReadOnly.Error())
+					return
+				}
 				h(w, r)
 				return
 			}
@@ -132,11 +140,16 @@ type Page struct {
 	HasMore       bool              `json:"has_more"`
 }
 
-// Health is the body of GET /health. Chain is the result of the last
-// verification: unverified, verified or broken.
+// Health is the body of GET /health. Status is "ok" (200), or "degraded"
+// (503) while auditd cannot make writes durable: Reason is then one of the
+// Reason* codes and Error says what happened (DESIGN §11 "Health tells the
+// truth"). Chain is the result of the last verification: unverified,
+// verified or broken.
 type Health struct {
 	SchemaVersion int    `json:"schema_version"`
 	Status        string `json:"status"`
+	Reason        string `json:"reason,omitempty"`
+	Error         string `json:"error,omitempty"`
 	HeadSeq       int64  `json:"head_seq"`
 	HeadHash      string `json:"head_hash"`
 	Chain         string `json:"chain"`
@@ -205,7 +218,7 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 	case http.StatusOK:
 		writeJSON(w, status, res.json)
 	default:
-		s.fail(w, status, msg)
+		s.failCode(w, status, errorCode(res.err), msg)
 	}
 }
 
@@ -264,11 +277,14 @@ func reusedID(id string) error {
 func appendStatus(res appendResult) (status int, msg string) {
 	var bad *requestError
 	var ref *refusal
+	var down *unavailableError
 	switch {
 	case errors.As(res.err, &ref):
 		return ref.status, ref.msg
 	case errors.As(res.err, &bad):
 		return http.StatusBadRequest, res.err.Error()
+	case errors.As(res.err, &down):
+		return http.StatusServiceUnavailable, "not stored: " + res.err.Error()
 	case res.err != nil:
 		return http.StatusInternalServerError, "storing the event: " + res.err.Error()
 	case res.created:
@@ -292,7 +308,11 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) queryEvents(w http.ResponseWriter, r *http.Request) {
-	f, err := ParseFilter(r.URL.Query())
+	q, err := parseQuery(r.URL.RawQuery)
+	var f store.Filter
+	if err == nil {
+		f, err = ParseFilter(q)
+	}
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, err.Error())
 		return
@@ -366,6 +386,55 @@ func ParseFilter(q url.Values) (store.Filter, error) {
 	return f, nil
 }
 
+// parseQuery parses a raw query string strictly, as url.ParseQuery does
+// but refusing what r.URL.Query() silently drops (issue 13): a pair that
+// is not URL-encoded (agent=%zz, a=%), a ';' separator, invalid UTF-8 and
+// control characters. A dropped agent=%zz would otherwise answer an
+// unfiltered page. The error names the parameter.
+func parseQuery(raw string) (url.Values, error) {
+	q := url.Values{}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil || strings.Contains(pair, ";") {
+			name = k // as sent: unescaping failed
+		}
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("query parameter %q is not URL-encoded: %v", truncate(name, 40), err)
+		case strings.Contains(pair, ";"):
+			return nil, fmt.Errorf("query parameter %q holds a ';': separate parameters with '&', and encode a ';' in a value as %%3B", truncate(name, 40))
+		}
+		val, err := url.QueryUnescape(v)
+		if err != nil {
+			return nil, fmt.Errorf("query parameter %s: the value is not URL-encoded: %v", strconv.Quote(truncate(name, 40)), err)
+		}
+		for _, s := range [2]string{name, val} {
+			if !utf8.ValidString(s) {
+				return nil, fmt.Errorf("query parameter %q is not valid UTF-8", truncate(strings.ToValidUTF8(name, "\ufffd"), 40))
+			}
+			if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+				return nil, fmt.Errorf("query parameter %q has a control character at byte %d", truncate(strings.Map(printable, name), 40), i)
+			}
+		}
+		q[name] = append(q[name], val)
+	}
+	return q, nil
+}
+
+// printable replaces a control character, for echoing a name in an error.
+func printable(r rune) rune {
+	if unicode.IsControl(r) {
+		return '?'
+	}
+	return r
+}
+
 // checkParams refuses a query parameter that is not known or is repeated,
 // naming it.
 func checkParams(q url.Values, known map[string]bool) error {
@@ -430,10 +499,17 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, b)
 }
 
+// health answers from state the writer keeps (health.go), never by
+// touching the database: a load balancer may poll it often.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	seq, hash := s.head.get()
-	b, _ := json.Marshal(Health{SchemaVersion: audit.SchemaVersion, Status: "ok", HeadSeq: seq, HeadHash: hash, Chain: s.chain()})
-	writeJSON(w, http.StatusOK, b)
+	h := Health{SchemaVersion: audit.SchemaVersion, Status: "ok", HeadSeq: seq, HeadHash: hash, Chain: s.chain()}
+	status := http.StatusOK
+	if h.Reason, h.Error = s.dbHealth.get(); h.Reason != "" {
+		h.Status, status = "degraded", http.StatusServiceUnavailable
+	}
+	b, _ := json.Marshal(h)
+	writeJSON(w, status, b)
 }
 
 func (s *Server) writeStored(w http.ResponseWriter, code int, rec audit.Record) {

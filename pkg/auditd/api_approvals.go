@@ -127,11 +127,11 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
 	wait, ok := s.waitParam(w, r, map[string]bool{"wait": true, "status": true, "after_seq": true, "limit": true})
 	if !ok {
 		return
 	}
+	q, _ := parseQuery(r.URL.RawQuery) // checked by waitParam
 	f := store.ApprovalFilter{Status: approval.Status(q.Get("status"))}
 	if f.Status != "" && !f.Status.Valid() {
 		s.fail(w, http.StatusBadRequest, fmt.Sprintf("status=%q is not pending, approved, denied, expired, cancelled or consumed", truncate(q.Get("status"), 40)))
@@ -206,8 +206,11 @@ func (s *Server) actor(w http.ResponseWriter, r *http.Request) (string, bool) {
 
 // waitParam checks the query parameters against known and reads wait=.
 func (s *Server) waitParam(w http.ResponseWriter, r *http.Request, known map[string]bool) (time.Duration, bool) {
-	q := r.URL.Query()
-	if err := checkParams(q, known); err != nil {
+	q, err := parseQuery(r.URL.RawQuery)
+	if err == nil {
+		err = checkParams(q, known)
+	}
+	if err != nil {
 		s.fail(w, http.StatusBadRequest, err.Error())
 		return 0, false
 	}
@@ -224,7 +227,9 @@ func (s *Server) waitParam(w http.ResponseWriter, r *http.Request, known map[str
 }
 
 // decodeBody reads one JSON object into v strictly: unknown fields, a
-// second value and bodies over MaxBody are refused naming the problem.
+// second value, what audit.CheckRequestJSON refuses (duplicate members,
+// invalid UTF-8, integers beyond 2^53, NUL) and bodies over MaxBody are
+// refused naming the problem.
 // An empty body is allowed when emptyOK.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
 	body, ok := s.readBody(w, r)
@@ -233,6 +238,14 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any, empty
 	}
 	if emptyOK && len(bytes.TrimSpace(body)) == 0 {
 		return true
+	}
+	// encoding/json alone would take the last of duplicate members (also
+	// ones that differ in case), replace invalid UTF-8 with U+FFFD and
+	// round big integers: refused first, as POST /api/events refuses them
+	// (issue 13 "Bad input, everywhere").
+	if err := audit.CheckRequestJSON(body); err != nil {
+		s.fail(w, http.StatusBadRequest, "request body: "+err.Error())
+		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

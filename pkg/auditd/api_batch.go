@@ -183,7 +183,7 @@ func (s *Server) postEventBatch(w http.ResponseWriter, r *http.Request) {
 			res.err = reusedID(reqs[i].ev.EventID)
 		}
 		if status, msg := appendStatus(results[i]); status != http.StatusCreated && status != http.StatusOK {
-			s.fail(w, status, fmt.Sprintf("line %d: %s", i+1, msg))
+			s.failCode(w, status, errorCode(results[i].err), fmt.Sprintf("line %d: %s", i+1, msg))
 			return
 		}
 	}

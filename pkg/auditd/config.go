@@ -62,6 +62,11 @@ type Config struct {
 	// (created, voted, decided, expired), from the request's goroutine: it
 	// must not block (auditd hands it to pkg/notify's dispatcher).
 	OnApprovalChange func(approval.Request)
+	// ReadOnly serves a database auditd may not write (opened read-only):
+	// queries, verification and stream replay work; every write endpoint
+	// answers 503 read_only, and /health says degraded (issue 13).
+	// Pending approval requests are not expired.
+	ReadOnly bool
 }
 
 // DefaultConfig returns the configuration auditd runs with.

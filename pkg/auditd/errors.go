@@ -10,7 +10,8 @@ import (
 // answerError answers err with the status its type stands for: a rule's
 // refusal (its own status and code), a bad request (400), an unknown
 // approval (404), a refused approval step (403, 409 or 410 by its code), a
-// server shutting down (503), or else an internal error (500).
+// database that cannot take writes or a server shutting down (503), or
+// else an internal error (500).
 func (s *Server) answerError(w http.ResponseWriter, err error) {
 	var (
 		ref   *refusal
@@ -18,8 +19,13 @@ func (s *Server) answerError(w http.ResponseWriter, err error) {
 		field *fieldError
 		afld  *approval.FieldError
 		aref  *approval.Refusal
+		down  *unavailableError
 	)
 	switch {
+	case errors.As(err, &down):
+		// The database cannot take writes (health.go): 503 with the reason
+		// /health reports, for every write endpoint alike.
+		s.failCode(w, http.StatusServiceUnavailable, down.code, "not stored: "+err.Error())
 	case errors.As(err, &ref):
 		s.failDetail(w, ref.status, ref.code, ref.msg, ref.detail)
 	case errors.Is(err, errNotFound):
@@ -45,4 +51,14 @@ func approvalRefusalStatus(code string) int {
 		return http.StatusGone
 	}
 	return http.StatusConflict
+}
+
+// errorCode is the code an error answer carries for err: a rule's refusal
+// or the reason the database takes no writes; "" for others.
+func errorCode(err error) string {
+	var ref *refusal
+	if errors.As(err, &ref) {
+		return ref.code
+	}
+	return unavailableCode(err)
 }

@@ -336,10 +336,14 @@ func storedRef(line []byte) (govapi.EventRef, error) {
 	return ref, nil
 }
 
-// appendError answers an append that failed.
+// appendError answers an append that failed: answerError's status, but
+// an unexpected failure says it was storing.
 func (s *Server) appendError(w http.ResponseWriter, err error) {
-	var bad *requestError
-	if errors.As(err, &bad) || errors.Is(err, errClosed) {
+	var (
+		bad  *requestError
+		down *unavailableError
+	)
+	if errors.As(err, &bad) || errors.As(err, &down) || errors.Is(err, errClosed) {
 		s.answerError(w, err)
 		return
 	}

@@ -25,8 +25,12 @@ var explainParams = map[string]bool{
 // would — same engine, infra file and clock, so the answer predicts the
 // decision — and records nothing: no event, no approval (H-59).
 func (s *Server) explainHypothetical(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	in, post, err := parseExplainQuery(q)
+	q, err := parseQuery(r.URL.RawQuery)
+	var in policy.Request
+	var post bool
+	if err == nil {
+		in, post, err = parseExplainQuery(q)
+	}
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, err.Error())
 		return

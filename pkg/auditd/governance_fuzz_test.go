@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
@@ -34,6 +37,9 @@ func fuzzEngine(t testing.TB) *policy.Engine {
 
 // strictDecode is decodeBody's decoding.
 func strictDecode(body []byte, v any) bool {
+	if audit.CheckRequestJSON(body) != nil {
+		return false
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v) == nil && !dec.More()
@@ -119,7 +125,7 @@ func FuzzExplainQuery(f *testing.F) {
 	f.Add("resource_type=database&resource_name=prod-db&action=read&tags=")
 	e := fuzzEngine(f)
 	f.Fuzz(func(t *testing.T, raw string) {
-		q, err := url.ParseQuery(raw)
+		q, err := parseQuery(raw)
 		if err != nil {
 			return
 		}
@@ -131,5 +137,35 @@ func FuzzExplainQuery(f *testing.F) {
 			t.Fatalf("post = %v for %+v", post, req.Context)
 		}
 		e.Explain(req)
+	})
+}
+
+// Property: parseQuery never drops what it cannot read (issue 13): what it
+// accepts, url.ParseQuery reads the same, and what url.ParseQuery refuses or
+// drops it refuses; no accepted name or value holds a control character or
+// invalid UTF-8.
+func FuzzParseQuery(f *testing.F) {
+	for _, s := range []string{"agent=a&limit=5", "agent=%zz", "a=%", "a;b=1", "a=1&&b=%20", "x", "=v", "a=%00", "%ff=1", "a+b=c+d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := parseQuery(raw)
+		std, stdErr := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		if stdErr != nil {
+			t.Fatalf("parseQuery accepted %q, which url.ParseQuery refuses: %v", raw, stdErr)
+		}
+		if !reflect.DeepEqual(q, std) && !(len(q) == 0 && len(std) == 0) {
+			t.Fatalf("parseQuery(%q) = %v, url.ParseQuery = %v", raw, q, std)
+		}
+		for k, vs := range q {
+			for _, s := range append([]string{k}, vs...) {
+				if !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+					t.Fatalf("accepted %q in %q", s, raw)
+				}
+			}
+		}
 	})
 }

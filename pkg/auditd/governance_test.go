@@ -332,8 +332,8 @@ func TestDecisionValidation(t *testing.T) {
 		body []byte
 		want string
 	}{
-		{"not JSON", []byte(`{"action":`), "request body: unexpected EOF"},
-		{"two values", []byte(`{} {}`), "more than one JSON value"},
+		{"not JSON", []byte(`{"action":`), "request body: invalid JSON at byte 10: unexpected end of input"},
+		{"two values", []byte(`{} {}`), "unexpected data after the JSON value"},
 		{"unknown field", good(func(m map[string]any) { m["effect"] = "allow" }), `unknown field "effect"`},
 		{"unknown nested field", good(func(m map[string]any) { res(m)["owner"] = "x" }), `unknown field "owner"`},
 		{"no action", good(func(m map[string]any) { delete(m, "action") }), "action is required: read, write or destructive"},
@@ -352,7 +352,7 @@ func TestDecisionValidation(t *testing.T) {
 		{"huge raw command", good(func(m map[string]any) {
 			m["tool"] = map[string]any{"name": "sh", "raw_command": strings.Repeat("x", 64<<10+1)}
 		}), "tool.raw_command is 65537 bytes long; the limit is 65536"},
-		{"bad number in parameters", good(func(m map[string]any) { m["tool"] = map[string]any{"parameters": json.RawMessage(`{"n":1e999}`)} }), "tool.parameters is not I-JSON"},
+		{"bad number in parameters", good(func(m map[string]any) { m["tool"] = map[string]any{"parameters": json.RawMessage(`{"n":1e999}`)} }), "number out of the range of a float64"},
 		{"long reason", good(func(m map[string]any) { m["reason"] = strings.Repeat("r", 4097) }), "reason is 4097 bytes long; the limit is 4096"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -563,7 +563,7 @@ func TestHypotheticalExplain(t *testing.T) {
 		{"resource_type=database&resource_name=prod-db&action=read&role=a&role=b", `query parameter "role" given more than once`},
 		{"resource_type=database&resource_name=prod-db&action=read&tags=a,,b", "tags[1] is required"},
 		{"resource_type=database&resource_name=prod-db&action=read&rows_affected=-3", `rows_affected "-3" is not a count`},
-		{"resource_type=database&resource_name=prod-db&action=read&user_id=" + url.QueryEscape("a\nb"), "user_id must be one line"},
+		{"resource_type=database&resource_name=prod-db&action=read&user_id=" + url.QueryEscape("a\nb"), `query parameter "user_id" has a control character`},
 	} {
 		code, body := call(t, "GET", d.url+govapi.PathExplain+"?"+tc.query, nil)
 		if code != http.StatusBadRequest || !strings.Contains(errorOf(body), tc.want) {

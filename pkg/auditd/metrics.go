@@ -24,6 +24,7 @@ type metrics struct {
 	decisions     *prometheus.CounterVec
 	incidents     *prometheus.CounterVec
 	policyReloads *prometheus.CounterVec
+	degraded      prometheus.Gauge
 }
 
 func newMetrics(hub *stream.Hub, head *headState) *metrics {
@@ -84,8 +85,12 @@ func newMetrics(hub *stream.Hub, head *headState) *metrics {
 			Namespace: ns, Name: "policy_reloads_total",
 			Help: "Policy reloads (SIGHUP), by result: success, or failure (the old policy stays in force).",
 		}, []string{"result"}),
+		degraded: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Name: "degraded",
+			Help: "1 while GET /health answers 503 degraded (read-only, database file replaced, last commit failed), else 0.",
+		}),
 	}
-	m.reg.MustRegister(m.appended, m.duplicates, m.rejected, m.commitErrors, m.batchSize,
+	m.reg.MustRegister(m.degraded, m.appended, m.duplicates, m.rejected, m.commitErrors, m.batchSize,
 		m.commitSeconds, m.verifications, m.brokenLinks, m.approvals, m.notifications,
 		m.decisions, m.incidents, m.policyReloads,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{

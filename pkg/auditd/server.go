@@ -44,6 +44,8 @@ type Server struct {
 	chainMu    sync.Mutex
 	chainState string
 
+	dbHealth *dbHealth // what GET /health says of the database (health.go)
+
 	closeOnce sync.Once
 }
 
@@ -82,8 +84,13 @@ func New(cfg Config, st store.Store) (*Server, error) {
 	s.head.set(seq, hash)
 	s.hub = stream.NewHub(cfg.SubscriberBuffer, seq)
 	s.m = newMetrics(s.hub, s.head)
+	s.dbHealth = &dbHealth{gauge: s.m.degraded}
 	s.registerGovernanceMetrics()
-	s.w = newWriter(st, &s.cfg, s.hub, s.m, s.head, last)
+	s.w = newWriter(st, &s.cfg, s.hub, s.m, s.head, last, s.dbHealth)
+	if cfg.ReadOnly {
+		s.w.failed = &unavailableError{ReasonReadOnly, errReadOnly}
+		s.dbHealth.set(s.w.failed, true)
+	}
 	go s.w.run()
 	s.stream = stream.NewServer(stream.Config{
 		Hub:    s.hub,
@@ -91,6 +98,10 @@ func New(cfg Config, st store.Store) (*Server, error) {
 		Logf:   cfg.Logf,
 	})
 	s.ap = newApprovals(s)
+	if cfg.ReadOnly {
+		// Serving what the file holds: the approvals table as it is.
+		return s, nil
+	}
 	if n, err := s.ap.catchUp(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("rebuilding approval requests from the audit log: %w", err)
@@ -146,7 +157,9 @@ func (s *Server) Run(ctx context.Context, ln net.Listener, sock net.Listener) er
 	if s.cfg.VerifyOnStart {
 		bgDone.Go(func() { s.verifyAtStart(bg) })
 	}
-	bgDone.Go(func() { s.ap.sweep(bg, s.cfg.SweepInterval) })
+	if !s.cfg.ReadOnly { // expiring a request is a write
+		bgDone.Go(func() { s.ap.sweep(bg, s.cfg.SweepInterval) })
+	}
 
 	var err error
 	select {

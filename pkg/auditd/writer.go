@@ -82,7 +82,15 @@ type writer struct {
 	// answered by the writer yet: queued, or still being read and decoded.
 	pending atomic.Int64
 
+	health *dbHealth
+	// fc checks, after every commit, that the store's file is still the
+	// database file; nil for a store without one.
+	fc store.FileChecker
+
 	// Owned by the writer goroutine.
+	// failed, once set, answers every later append: the database file was
+	// replaced, or auditd serves it read-only (fail closed, issue 13).
+	failed    *unavailableError
 	seq       int64
 	hash      string
 	lastTime  time.Time // timestamps never go backwards along the chain
@@ -111,10 +119,11 @@ func (h *headState) set(seq int64, hash string) {
 }
 
 // newWriter returns a writer continuing the chain at head; go w.run() starts it.
-func newWriter(st store.Store, cfg *Config, hub *stream.Hub, m *metrics, head *headState, last time.Time) *writer {
+func newWriter(st store.Store, cfg *Config, hub *stream.Hub, m *metrics, head *headState, last time.Time, health *dbHealth) *writer {
 	seq, hash := head.get()
+	fc, _ := st.(store.FileChecker)
 	w := &writer{
-		st: st, cfg: cfg, hub: hub, m: m,
+		st: st, cfg: cfg, hub: hub, m: m, health: health, fc: fc,
 		queue: make(chan *appendReq, cfg.QueueSize),
 		done:  make(chan struct{}),
 		seq:   seq, hash: hash, lastTime: last, prevBatch: 1, head: head,
@@ -224,6 +233,12 @@ func (w *writer) commit(batch []*appendReq) {
 	w.prevBatch = len(batch)
 	ctx := context.Background() // a commit in progress finishes, even at shutdown
 	reqs := dedupe(batch)
+	if w.failed != nil {
+		for _, r := range reqs {
+			r.answer(appendResult{err: w.failed})
+		}
+		return
+	}
 
 	reqs, recs := w.seal(reqs)
 	start := time.Now()
@@ -244,6 +259,17 @@ func (w *writer) commit(batch []*appendReq) {
 		if errors.Is(err, store.ErrDuplicate) {
 			err = fmt.Errorf("store reports a duplicate event_id it does not return: %w", err)
 		}
+	}
+	if len(recs) > 0 || err != nil {
+		err = w.checkCommit(err)
+	}
+	if w.failed != nil {
+		// Whatever the commit did, it went into a file nobody reads
+		// again: not one of these events is acknowledged.
+		for _, r := range reqs {
+			r.answer(appendResult{err: w.failed})
+		}
+		return
 	}
 	if err != nil {
 		w.cfg.Logf("error: committing %d events: %v", len(reqs), err)
@@ -285,6 +311,35 @@ func (w *writer) commit(batch []*appendReq) {
 	for i, r := range reqs {
 		r.answer(appendResult{json: items[i].Line, created: true})
 	}
+}
+
+// checkCommit runs after every commit, with its error, before any of its
+// requests is answered (DESIGN §11 "Health tells the truth"). It checks
+// that the store still writes to the database file: SQLite writes on into
+// a file that was removed or renamed over, and events acknowledged then
+// would be lost. One or two stats per commit (of up to MaxBatch events),
+// never per request. A replaced file fails the writer closed; a failed
+// commit degrades /health until one succeeds.
+func (w *writer) checkCommit(err error) error {
+	if w.fc != nil {
+		if ferr := w.fc.CheckFile(); errors.Is(ferr, store.ErrReplaced) {
+			w.failed = &unavailableError{ReasonDatabaseReplaced,
+				fmt.Errorf("%w; auditd refuses every write until it is restarted on the database file", ferr)}
+			w.health.set(w.failed, true)
+			w.m.commitErrors.Inc()
+			w.cfg.Logf("error: %v", w.failed)
+			return w.failed
+		} else if ferr != nil && err == nil {
+			err = ferr // cannot tell where the commit went: not acknowledged
+		}
+	}
+	if err == nil {
+		w.health.committed()
+		return nil
+	}
+	u, err := commitError(err)
+	w.health.set(u, false)
+	return err
 }
 
 // dedupe folds requests that share a client event id into the first one.

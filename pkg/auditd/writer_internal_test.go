@@ -27,7 +27,8 @@ func newTestWriter(t *testing.T) (*writer, *sqlite.Store) {
 	hub := stream.NewHub(0, 0)
 	head := &headState{}
 	head.set(0, audit.ZeroHash)
-	return newWriter(st, &cfg, hub, newMetrics(hub, head), head, time.Time{}), st
+	m := newMetrics(hub, head)
+	return newWriter(st, &cfg, hub, m, head, time.Time{}, &dbHealth{gauge: m.degraded}), st
 }
 
 func req(w *writer, id string, clientID bool) *appendReq {

@@ -322,16 +322,21 @@ func (c *Client) Verify(ctx context.Context) (audit.Report, error) {
 	return r, err
 }
 
-// Health is GET /health: Chain is the last verification's result
+// Health is GET /health: Status is "ok", or "degraded" while auditd cannot
+// make writes durable (Reason: read_only, database_replaced, disk_full or
+// write_failed; Error says more). Chain is the last verification's result
 // (unverified, verified or broken).
 type Health struct {
 	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Error    string `json:"error,omitempty"`
 	HeadSeq  int64  `json:"head_seq"`
 	HeadHash string `json:"head_hash"`
 	Chain    string `json:"chain"`
 }
 
-// Health checks that auditd answers and returns its chain head.
+// Health checks that auditd answers and returns its chain head. A degraded
+// auditd (503) still answers: its Health, with no error.
 func (c *Client) Health(ctx context.Context) (Health, error) {
 	var h Health
 	_, err := c.do(ctx, http.MethodGet, "/health", nil, nil, &h)
@@ -406,6 +411,10 @@ func (c *Client) doType(ctx context.Context, method, path string, q url.Values, 
 		return resp.StatusCode, fmt.Errorf("auditd's answer is larger than %d bytes", maxResponse)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if h, ok := out.(*Health); ok && resp.StatusCode == http.StatusServiceUnavailable &&
+			json.Unmarshal(data, h) == nil && h.Status == "degraded" {
+			return resp.StatusCode, nil // alive, and saying what is wrong
+		}
 		return resp.StatusCode, responseError(resp.StatusCode, data)
 	}
 	if err := json.Unmarshal(data, out); err != nil {

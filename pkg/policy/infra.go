@@ -1,8 +1,8 @@
 package policy
 
 import (
+	"bytes"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -37,14 +37,14 @@ type InfraResource struct {
 // like policy matching.
 type infraKey struct{ typ, name string }
 
-// LoadInfraFile loads an infra file.
+// LoadInfraFile loads an infra file, which must be a regular file
+// (ReadFile).
 func LoadInfraFile(path string) (*Infra, error) {
-	f, err := os.Open(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return LoadInfraNamed(path, f)
+	return LoadInfraNamed(path, bytes.NewReader(data))
 }
 
 // LoadInfra loads an infra document from r ("<input>" in messages).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -68,14 +67,14 @@ func (e *LoadError) Error() string {
 	return b.String()
 }
 
-// LoadFile loads and validates a policy file (seed 003's policy.LoadFile).
+// LoadFile loads and validates a policy file (seed 003's policy.LoadFile),
+// which must be a regular file (ReadFile).
 func LoadFile(path string) (*Config, error) {
-	f, err := os.Open(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return LoadNamed(path, f)
+	return LoadNamed(path, bytes.NewReader(data))
 }
 
 // Load loads and validates a policy document from r; messages call it

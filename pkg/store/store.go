@@ -57,3 +57,27 @@ const (
 
 // ErrDuplicate reports an event id that is already stored.
 var ErrDuplicate = errors.New("store: duplicate event_id")
+
+// Errors of a store that cannot write: auditd answers them with 503 and
+// reports them on /health (DESIGN §11 "Health tells the truth").
+var (
+	// ErrReadOnly: the store was opened read-only, or its file or
+	// directory is not writable.
+	ErrReadOnly = errors.New("the database is read-only")
+	// ErrFull: the disk (or the database's size limit) is full.
+	ErrFull = errors.New("the disk is full")
+	// ErrReplaced: the database file was removed or replaced since the
+	// store opened it. The store's connections still write into the old
+	// file, which nobody will read again: nothing written from then on is
+	// durable (issue 13).
+	ErrReplaced = errors.New("the database file was removed or replaced")
+)
+
+// FileChecker is a Store kept in a file that can tell whether its file is
+// still the one it opened. CheckFile is cheap (a stat or two): auditd's
+// writer calls it after every commit, before it acknowledges the batch.
+// It returns an error wrapping ErrReplaced when the path names another
+// file or none.
+type FileChecker interface {
+	CheckFile() error
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/notify"
 	"github.com/govkit/govkit/pkg/policy"
+	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 	"github.com/govkit/govkit/pkg/stream"
 	"github.com/govkit/govkit/pkg/token"
@@ -51,6 +52,8 @@ type ServeOptions struct {
 	InfraFile     string
 	PolicyDryRun  bool
 	DefaultEffect string
+	// ReadOnly serves --db without writing it: queries only (issue 13).
+	ReadOnly bool
 	// Context ends the daemon; nil means on SIGTERM or SIGINT.
 	Context context.Context
 }
@@ -79,7 +82,9 @@ HTTP API:
                             {"events":[…],"next_after_seq":N,"has_more":bool}
     GET  /api/events/{id}   one event
     GET  /api/verify        verify the chain (verify-chain's report)
-    GET  /health            liveness and the chain head
+    GET  /health            the chain head; 200 "ok", or 503 "degraded" with a
+                            reason: read_only, database_replaced, disk_full
+                            or write_failed (the last commit failed)
     GET  /metrics           Prometheus metrics
     POST /v1/approvals      request an approval; GET lists them (status=,
                             after_seq=, wait= to long-poll changes)
@@ -155,6 +160,13 @@ or SIGINT: it finishes the requests in flight, commits what is queued,
 closes the database and removes the socket. It starts on a database whose
 chain is broken, logs the break, and reports it through /api/verify.
 
+Auditd refuses to start on a database it cannot write. With --read-only it
+serves one anyway: queries, verify and stream replay work, every write
+answers 503 read_only, and /health says degraded. When the database file is
+removed or replaced under a running auditd (checked after every commit),
+it acknowledges nothing more: every write answers 503 database_replaced
+until auditd is restarted.
+
 Exit status: 0 after a clean stop, 3 on a usage error or a failure (a
 --policy or --infra file that does not load at start included: auditd then
 touches no database).`,
@@ -196,12 +208,14 @@ touches no database).`,
 	f.StringVar(&opts.InfraFile, "infra", "", "the infrastructure `FILE` that gives resources their tags; reloaded on SIGHUP")
 	f.BoolVar(&opts.PolicyDryRun, "policy-dry-run", false, "global dry-run: decisions record the policy's effect but enforce allow")
 	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the policy file's default_effect with `EFFECT`: deny, allow or require_approval")
+	f.BoolVar(&opts.ReadOnly, "read-only", false, "serve --db read-only: queries, verify and stream replay; every write answers 503 and /health says degraded")
 	cli.SetEnvName(f, "addr", "GOVKIT_AUDITD_ADDR")
 	cli.SetEnvName(f, "socket", "GOVKIT_AUDIT_SOCKET")
 	cli.SetEnvName(f, "tokens", "GOVKIT_TOKENS_FILE")
 	cli.SetEnvName(f, "policy", "GOVKIT_POLICY_FILE")
 	cli.SetEnvName(f, "infra", "GOVKIT_INFRA_CONFIG")
 	cli.SetEnvName(f, "policy-dry-run", "GOVKIT_POLICY_DRY_RUN")
+	cli.SetEnvName(f, "read-only", "GOVKIT_READ_ONLY")
 	cli.AddConfigFlag(cmd)
 	cmd.AddCommand(newCmdExport(streams, nil))
 	cmd.AddCommand(newCmdToken(streams))
@@ -315,11 +329,19 @@ func serveRun(o *ServeOptions) (err error) {
 			WithHint("pass another --addr (or set GOVKIT_AUDITD_ADDR); port 0 picks a free one")
 	}
 
-	st, err := sqlite.Open(o.DB, sqlite.Options{})
+	st, err := sqlite.Open(o.DB, sqlite.Options{ReadOnly: o.ReadOnly})
 	if err != nil {
 		closeListener(sock)
 		ln.Close()
-		return cli.Fail(err, "check --db (or GOVKIT_AUDIT_DB): auditd creates the file if its directory exists")
+		hint := "check --db (or GOVKIT_AUDIT_DB): auditd creates the file if its directory exists"
+		switch {
+		case errors.Is(err, store.ErrReadOnly):
+			// Refused rather than started to fail every write (issue 13).
+			hint = "auditd writes every event to --db (or GOVKIT_AUDIT_DB): make the file and its directory writable by auditd, or pass --read-only to serve queries only"
+		case o.ReadOnly:
+			hint = "check --db (or GOVKIT_AUDIT_DB): with --read-only the file must exist"
+		}
+		return cli.Fail(err, hint)
 	}
 	defer func() {
 		if cerr := st.Close(); cerr != nil && err == nil {
@@ -330,6 +352,7 @@ func serveRun(o *ServeOptions) (err error) {
 	cfg.Logf = log.logf
 	cfg.ApprovalTTL = o.ApprovalTimeout
 	cfg.ApprovalValidFor = o.ApprovalValidFor
+	cfg.ReadOnly = o.ReadOnly
 	if o.Tokens != "" {
 		set, err := token.NewSet(o.Tokens, log.logf, time.Now)
 		if err != nil {
@@ -401,6 +424,9 @@ func serveRun(o *ServeOptions) (err error) {
 		log.logf("streaming events on %s", o.Socket)
 	}
 	log.logf("database %s, %d events", o.DB, seq)
+	if o.ReadOnly {
+		log.logf("warning: read-only (--read-only): queries, verify and stream replay only; every write answers 503 and /health says degraded")
+	}
 	switch {
 	case gov.Config != nil:
 		st := srv.PolicyStatus()

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -36,7 +35,7 @@ func loadHint(flag, env, path string, readErr bool) string {
 func loadPolicy(o *ServeOptions) (daemon.Policy, error) {
 	p := daemon.Policy{File: o.PolicyFile, DefaultEffect: policy.Effect(o.DefaultEffect), DryRun: o.PolicyDryRun, InfraFile: o.InfraFile}
 	if o.PolicyFile != "" {
-		data, err := readBounded(o.PolicyFile)
+		data, err := policy.ReadFile(o.PolicyFile)
 		if err != nil {
 			return p, cli.Fail(err, loadHint("policy", "GOVKIT_POLICY_FILE", o.PolicyFile, true))
 		}
@@ -47,7 +46,7 @@ func loadPolicy(o *ServeOptions) (daemon.Policy, error) {
 		p.SHA256 = hex.EncodeToString(sum[:])
 	}
 	if o.InfraFile != "" {
-		data, err := readBounded(o.InfraFile)
+		data, err := policy.ReadFile(o.InfraFile)
 		if err != nil {
 			return p, cli.Fail(err, loadHint("infra", "GOVKIT_INFRA_CONFIG", o.InfraFile, true))
 		}
@@ -56,17 +55,6 @@ func loadPolicy(o *ServeOptions) (daemon.Policy, error) {
 		}
 	}
 	return p, nil
-}
-
-// readBounded reads a file of at most policy.MaxInputSize bytes; one byte
-// more lets the loader report the file as too large.
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, policy.MaxInputSize+1))
 }
 
 // describePolicy is the log's one-line summary of what governs.

@@ -89,6 +89,10 @@ func TestBadPolicyFileAtStart(t *testing.T) {
 		return p
 	}
 	good := write("good.yaml", guardPolicy)
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name          string
 		policy, infra string
@@ -98,6 +102,11 @@ func TestBadPolicyFileAtStart(t *testing.T) {
 			[]string{"bad.yaml:4: policies[0].bogus: unknown key", "auditd: hint: fix the file named by --policy (or GOVKIT_POLICY_FILE); govexplain lint --policy " + filepath.Join(dir, "bad.yaml") + " checks it"}},
 		{"missing policy", filepath.Join(dir, "missing.yaml"), "",
 			[]string{"missing.yaml: no such file or directory", "auditd: hint: check --policy (or GOVKIT_POLICY_FILE)"}},
+		// Not regular files (issue 13): refused, not waited on.
+		{"fifo policy", fifo, "",
+			[]string{"auditd: error: " + fifo + " is a named pipe (FIFO), not a regular file", "auditd: hint: check --policy (or GOVKIT_POLICY_FILE)"}},
+		{"directory infra", good, dir,
+			[]string{"auditd: error: " + dir + " is a directory, not a regular file", "auditd: hint: check --infra (or GOVKIT_INFRA_CONFIG)"}},
 		{"bad infra", good, write("infra.yaml", "resources:\n  - type: database\n"),
 			[]string{"infra.yaml:2: resources[0].name: required", "auditd: hint: fix the file named by --infra (or GOVKIT_INFRA_CONFIG)"}},
 	} {
@@ -207,6 +216,20 @@ func TestPolicyReloadOnSIGHUP(t *testing.T) {
 	}
 	if ex, err := c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"}); err != nil || ex.Decision.PolicyName != "freeze-everything" {
 		t.Errorf("the old policy is not in force: %+v, %v", ex.Decision, err)
+	}
+
+	// A FIFO at the path (issue 13): refused at once rather than waited
+	// on, and the policy in force stays.
+	fifo := pol + ".fifo"
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(fifo, pol); err != nil {
+		t.Fatal(err)
+	}
+	hangup("auditd: error: reloading on SIGHUP: " + pol + " is a named pipe (FIFO), not a regular file; keeping the policy loaded from " + pol)
+	if st, _ := c.Governance(ctx); !st.Policy.Loaded || st.Policy.SHA256 != st1.Policy.SHA256 || !strings.Contains(st.Policy.ReloadError, "named pipe") {
+		t.Errorf("status after a FIFO reload: %+v", st.Policy)
 	}
 
 	// Fixed again: the error clears.

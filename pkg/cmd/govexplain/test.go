@@ -1,8 +1,8 @@
 package govexplain
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -38,12 +38,11 @@ or a usage error.`,
 			if err != nil {
 				return err
 			}
-			f, err := os.Open(args[0])
+			data, err := policy.ReadFile(args[0]) // a FIFO would block
 			if err != nil {
 				return cli.Fail(err, "pass the path of a cases file, like examples/policy-tests.yaml")
 			}
-			defer f.Close()
-			cases, err := policy.LoadCases(args[0], f)
+			cases, err := policy.LoadCases(args[0], bytes.NewReader(data))
 			if err != nil {
 				return cli.Fail(err, "fix the case file at the line it names")
 			}

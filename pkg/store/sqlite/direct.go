@@ -36,14 +36,18 @@ type directReader struct {
 
 const pageSQL = "SELECT " + columns + " FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2"
 
-func openDirect(path string, busy time.Duration) (_ *directReader, err error) {
+func openDirect(path string, busy time.Duration, immutable bool) (_ *directReader, err error) {
 	d := &directReader{tls: libc.NewTLS(), out: new(uintptr)}
 	defer func() {
 		if err != nil {
 			d.close()
 		}
 	}()
-	name, err := libc.CString("file:" + uriPath(path) + "?mode=ro")
+	uri := "file:" + uriPath(path) + "?mode=ro"
+	if immutable {
+		uri += "&immutable=1"
+	}
+	name, err := libc.CString(uri)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,8 @@ const columns = `seq, event_id, timestamp, event_type, trace_id, session_id,
 const insertSQL = `INSERT INTO events (` + columns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-var errReadOnly = errors.New("store: append: the store is read-only")
+// errReadOnly is what a read-only Store's writes return.
+var errReadOnly = fmt.Errorf("store: append: %w", store.ErrReadOnly)
 
 // Append stores batch in one transaction, which is durable when Append
 // returns nil: synchronous=FULL syncs the WAL at every commit. A duplicate
@@ -159,7 +160,7 @@ func (s *Store) Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) 
 	pages := make(chan page, 1) // one page ahead, one being read
 	go func() {
 		defer close(pages)
-		d, err := openDirect(s.path, s.busy)
+		d, err := openDirect(s.path, s.busy, s.immutable)
 		if err != nil {
 			select {
 			case pages <- page{nil, afterSeq, err}:

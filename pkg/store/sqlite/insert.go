@@ -215,13 +215,33 @@ func (a *appender) prepare(q string) (uintptr, error) {
 }
 
 // errorf is an error with SQLite's message for the connection's last
-// failure and the result code.
+// failure and the result code. A full disk and a read-only database wrap
+// store.ErrFull and store.ErrReadOnly, which auditd reports on /health.
 func (a *appender) errorf(rc int32, format string, args ...any) error {
 	msg := libc.GoString(lib.Xsqlite3_errstr(a.tls, rc))
 	if a.db != 0 {
 		msg = libc.GoString(lib.Xsqlite3_errmsg(a.tls, a.db))
 	}
-	return fmt.Errorf(format+": %s (%d)", append(args, msg, rc)...)
+	err := fmt.Errorf(format+": %s (%d)", append(args, msg, rc)...)
+	switch rc & 0xff { // the primary code of an extended one
+	case lib.SQLITE_FULL:
+		return fmt.Errorf("%w: %w", store.ErrFull, err)
+	case lib.SQLITE_READONLY:
+		return fmt.Errorf("%w: %w", store.ErrReadOnly, err)
+	}
+	return err
+}
+
+// readOnly reports whether SQLite opened the database read-only although
+// the appender asked for read-write: it does so, silently, when the file
+// cannot be opened for writing (file mode, read-only mount).
+func (a *appender) readOnly() bool {
+	main, err := libc.CString("main")
+	if err != nil {
+		return false
+	}
+	defer libc.Xfree(a.tls, main)
+	return lib.Xsqlite3_db_readonly(a.tls, a.db, main) == 1
 }
 
 func (a *appender) close() error {

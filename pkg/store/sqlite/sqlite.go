@@ -55,16 +55,26 @@ type Options struct {
 	// BusyTimeout is how long to wait for another connection's lock;
 	// zero means DefaultBusyTimeout.
 	BusyTimeout time.Duration
+
+	// immutable is set by Open for a read-only database that nothing can
+	// be writing (see readOnlyMedium).
+	immutable bool
 }
 
 // Store is an audit log in a SQLite file. It is safe for concurrent use;
 // Append calls are serialized on the one write connection.
 type Store struct {
-	path   string
-	busy   time.Duration // busy timeout, also for Scan's own connection
-	writer *sql.DB       // nil when read-only; one connection
-	app    *appender     // nil when read-only; Append's connection
-	reader *sql.DB       // mode=ro connections
+	path      string
+	busy      time.Duration // busy timeout, also for Scan's own connection
+	immutable bool          // read-only on a read-only medium (readOnlyMedium)
+	writer    *sql.DB       // nil when read-only; one connection
+	app       *appender     // nil when read-only; Append's connection
+	reader    *sql.DB       // mode=ro connections
+
+	// The files a read-write Store opened, for CheckFile: SQLite keeps
+	// writing into them through its descriptors even after they are
+	// unlinked or renamed over.
+	file, wal os.FileInfo // wal is nil when there was none at open
 
 	closeOnce sync.Once
 	closeErr  error
@@ -94,6 +104,10 @@ func Open(path string, opts Options) (*Store, error) {
 
 func open(path string, opts Options) (_ *Store, err error) {
 	s := &Store{path: path, busy: opts.BusyTimeout}
+	if opts.ReadOnly {
+		opts.immutable = readOnlyMedium(path)
+		s.immutable = opts.immutable
+	}
 	defer func() {
 		if err != nil {
 			s.closeQuietly()
@@ -114,6 +128,13 @@ func open(path string, opts Options) (_ *Store, err error) {
 			return nil, errors.New("not a regular file")
 		}
 	} else {
+		// SQLite opens a file it cannot write read-only, silently, and
+		// the first commit fails; auditd must refuse to start instead
+		// (issue 13). Checked before createFile for a clear error; the
+		// appender's check below is the one SQLite itself answers.
+		if err := checkWritable(path); err != nil {
+			return nil, err
+		}
 		if err := createFile(path); err != nil {
 			return nil, err
 		}
@@ -138,6 +159,13 @@ func open(path string, opts Options) (_ *Store, err error) {
 		if s.app, err = openAppender(path, opts.BusyTimeout); err != nil {
 			return nil, err
 		}
+		if s.app.readOnly() {
+			return nil, fmt.Errorf("%w: SQLite could open the file only for reading", store.ErrReadOnly)
+		}
+		if s.file, err = os.Stat(path); err != nil {
+			return nil, err
+		}
+		s.wal, _ = os.Stat(path + "-wal") // WAL mode and open: it exists
 	}
 
 	ro := opts
@@ -157,6 +185,74 @@ func open(path string, opts Options) (_ *Store, err error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// CheckFile reports whether the path still names the files the store
+// opened: the database file and, when there was one, its WAL, compared by
+// device and inode (os.SameFile). When either was removed, or renamed
+// over, the store's connections write on into files nobody will read
+// again, so it returns an error wrapping store.ErrReplaced. A read-only
+// Store has nothing to lose and always returns nil.
+func (s *Store) CheckFile() error {
+	if s.file == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		path string
+		was  os.FileInfo
+	}{{s.path, s.file}, {s.path + "-wal", s.wal}} {
+		if f.was == nil {
+			continue
+		}
+		now, err := os.Stat(f.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%w: %s was removed", store.ErrReplaced, f.path)
+		case err != nil:
+			return fmt.Errorf("checking the database file: %w", err)
+		case !os.SameFile(f.was, now):
+			return fmt.Errorf("%w: %s is another file than the one auditd opened", store.ErrReplaced, f.path)
+		}
+	}
+	return nil
+}
+
+var _ store.FileChecker = (*Store)(nil)
+
+// checkWritable refuses a database path whose file (when it exists) or
+// directory this process cannot write. The directory matters too: SQLite
+// creates the -wal and -shm files beside the database.
+func checkWritable(path string) error {
+	if err := canWrite(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: the file is not writable (%v)", store.ErrReadOnly, errnoText(err))
+	}
+	dir := filepath.Dir(path)
+	if err := canWrite(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: its directory %s is not writable (%v)", store.ErrReadOnly, dir, errnoText(err))
+	}
+	return nil
+}
+
+// errnoText is an access error without the path, which callers name.
+func errnoText(err error) string {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// readOnlyMedium reports whether a read-only open needs SQLite's
+// immutable=1: a WAL database opens read-only only with its -shm file
+// beside it (created on open), which a directory this process cannot write
+// does not allow (a read-only mount, say; auditd --read-only, issue 13).
+// When there is no -wal file either, no writer is at work there (it would
+// have one), so the file cannot change while it is read.
+func readOnlyMedium(path string) bool {
+	if canWrite(filepath.Dir(path)) == nil {
+		return false
+	}
+	_, err := os.Stat(path + "-wal")
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // createFile creates the database file with mode 0600 if it does not exist:
@@ -194,6 +290,9 @@ func dsn(path string, opts Options) string {
 		// mode=ro: SQLite opens the file O_RDONLY and never creates it.
 		// query_only is belt and braces.
 		params = append(params, "mode=ro", "_pragma=query_only(1)")
+		if opts.immutable {
+			params = append(params, "immutable=1")
+		}
 	} else {
 		params = append(params,
 			"_pragma=journal_mode(WAL)",

@@ -40,7 +40,7 @@ func (s *Store) VerifyChain(ctx context.Context) (*audit.Verifier, error) {
 // verifyChain is VerifyChain with its concurrency spelled out, for tests:
 // up to workers connections verify the seq range split into chunks.
 func (s *Store) verifyChain(ctx context.Context, workers, chunks int) (*audit.Verifier, error) {
-	d, err := openDirect(s.path, s.busy)
+	d, err := openDirect(s.path, s.busy, s.immutable)
 	if err != nil {
 		return nil, fmt.Errorf("store: verify: %w", err)
 	}
@@ -94,7 +94,7 @@ func (s *Store) verifyChain(ctx context.Context, workers, chunks int) (*audit.Ve
 				work(d) // the connection that read the bounds
 				return
 			}
-			d, err := openDirect(s.path, s.busy)
+			d, err := openDirect(s.path, s.busy, s.immutable)
 			if err != nil {
 				fail(fmt.Errorf("store: verify: %w", err))
 				return
