@@ -855,3 +855,45 @@ func TestWaitPacesRetries(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
+
+// An approval may be consumed only within auditd's validity window after
+// it was approved (DESIGN §11: 410 approval_stale); consume exits 1, as for
+// every refusal, and says why.
+func TestConsumeStale(t *testing.T) {
+	isolate(t)
+	clk := newClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
+	url := startAuditd(t, func(c *auditd.Config) { c.Now = clk.now; c.ApprovalValidFor = 10 * time.Minute })
+	r := &run{user: "alice", now: clk.now}
+	r.exec(url, append(reqArgs, "--command", "psql -f fix.sql", "-o", "json")...)
+	r.want(t, 0)
+	req := r.request(t)
+	(&run{user: "bob", now: clk.now}).exec(url, "approve", req.ID)
+	clk.advance(10*time.Minute + time.Second)
+
+	c := &run{user: "alice", now: clk.now}
+	c.exec(url, "consume", req.ID, "--action-hash", req.ActionHash, "-o", "json")
+	c.want(t, exitRefused)
+	if c.stdout.String() != "" || !strings.Contains(c.stderr.String(), "approvals: error: approval "+req.ID+" was valid until 2026-03-09T12:10:00Z; request a new one (approval_stale)\n") {
+		t.Errorf("stdout %q, stderr %q", c.stdout.String(), c.stderr.String())
+	}
+	// Within the window it is released, once.
+	clk = newClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
+	url = startAuditd(t, func(c *auditd.Config) { c.Now = clk.now; c.ApprovalValidFor = 10 * time.Minute })
+	r = &run{user: "alice", now: clk.now}
+	r.exec(url, append(reqArgs, "-o", "json")...)
+	req = r.request(t)
+	(&run{user: "bob", now: clk.now}).exec(url, "approve", req.ID)
+	clk.advance(9 * time.Minute)
+	c = &run{user: "alice", now: clk.now}
+	c.exec(url, "consume", req.ID, "--action-hash", req.ActionHash, "-o", "json")
+	c.want(t, 0)
+	if got := c.request(t); got.Status != approval.Consumed || got.ConsumedBy != "alice" || got.ConsumedAt == nil || !got.ConsumedAt.Equal(clk.now()) {
+		t.Errorf("consumed: %+v", got)
+	}
+	again := &run{user: "alice", now: clk.now}
+	again.exec(url, "consume", req.ID, "--action-hash", req.ActionHash)
+	again.want(t, exitRefused)
+	if !strings.Contains(again.stderr.String(), "(approval_consumed)") {
+		t.Errorf("second consume: %s", again.stderr.String())
+	}
+}
