@@ -3,8 +3,13 @@
 // nothing but Go (no curl, no jq).
 //
 //	govdemo decide URL IDFILE         record four policy decisions; write the approval id to IDFILE
+//	govdemo release URL ID            consume approval ID and record the one action it releases
 //	govdemo tools URL                 record a destructive action without approval and an SQL syntax error
 //	govdemo incidents URL N SECONDS   wait up to SECONDS for N incident events, and print them
+//
+// It authenticates with $GOVKIT_TOKEN: the demo gives it a gateway token,
+// as gate would have, since it names the people and agents it acts for
+// (DESIGN §11).
 package main
 
 import (
@@ -16,6 +21,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
@@ -28,12 +34,14 @@ func main() {
 	switch {
 	case len(os.Args) == 4 && os.Args[1] == "decide":
 		err = decide(os.Args[2], os.Args[3])
+	case len(os.Args) == 4 && os.Args[1] == "release":
+		err = release(os.Args[2], os.Args[3])
 	case len(os.Args) == 3 && os.Args[1] == "tools":
 		err = tools(os.Args[2])
 	case len(os.Args) == 5 && os.Args[1] == "incidents":
 		err = incidents(os.Args[2], os.Args[3], os.Args[4])
 	default:
-		err = errors.New("usage: govdemo decide URL IDFILE | govdemo tools URL | govdemo incidents URL N SECONDS")
+		err = errors.New("usage: govdemo decide URL IDFILE | govdemo release URL ID | govdemo tools URL | govdemo incidents URL N SECONDS")
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "govdemo: error: %v\n", err)
@@ -41,13 +49,23 @@ func main() {
 	}
 }
 
-// agent is who the demo's agent calls itself: auditd in local mode takes
-// the caller's name from the X-Govkit-User header, so the approval it
-// requests is agent-7's, and bob and carol may decide it.
+// agent is the demo's agent: the gateway names it in the decisions it asks
+// for, so the approval requested is agent-7's, and bob and carol may decide
+// it.
 const agent = "agent-7"
 
+// The pod restart that needs two approvers.
+var (
+	restartPod = govapi.Tool{Name: "kubectl", RawCommand: "kubectl delete pod payments-7f9c -n payments"}
+	payments   = govapi.Resource{Type: "kubernetes", Name: "payments"}
+)
+
 func newClient(url string) (*client.Client, error) {
-	return client.New(url, client.WithUserAgent("govdemo"), client.WithUser(agent))
+	opts := []client.Option{client.WithUserAgent("govdemo"), client.WithUser(agent)}
+	if tok := os.Getenv("GOVKIT_TOKEN"); tok != "" {
+		opts = append(opts, client.WithToken(tok))
+	}
+	return client.New(url, opts...)
 }
 
 // decide asks auditd for four decisions, one per outcome of phase 4 of
@@ -77,8 +95,7 @@ func decide(url, idFile string) error {
 		}},
 		{"require_approval", govapi.DecisionRequest{
 			Principal: policy.RequestPrincipal{UserID: "sam@example.com", Roles: []string{"sre"}},
-			Resource:  govapi.Resource{Type: "kubernetes", Name: "payments"}, Action: "destructive",
-			Tool:   &govapi.Tool{Name: "kubectl", RawCommand: "kubectl delete pod payments-7f9c -n payments"},
+			Resource:  payments, Action: "destructive", Tool: &restartPod,
 			Reason: "restart a wedged pod", ApprovalTTL: "10m",
 		}},
 		// legacy-db is not in examples/infra.yaml: no tags, no policy
@@ -111,6 +128,42 @@ func decide(url, idFile string) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// release consumes approval id for the action it was approved for, as gate
+// does just before it runs the command, and records the command's run
+// citing it: an approval releases one execution of exactly its action
+// (DESIGN §11), so auditor, secbot and govbot find it authorized.
+func release(url, id string) error {
+	c, err := newClient(url)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ev := audit.Event{
+		EventType: audit.TypeToolExecution, Agent: agent, SessionID: "demo-s0", ActionClass: audit.ActionDestructive,
+		Resource: &audit.Resource{Type: payments.Type, Name: payments.Name}, ApprovalID: id,
+		Tool:    &audit.Tool{Name: restartPod.Name, RawCommand: restartPod.RawCommand, Result: `pod "payments-7f9c" deleted`, DurationMS: 812},
+		Outcome: &audit.Outcome{Status: "success"},
+	}
+	hash := approval.ActionHash(*ev.Resource, ev.ActionClass, ev.Tool.Name, ev.Tool.RawCommand)
+	r, err := c.ConsumeApproval(ctx, id, hash)
+	if err != nil {
+		return fmt.Errorf("consuming approval %s: %w", id, err)
+	}
+	fmt.Printf("  approval %s consumed by %s for action_hash %.12s…\n", r.ID, r.ConsumedBy, r.ActionHash)
+	got, err := c.Append(ctx, ev)
+	if err != nil {
+		return fmt.Errorf("posting %q: %w", ev.Tool.RawCommand, err)
+	}
+	fmt.Printf("  seq %-3d %-13s %-11s %s (approval %s)\n", got.Seq, got.Agent, got.ActionClass, got.Tool.RawCommand, id)
+	if _, err := c.ConsumeApproval(ctx, id, hash); err != nil {
+		fmt.Printf("  a second consumption is refused: %v\n", err)
+	} else {
+		return fmt.Errorf("approval %s was consumed twice", id)
 	}
 	return nil
 }

@@ -106,10 +106,17 @@ func TestClientEventMembers(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
+	// caller and action_hash are auditd's record of who wrote an event and
+	// of the action it cites an approval for (DESIGN §11): a client never
+	// sends them, auditd refuses them.
 	want := slices.DeleteFunc(names(reflect.TypeFor[audit.Event]()), func(n string) bool {
-		return n == "seq" || n == "timestamp" || n == "prev_hash" || n == "event_hash"
+		return n == "seq" || n == "timestamp" || n == "prev_hash" || n == "event_hash" || n == "caller" || n == "action_hash"
 	})
 	if got := names(reflect.TypeFor[clientEvent]()); !slices.Equal(got, want) {
 		t.Fatalf("clientEvent members %v, audit.Event's client members %v", got, want)
+	}
+	b, err := EncodeEvent(audit.Event{EventType: audit.TypeToolExecution, Caller: &audit.Caller{Name: "someone-else"}, ActionHash: strings.Repeat("a", 64)})
+	if err != nil || strings.Contains(string(b), "caller") || strings.Contains(string(b), "action_hash") {
+		t.Fatalf("EncodeEvent = %s, %v", b, err)
 	}
 }

@@ -31,32 +31,50 @@ func TestEventWatchConfigValidate(t *testing.T) {
 	}
 }
 
-// watchApprovalEvent is auditd's record of approval id reaching st.
-func watchApprovalEvent(seq int64, id string, st approval.Status, at time.Time) audit.Event {
-	ev := watchEvent("agent-7", seq, at)
-	ev.EventType, ev.ApprovalID, ev.ActionClass = audit.TypeApprovalDecided, id, audit.ActionDestructive
-	if st == approval.Pending {
-		ev.EventType = audit.TypeApprovalRequested
+// watchCmd is the destructive command agent-7 runs in the watch tests.
+const watchCmd = "kubectl delete deployment web"
+
+var watchRes = audit.Resource{Type: "kubernetes", Name: "web"}
+
+// watchApprovalEvent is auditd's record of r's latest change: the whole
+// request in its data, as auditd appends it.
+func watchApprovalEvent(t *testing.T, seq int64, r approval.Request, at time.Time) audit.Event {
+	t.Helper()
+	ev, err := approval.Event(&r, "agent-7")
+	if err != nil {
+		t.Fatal(err)
 	}
-	ev.Outcome = &audit.Outcome{Status: string(st)}
+	ev.SchemaVersion, ev.Seq, ev.EventID, ev.Timestamp = 1, seq, fmt.Sprintf("evt-%d", seq), at
 	return ev
 }
 
+// watchDestructive is agent-7 running watchCmd, citing approvalID.
 func watchDestructive(seq int64, approvalID string, at time.Time) audit.Event {
-	ev := watchEvent("agent-7", seq, at)
-	ev.ActionClass, ev.ApprovalID = audit.ActionDestructive, approvalID
-	ev.Resource = &audit.Resource{Type: "kubernetes", Name: "web"}
+	ev := destructiveRun(fmt.Sprintf("evt-%d", seq), "agent-7", "agent-7", watchRes, watchCmd, approvalID, at)
+	ev.Seq = seq
 	return ev
+}
+
+// watchApproval is approval id for watchCmd by agent-7, taken to st
+// (consumed at at).
+func watchApproval(t *testing.T, id string, st approval.Status, at time.Time) approval.Request {
+	return approvalAt(t, id, "agent-7", watchRes, watchCmd, st, at.Add(-time.Minute), at)
 }
 
 // The stream of a day: each detection fires where it should, and only there.
 func TestEventWatch(t *testing.T) {
 	day := time.Date(2026, 1, 15, 14, 0, 0, 0, time.UTC)
-	lookups := map[string]approval.Status{"ap-auditd": approval.Approved, "ap-auditd-denied": approval.Denied}
+	lookups := map[string]approval.Request{
+		"ap-auditd":        watchApproval(t, "ap-auditd", approval.Consumed, day),
+		"ap-auditd-denied": watchApproval(t, "ap-auditd-denied", approval.Denied, day),
+		"ap-auditd-orders": approvalAt(t, "ap-auditd-orders", "agent-7", audit.Resource{Type: "database", Name: "orders"},
+			"psql -c 'DROP TABLE orders'", approval.Consumed, day.Add(-time.Minute), day),
+	}
 	var asked []string
-	lookup := func(ev audit.Event) approval.Status {
+	lookup := func(ev audit.Event) (approval.Request, bool) {
 		asked = append(asked, ev.ApprovalID)
-		return lookups[ev.ApprovalID]
+		r, ok := lookups[ev.ApprovalID]
+		return r, ok
 	}
 	w, err := NewEventWatch(EventWatchConfig{MaxEventsPerMinute: 3, Hours: DefaultHours(time.UTC)}, 0)
 	if err != nil {
@@ -64,18 +82,22 @@ func TestEventWatch(t *testing.T) {
 	}
 	evs := []audit.Event{
 		watchEvent("a", 1, day),
-		watchApprovalEvent(2, "ap-1", approval.Pending, day),
+		watchApprovalEvent(t, 2, watchApproval(t, "ap-1", approval.Pending, day), day),
 		watchDestructive(3, "ap-1", day), // pending: alert
-		watchApprovalEvent(4, "ap-1", approval.Approved, day),
-		watchDestructive(5, "ap-1", day),             // approved: none; agent-7's 4th event in the minute
-		watchDestructive(6, "", day),                 // no approval: alert
-		watchDestructive(7, "ap-auditd", day),        // auditd says approved: none
-		watchDestructive(8, "ap-auditd", day),        // remembered: not asked again
-		watchDestructive(9, "ap-auditd-denied", day), // alert
-		watchDestructive(10, "ap-missing", day),      // unknown: alert
-		watchEvent("a", 12, day.Add(time.Second)),    // seq 11 missing
-		watchEvent("a", 13, day.Add(23*time.Hour)),   // 13:00 the next day: allowed
-		watchEvent("b", 14, day.Add(9*time.Hour)),    // 23:00 the first day: off hours, and backwards
+		watchApprovalEvent(t, 4, watchApproval(t, "ap-1", approval.Approved, day), day),
+		watchDestructive(5, "ap-1", day), // approved, not consumed: alert; agent-7's 4th event in the minute
+		watchApprovalEvent(t, 6, watchApproval(t, "ap-1", approval.Consumed, day), day),
+		watchDestructive(7, "ap-1", day),              // consumed for it: none
+		watchDestructive(8, "ap-1", day),              // second use: alert
+		watchDestructive(9, "", day),                  // no approval: alert
+		watchDestructive(10, "ap-auditd", day),        // auditd says consumed for it: none
+		watchDestructive(11, "ap-auditd", day),        // remembered, not asked again; second use: alert
+		watchDestructive(12, "ap-auditd-denied", day), // alert
+		watchDestructive(13, "ap-auditd-orders", day), // consumed for another action: alert
+		watchDestructive(14, "ap-missing", day),       // unknown: alert
+		watchEvent("a", 16, day.Add(time.Second)),     // seq 15 missing
+		watchEvent("a", 17, day.Add(23*time.Hour)),    // 13:00 the next day: allowed
+		watchEvent("b", 18, day.Add(9*time.Hour)),     // 23:00 the first day: off hours, and backwards
 	}
 	var got []string
 	for _, ev := range evs {
@@ -85,18 +107,22 @@ func TestEventWatch(t *testing.T) {
 	}
 	want := []string{
 		"3 unauthorized_destructive",
+		"5 unauthorized_destructive",
 		"5 high_volume",
-		"6 unauthorized_destructive",
+		"8 unauthorized_destructive",
 		"9 unauthorized_destructive",
-		"10 unauthorized_destructive",
-		"12 seq_gap",
-		"14 timestamp_gap",
-		"14 off_hours",
+		"11 unauthorized_destructive",
+		"12 unauthorized_destructive",
+		"13 unauthorized_destructive",
+		"14 unauthorized_destructive",
+		"16 seq_gap",
+		"18 timestamp_gap",
+		"18 off_hours",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("alerts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if strings.Join(asked, ",") != "ap-auditd,ap-auditd-denied,ap-missing" {
+	if strings.Join(asked, ",") != "ap-auditd,ap-auditd-denied,ap-auditd-orders,ap-missing" {
 		t.Errorf("asked auditd about %v", asked)
 	}
 }

@@ -225,7 +225,7 @@ func TestCheckHash(t *testing.T) {
 	for _, start := range []ChainLink{{}, {Seq: 0, Hash: audit.ZeroHash}} {
 		m := NewPatternMatcher(start)
 		for _, ev := range evs {
-			for _, a := range m.Match(ev, "", patNow) {
+			for _, a := range m.Match(ev, Grant{}, patNow) {
 				if a.Type == HashMismatch {
 					t.Errorf("seq %d: %s", ev.Seq, a.Message)
 				}
@@ -267,13 +267,13 @@ func TestCheckHash(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := sealChain(t, chainSample()...)
 			m := NewPatternMatcher(ChainLink{})
-			m.Match(e[0], "", patNow)
+			m.Match(e[0], Grant{}, patNow)
 			check := tt.edit(e)
 			if check.Seq == 3 {
-				m.Match(e[1], "", patNow)
+				m.Match(e[1], Grant{}, patNow)
 			}
 			var got []Alert
-			for _, a := range m.Match(check, "", patNow) {
+			for _, a := range m.Match(check, Grant{}, patNow) {
 				if a.Type == HashMismatch {
 					got = append(got, a)
 				}
@@ -336,10 +336,16 @@ func TestCheckHashLinks(t *testing.T) {
 }
 
 func TestPatternMatcher(t *testing.T) {
+	web := audit.Resource{Type: "kubernetes", Name: "web"}
+	cmd := "kubectl delete pod web " + strings.Repeat("x", 300)
 	destructive := audit.Event{
 		EventType: audit.TypeToolExecution, Agent: "ops", ActionClass: "destructive", ApprovalID: "ap-1",
-		Resource: &audit.Resource{Type: "kubernetes", Name: "web"},
-		Tool:     &audit.Tool{Name: "bash", RawCommand: "kubectl delete pod web " + strings.Repeat("x", 300), Result: "Error from server (Forbidden): permission denied"},
+		Resource: &web,
+		Tool:     &audit.Tool{Name: "bash", RawCommand: cmd, Result: "Error from server (Forbidden): permission denied"},
+		// Set by auditd (DESIGN §11): who wrote it, and the hash of the
+		// action an event citing an approval records.
+		Caller:     &audit.Caller{Name: "ops", Roles: []string{"agent"}},
+		ActionHash: approval.ActionHash(web, "destructive", "bash", cmd),
 	}
 	sqlErr := audit.Event{EventType: audit.TypeToolExecution, Agent: "db", Tool: &audit.Tool{Name: "psql", Error: `syntax error at or near "'"`}}
 	incident := audit.Event{EventType: audit.TypeIncident, Agent: "db", ActionClass: "destructive",
@@ -354,7 +360,8 @@ func TestPatternMatcher(t *testing.T) {
 		return strings.Join(s, ",")
 	}
 	m := NewPatternMatcher(ChainLink{})
-	got := m.Match(evs[0], approval.Pending, patNow)
+	pending := approvalAt(t, "ap-1", "ops", web, cmd, approval.Pending, patNow.Add(-time.Hour), patNow)
+	got := m.Match(evs[0], Grant{Request: &pending}, patNow)
 	if types(got) != "unauthorized_destructive,potential_command_injection" {
 		t.Fatalf("destructive event: %s", types(got))
 	}
@@ -366,12 +373,12 @@ func TestPatternMatcher(t *testing.T) {
 		len(dd.RawCommand) > MaxExcerpt || !strings.HasPrefix(dd.RawCommand, "kubectl delete pod web") || !strings.HasSuffix(dd.RawCommand, "…") {
 		t.Errorf("details = %+v", dd)
 	}
-	if got := m.Match(evs[1], "", patNow); types(got) != "potential_sql_injection" {
+	if got := m.Match(evs[1], Grant{}, patNow); types(got) != "potential_sql_injection" {
 		t.Errorf("sql error: %s", types(got))
 	}
 	// An incident quoting the output matches nothing (no loop), but its hash
 	// is still checked.
-	if got := m.Match(evs[2], "", patNow); len(got) != 0 {
+	if got := m.Match(evs[2], Grant{}, patNow); len(got) != 0 {
 		t.Errorf("incident: %s", types(got))
 	}
 	if m.Last() != (ChainLink{3, evs[2].EventHash}) {
@@ -379,13 +386,28 @@ func TestPatternMatcher(t *testing.T) {
 	}
 	tampered := evs[2]
 	tampered.Agent = "x"
-	if got := NewPatternMatcher(ChainLink{2, evs[1].EventHash}).Match(tampered, "", patNow); types(got) != "hash_mismatch" {
+	if got := NewPatternMatcher(ChainLink{2, evs[1].EventHash}).Match(tampered, Grant{}, patNow); types(got) != "hash_mismatch" {
 		t.Errorf("tampered incident: %s", types(got))
 	}
 
-	// An approved approval authorizes the destructive action.
-	if got := NewPatternMatcher(ChainLink{}).Match(evs[0], approval.Approved, patNow); types(got) != "potential_command_injection" {
-		t.Errorf("approved destructive event: %s", types(got))
+	// An approved approval does not authorize the destructive action until
+	// it is consumed for it (DESIGN §11); consumed by the event's caller
+	// for exactly this action, before it, it does.
+	approved := approvalAt(t, "ap-1", "ops", web, cmd, approval.Approved, patNow.Add(-time.Hour), patNow)
+	got = NewPatternMatcher(ChainLink{}).Match(evs[0], Grant{Request: &approved}, patNow)
+	if types(got) != "unauthorized_destructive,potential_command_injection" {
+		t.Fatalf("approved, not consumed: %s", types(got))
+	}
+	if err := json.Unmarshal(got[0].Details, &dd); err != nil || dd.ApprovalStatus != "approved" {
+		t.Errorf("approved, not consumed: details %+v, %v", dd, err)
+	}
+	consumed := approvalAt(t, "ap-1", "ops", web, cmd, approval.Consumed, patNow.Add(-10*time.Minute), patNow.Add(-time.Minute))
+	if got := NewPatternMatcher(ChainLink{}).Match(evs[0], Grant{Request: &consumed}, patNow); types(got) != "potential_command_injection" {
+		t.Errorf("consumed for this action: %s", types(got))
+	}
+	// The same approval, its one execution used by an earlier event.
+	if got := NewPatternMatcher(ChainLink{}).Match(evs[0], Grant{Request: &consumed, UsedBy: "ev-0"}, patNow); types(got) != "unauthorized_destructive,potential_command_injection" {
+		t.Errorf("second use: %s", types(got))
 	}
 }
 
@@ -455,7 +477,7 @@ func BenchmarkPatternMatcher(b *testing.B) {
 	m := NewPatternMatcher(ChainLink{})
 	for b.Loop() {
 		m.last = ChainLink{}
-		if len(m.Match(evs[0], "", patNow)) != 0 {
+		if len(m.Match(evs[0], Grant{}, patNow)) != 0 {
 			b.Fatal("alert")
 		}
 	}

@@ -41,13 +41,13 @@ func TestRequestFlags(t *testing.T) {
 	o, ran, code, stderr := parse(t, newCmdRequest, "request",
 		"--resource", "database:prod-db:replica", "--action", "write", "--reason", "fix orders",
 		"--tool", "psql", "--command", "psql -f fix.sql", "--tag", "production", "--tag", "pci,eu",
-		"--quorum", "2", "--ttl", "15m", "--wait", "30s")
+		"--ttl", "15m", "--wait", "30s")
 	if !ran || code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if o.resType != "database" || o.resName != "prod-db:replica" || o.Action != "write" || o.Reason != "fix orders" ||
 		o.Tool != "psql" || o.RawCommand != "psql -f fix.sql" || strings.Join(o.Tags, "|") != "production|pci|eu" ||
-		o.Quorum != 2 || o.TTL != 15*time.Minute || o.Wait != 30*time.Second {
+		o.TTL != 15*time.Minute || o.Wait != 30*time.Second {
 		t.Fatalf("parsed %+v", o)
 	}
 	if o.URL != client.DefaultURL {
@@ -55,7 +55,7 @@ func TestRequestFlags(t *testing.T) {
 	}
 
 	o, _, code, _ = parse(t, newCmdRequest, "request", "--resource", "k8s:web", "--action", "read")
-	if code != 0 || o.Quorum != 1 || o.TTL != 0 || o.Wait != 0 {
+	if code != 0 || o.TTL != 0 || o.Wait != 0 {
 		t.Fatalf("defaults: exit %d, %+v", code, o)
 	}
 }
@@ -78,8 +78,8 @@ func TestRequestValidation(t *testing.T) {
 			"approvals: error: --action is required\n", "hint: pass --action read, write, destructive"}},
 		{"bad action", []string{"request", "--resource", "database:prod-db", "--action", "drop"}, []string{
 			"--action drop is not one of read, write, destructive"}},
-		{"quorum 0", append(base, "--quorum", "0"), []string{"--quorum 0 is not between 1 and 10"}},
-		{"quorum 11", append(base, "--quorum", "11"), []string{"--quorum 11 is not between 1 and 10"}},
+		// The quorum comes from the policy (DESIGN §11), never from the requester.
+		{"quorum", append(base, "--quorum", "2"), []string{"unknown flag: --quorum"}},
 		{"ttl too short", append(base, "--ttl", "500ms"), []string{"--ttl 500ms is not between 1s and 168h0m0s"}},
 		{"negative wait", append(base, "--wait", "-1s"), []string{"--wait -1s is negative"}},
 		{"bad wait", append(base, "--wait", "soon"), []string{`invalid argument "soon" for "--wait"`}},
@@ -168,11 +168,19 @@ func TestListFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"list", "--status", "open"}, `--status "open" is not pending, approved, denied or expired`},
+		{[]string{"list", "--status", "open"}, `--status "open" is not pending, approved, denied, expired, cancelled or consumed
+approvals: hint: pass --status pending, approved, denied, expired, cancelled or consumed`},
+		{[]string{"list", "--status", "consumed"}, ""},
 		{[]string{"list", "--pending", "--status", "denied"}, "--pending and --status denied cannot be used together"},
 		{[]string{"list", "--limit", "5000"}, "--limit 5000 is not between 1 and 1000"},
 	} {
 		_, ran, code, stderr := parse(t, newCmdList, tc.args...)
+		if tc.want == "" {
+			if !ran || code != 0 {
+				t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
+			}
+			continue
+		}
 		if ran || code != 3 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: ran %v, exit %d: %s", tc.args, ran, code, stderr)
 		}

@@ -54,7 +54,7 @@ says so on standard error in text).`,
 	f.StringVar(&lo.Status, "status", "", "only requests in `STATUS`: pending, approved, denied, expired, cancelled or consumed")
 	f.IntVar(&lo.Limit, "limit", 0, "show at most `N` requests, 1-1000 (default 100; --pending shows all)")
 	_ = cmd.RegisterFlagCompletionFunc("status",
-		cobra.FixedCompletions([]string{"pending", "approved", "denied", "expired"}, cobra.ShellCompDirectiveNoFileComp))
+		cobra.FixedCompletions([]string{"pending", "approved", "denied", "expired", "cancelled", "consumed"}, cobra.ShellCompDirectiveNoFileComp))
 	cli.SkipConfig(f, "pending", "status", "limit")
 	return cmd
 }
@@ -62,7 +62,7 @@ says so on standard error in text).`,
 func (o *ListOptions) validate() error {
 	if o.Status != "" && !approval.Status(o.Status).Valid() {
 		return cli.Failf("--status %q is not pending, approved, denied, expired, cancelled or consumed", o.Status).
-			WithHint("pass --status pending, approved, denied or expired")
+			WithHint("pass --status pending, approved, denied, expired, cancelled or consumed")
 	}
 	if o.Pending && o.Status != "" && o.Status != string(approval.Pending) {
 		return cli.Failf("--pending and --status %s cannot be used together", o.Status).

@@ -28,17 +28,28 @@ import (
 
 // startAuditd serves a real auditd (internal/auditdtest: a SQLite file in a
 // temporary directory, loopback HTTP) until the test ends, and returns its
-// URL.
+// URL. Its policy requires one approval for every action: auditd opens
+// approval requests only when its policy requires them (DESIGN §11).
 func startAuditd(t *testing.T, edit func(*auditd.Config)) string {
 	t.Helper()
-	return auditdtest.Start(t, auditdtest.Options{Config: noVerify(edit)}).URL
+	return startGoverned(t, auditdtest.RequireApproval(t), edit)
+}
+
+// startGoverned is startAuditd with policy p in force (nil: none).
+func startGoverned(t *testing.T, p *auditd.Policy, edit func(*auditd.Config)) string {
+	t.Helper()
+	return auditdtest.Start(t, auditdtest.Options{Config: noVerify(edit), Policy: p}).URL
 }
 
 // newAuditd is an auditd that does not serve, for tests that serve its
-// Handler themselves.
+// Handler themselves; its policy is startAuditd's.
 func newAuditd(t *testing.T, edit func(*auditd.Config)) *auditd.Server {
 	t.Helper()
-	return auditdtest.New(t, noVerify(edit))
+	srv := auditdtest.New(t, noVerify(edit))
+	if err := srv.SetPolicy(*auditdtest.RequireApproval(t)); err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }
 
 // noVerify is edit after turning off the verification at start.
@@ -284,8 +295,9 @@ func TestSelfApprovalRefused(t *testing.T) {
 
 func TestQuorumAndRefusals(t *testing.T) {
 	isolate(t)
-	url := startAuditd(t, nil)
-	r := approvals(t, url, "alice", append(reqArgs, "--quorum", "2", "-o", "json")...)
+	// The quorum is the policy's (DESIGN §11), not the requester's.
+	url := startGoverned(t, auditdtest.RequireQuorum(t, "database", "prod-db", 2), nil)
+	r := approvals(t, url, "alice", append(reqArgs, "-o", "json")...)
 	r.want(t, 0)
 	id := r.request(t).ID
 
@@ -364,13 +376,13 @@ func (c *clock) advance(d time.Duration) {
 func listFixture(t *testing.T) (url string, clk *clock, ids []string) {
 	t.Helper()
 	clk = newClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
-	url = startAuditd(t, func(c *auditd.Config) {
+	url = startGoverned(t, auditdtest.RequireQuorum(t, "database", "prod-db", 2), func(c *auditd.Config) {
 		c.Now = clk.now
 		c.Rand = rand.NewChaCha8([32]byte{1})
 		c.SweepInterval = time.Hour
 	})
 	for _, a := range [][]string{
-		{"--resource", "database:prod-db", "--action", "write", "--quorum", "2", "--ttl", "10m"},
+		{"--resource", "database:prod-db", "--action", "write", "--ttl", "10m"},
 		{"--resource", "kubernetes:web", "--action", "destructive"},
 		{"--resource", "database:analytics", "--action", "read"},
 	} {
@@ -465,26 +477,46 @@ func TestListEmpty(t *testing.T) {
 	}
 }
 
+// showPolicy requires two approvals for writes to production databases,
+// and showInfra tags prod-db: what TestShow's request is decided by.
+const (
+	showPolicy = `version: "1"
+default_effect: deny
+policies:
+  - name: prod-writes
+    resources:
+      - type: database
+        match: {tags: [production]}
+    rules:
+      - action: write
+        effect: require_approval
+        message: production writes need two DBAs
+        conditions: {approval_quorum: 2}
+`
+	showInfra = `version: "1"
+resources:
+  - {type: database, name: prod-db, tags: [production, pci]}
+`
+)
+
 func TestShow(t *testing.T) {
 	isolate(t)
 	clk := newClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
-	url := startAuditd(t, func(c *auditd.Config) { c.Now = clk.now })
-	// A request as a gate would make it: with the policy decision that
-	// required it.
+	// The policy decision, the quorum and the resource's tags approvers
+	// see come from auditd's policy and infra file (DESIGN §11).
+	p := auditdtest.LoadPolicy(t, showPolicy, showInfra)
+	url := startGoverned(t, p, func(c *auditd.Config) { c.Now = clk.now })
 	c, err := client.New(url, client.WithUser("agent-7"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req, err := c.RequestApproval(context.Background(), approval.Input{
-		Resource:   audit.Resource{Type: "database", Name: "prod-db", Tags: []string{"production", "pci"}},
+		Resource:   audit.Resource{Type: "database", Name: "prod-db"},
 		Action:     "write",
 		Tool:       "psql",
 		RawCommand: "psql -c 'UPDATE orders SET total = 0\nWHERE id = 7'",
 		Reason:     "refund order 7",
-		Quorum:     2,
 		TTL:        "10m",
-		PolicyDecision: json.RawMessage(`{"decision":{"effect":"require_approval","policy_name":"prod-writes","rule_index":0,` +
-			`"message":"production writes need two DBAs"},"explanation":"prod-writes matched database:prod-db (tag production).\nRule 0 requires 2 approvals."}`),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -496,6 +528,7 @@ func TestShow(t *testing.T) {
 	r := &run{user: "carol", now: clk.now, tty: true}
 	r.exec(url, "show", req.ID)
 	r.want(t, 0)
+	pad := strings.Repeat(" ", len("Requested by:  ")) // a blank line of the explanation
 	want := `ID:            ` + req.ID + `
 Status:        pending — 1 of 2 approvals so far; expires in 8m (2026-03-09T12:10:00Z)
 Requested by:  agent-7, 2m ago (2026-03-09T12:00:00Z)
@@ -509,8 +542,14 @@ Quorum:        2 approvals
 Votes:         bob approved, 30s ago (2026-03-09T12:01:30Z): refund ok
 Action hash:   ` + req.ActionHash + `
 Policy:        require_approval by policy prod-writes, rule 0: production writes need two DBAs
-               prod-writes matched database:prod-db (tag production).
-               Rule 0 requires 2 approvals.
+               Access to prod-db (tags: production, pci) for write: REQUIRES APPROVAL
+` + pad + `
+               Policy "prod-writes" matched (type=database, tag=production):
+                 Rule 0  write → require_approval  matched
+                   Message: "production writes need two DBAs"
+                 → REQUIRE_APPROVAL
+` + pad + `
+               Requires approval from 2 approvers. An approval request has been created: approvers see it with ` + "`approvals list --pending`" + `.
 
 Approve:       approvals approve ` + req.ID + ` --url ` + url + `
 Deny:          approvals deny ` + req.ID + ` --reason TEXT --url ` + url + `
@@ -751,7 +790,7 @@ func TestTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		_, err = o.follow(context.Background(), c, req)
+		_, err = o.follow(context.Background(), c, req, o.Wait, "--wait")
 		if code := exitCodeOf(err); code != 3 || time.Since(start) > tc.within || strings.Contains(errOut.String(), "retrying") {
 			t.Errorf("%s: exit %d after %s (%v); stderr %q", tc.name, code, time.Since(start), err, errOut.String())
 		}
@@ -814,5 +853,47 @@ func TestWaitPacesRetries(t *testing.T) {
 	if strings.Count(stderr, "retrying") != 1 || !strings.Contains(stderr, "; retrying every 1s until the wait ends\n") ||
 		!strings.Contains(stderr, "auditd answers again") {
 		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// An approval may be consumed only within auditd's validity window after
+// it was approved (DESIGN §11: 410 approval_stale); consume exits 1, as for
+// every refusal, and says why.
+func TestConsumeStale(t *testing.T) {
+	isolate(t)
+	clk := newClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
+	url := startAuditd(t, func(c *auditd.Config) { c.Now = clk.now; c.ApprovalValidFor = 10 * time.Minute })
+	r := &run{user: "alice", now: clk.now}
+	r.exec(url, append(reqArgs, "--command", "psql -f fix.sql", "-o", "json")...)
+	r.want(t, 0)
+	req := r.request(t)
+	(&run{user: "bob", now: clk.now}).exec(url, "approve", req.ID)
+	clk.advance(10*time.Minute + time.Second)
+
+	c := &run{user: "alice", now: clk.now}
+	c.exec(url, "consume", req.ID, "--action-hash", req.ActionHash, "-o", "json")
+	c.want(t, exitRefused)
+	if c.stdout.String() != "" || !strings.Contains(c.stderr.String(), "approvals: error: approval "+req.ID+" was valid until 2026-03-09T12:10:00Z; request a new one (approval_stale)\n") {
+		t.Errorf("stdout %q, stderr %q", c.stdout.String(), c.stderr.String())
+	}
+	// Within the window it is released, once.
+	clk = newClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
+	url = startAuditd(t, func(c *auditd.Config) { c.Now = clk.now; c.ApprovalValidFor = 10 * time.Minute })
+	r = &run{user: "alice", now: clk.now}
+	r.exec(url, append(reqArgs, "-o", "json")...)
+	req = r.request(t)
+	(&run{user: "bob", now: clk.now}).exec(url, "approve", req.ID)
+	clk.advance(9 * time.Minute)
+	c = &run{user: "alice", now: clk.now}
+	c.exec(url, "consume", req.ID, "--action-hash", req.ActionHash, "-o", "json")
+	c.want(t, 0)
+	if got := c.request(t); got.Status != approval.Consumed || got.ConsumedBy != "alice" || got.ConsumedAt == nil || !got.ConsumedAt.Equal(clk.now()) {
+		t.Errorf("consumed: %+v", got)
+	}
+	again := &run{user: "alice", now: clk.now}
+	again.exec(url, "consume", req.ID, "--action-hash", req.ActionHash)
+	again.want(t, exitRefused)
+	if !strings.Contains(again.stderr.String(), "(approval_consumed)") {
+		t.Errorf("second consume: %s", again.stderr.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/govkit/govkit/internal/auditdtest"
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/cli"
@@ -23,11 +25,16 @@ import (
 )
 
 // TestServeTokensAndNotifications runs the daemon as `auditd --tokens FILE
-// --approval-webhook URL` does: bearer tokens decide who acts, and the
-// webhook (a local httptest server standing in for the receiver) hears of
-// the new request and of its resolution.
+// --policy FILE --approval-webhook URL` does: bearer tokens decide who
+// acts, the policy that an approval is needed (DESIGN §11), and the webhook
+// (a local httptest server standing in for the receiver) hears of the new
+// request and of its resolution.
 func TestServeTokensAndNotifications(t *testing.T) {
 	dir := t.TempDir()
+	policyFile := filepath.Join(dir, "policies.yaml")
+	if err := os.WriteFile(policyFile, []byte(auditdtest.RequireApprovalPolicy), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tokens := filepath.Join(dir, "tokens.yaml")
 	agentTok, err := token.Create(tokens, "agent-7", []token.Role{token.Agent}, rand.Reader)
 	if err != nil {
@@ -60,7 +67,7 @@ func TestServeTokensAndNotifications(t *testing.T) {
 	go func() {
 		done <- serveRun(&ServeOptions{
 			IO: streams, Addr: "127.0.0.1:0", DB: filepath.Join(dir, "audit.db"), Context: ctx,
-			Tokens: tokens, ApprovalTimeout: time.Minute,
+			Tokens: tokens, PolicyFile: policyFile, ApprovalTimeout: time.Minute,
 			Notify: notify.Config{Webhook: hook.URL, BaseURL: "http://auditd.internal:1199"},
 		})
 	}()

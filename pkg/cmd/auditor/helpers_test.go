@@ -55,7 +55,14 @@ func startAuditd(t *testing.T, now func() time.Time) *daemon {
 // test's own client options (a token).
 func startAuditdWith(t *testing.T, now func() time.Time, edit func(*auditd.Config), copts []client.Option) *daemon {
 	t.Helper()
-	d := &daemon{t: t, Daemon: auditdtest.Start(t, auditdtest.Options{Config: func(c *auditd.Config) {
+	return startGoverned(t, nil, now, edit, copts)
+}
+
+// startGoverned is startAuditdWith with policy p in force (nil: none), as
+// auditd --policy: approval requests need one (DESIGN §11).
+func startGoverned(t *testing.T, p *auditd.Policy, now func() time.Time, edit func(*auditd.Config), copts []client.Option) *daemon {
+	t.Helper()
+	d := &daemon{t: t, Daemon: auditdtest.Start(t, auditdtest.Options{Policy: p, Config: func(c *auditd.Config) {
 		c.Now = now
 		if edit != nil {
 			edit(c)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/govkit/govkit/internal/auditdtest"
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
@@ -306,50 +307,73 @@ func TestOffHours(t *testing.T) {
 	r.want(0)
 }
 
-// unauthorized_destructive: a destructive action alerts unless it names an
-// approved approval, whether auditor saw the approval on the stream or had
-// to ask auditd about it.
+// unauthorized_destructive: a destructive action alerts unless it cites an
+// approval consumed, by its caller, for exactly this action, and not used
+// by an earlier event (DESIGN §11), whether auditor saw the approval on the
+// stream or had to ask auditd about it. An approved but unconsumed
+// approval, an approval for another command, and a second citation of a
+// consumed one all alert.
 func TestUnauthorizedDestructive(t *testing.T) {
 	isolate(t)
-	d := startAuditd(t, nil)
+	d := startGoverned(t, auditdtest.RequireApproval(t), nil, nil, nil)
 	ctx := context.Background()
 	agent, err := client.New(d.URL, client.WithUser("agent-7"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	approver, _ := client.New(d.URL, client.WithUser("bob"))
-	request := func() approval.Request {
+	const webCmd = "kubectl delete deployment web"
+	request := func(command string) approval.Request {
 		r, err := agent.RequestApproval(ctx, approval.Input{Resource: audit.Resource{Type: "kubernetes", Name: "web"},
-			Action: "destructive", Reason: "rollout"})
+			Action: "destructive", Tool: "test_tool", RawCommand: command, Reason: "rollout"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
-	// Approved before auditor starts: it must ask auditd.
-	early := request()
-	if _, err := approver.Approve(ctx, early.ID, "ok"); err != nil {
-		t.Fatal(err)
+	approve := func(r approval.Request) {
+		if _, err := approver.Approve(ctx, r.ID, "ok"); err != nil {
+			t.Fatal(err)
+		}
 	}
+	consume := func(r approval.Request) {
+		if _, err := agent.ConsumeApproval(ctx, r.ID, r.ActionHash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// agent-7 runs webCmd, citing approvalID; auditd records agent-7 as
+	// its caller and the action's hash.
 	destroy := func(approvalID string) audit.Event {
-		return d.post("agent-7", 1, func(ev *audit.Event) {
-			ev.ActionClass, ev.ApprovalID = audit.ActionDestructive, approvalID
-			ev.Resource = &audit.Resource{Type: "kubernetes", Name: "web"}
-			ev.Tool.RawCommand = "kubectl delete deployment web"
-		})[0]
+		ev := audit.Event{EventType: audit.TypeToolExecution, Agent: "agent-7", SessionID: "test_session",
+			ActionClass: audit.ActionDestructive, ApprovalID: approvalID, Resource: &audit.Resource{Type: "kubernetes", Name: "web"},
+			Tool: &audit.Tool{Name: "test_tool", RawCommand: webCmd}}
+		got, err := agent.Append(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
 	}
+	// Consumed before auditor starts: it must ask auditd.
+	early := request(webCmd)
+	approve(early)
+	consume(early)
 
 	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "-v")
 	r.waitStderr(`auditor: watching `)
 	bare := destroy("")
 	withEarly := destroy(early.ID)
-	live := request()
+	earlyAgain := destroy(early.ID)
+	live := request(webCmd)
 	pending := destroy(live.ID)
-	if _, err := approver.Approve(ctx, live.ID, "ok"); err != nil {
-		t.Fatal(err)
-	}
-	approved := destroy(live.ID)
-	denied := request()
+	approve(live)
+	unconsumed := destroy(live.ID)
+	consume(live)
+	consumed := destroy(live.ID)
+	foreign := request("kubectl delete deployment api")
+	approve(foreign)
+	consume(foreign)
+	withForeign := destroy(foreign.ID)
+	denied := request(webCmd)
 	if _, err := approver.Deny(ctx, denied.ID, "no"); err != nil {
 		t.Fatal(err)
 	}
@@ -365,13 +389,16 @@ func TestUnauthorizedDestructive(t *testing.T) {
 		}
 		seqs = append(seqs, a.Seq)
 	}
-	if want := []int64{bare.Seq, pending.Seq, withDenied.Seq, unknown.Seq}; !slices.Equal(seqs, want) {
-		t.Fatalf("alerts at seqs %v; want %v (not %d, %d)\n%s", seqs, want, withEarly.Seq, approved.Seq, r.stdout.String())
+	if want := []int64{bare.Seq, earlyAgain.Seq, pending.Seq, unconsumed.Seq, withForeign.Seq, withDenied.Seq, unknown.Seq}; !slices.Equal(seqs, want) {
+		t.Fatalf("alerts at seqs %v; want %v (not %d, %d)\n%s", seqs, want, withEarly.Seq, consumed.Seq, r.stdout.String())
 	}
 	for _, want := range []string{
-		"Destructive action on kubernetes:web without an approved approval (no approval)",
-		"(approval " + live.ID + " is pending)",
-		"(approval " + denied.ID + " is denied)",
+		"Destructive action on kubernetes:web without an approval that released it (no approval)",
+		"(approval " + early.ID + " released one execution, used already by event " + withEarly.EventID + ")",
+		"(approval " + live.ID + " is pending, not consumed",
+		"(approval " + live.ID + " is approved, not consumed",
+		"(approval " + foreign.ID + " was given for another action)",
+		"(approval " + denied.ID + " is denied, not consumed",
 		"(approval ap-does-not-exist is unknown)",
 	} {
 		if !strings.Contains(r.stdout.String(), want) {

@@ -46,20 +46,47 @@ func incidentEvent(seq int64, typ, source, msg string) audit.Event {
 }
 
 func toolEvent(seq int64, agent, class, command string) audit.Event {
-	return audit.Event{Seq: seq, EventType: audit.TypeToolExecution, Agent: agent, ActionClass: class,
+	return audit.Event{Seq: seq, EventID: fmt.Sprintf("evt_%d", seq), EventType: audit.TypeToolExecution, Agent: agent, ActionClass: class,
 		Tool: &audit.Tool{Name: "bash", RawCommand: command}, Resource: &audit.Resource{Type: "database", Name: "prod-db"},
 		Timestamp: t0.Add(time.Duration(seq) * time.Second)}
 }
 
+// approvalFor is approval request id by agent for the destructive run of
+// command on database:prod-db (as toolEvent records it), in state st;
+// consumed by agent at t0 when st is consumed.
+func approvalFor(id, agent, command string, st approval.Status) approval.Request {
+	res := audit.Resource{Type: "database", Name: "prod-db"}
+	r := approval.Request{SchemaVersion: 1, ID: id, Status: st, Action: "destructive", Tool: "bash", RawCommand: command, Quorum: 1,
+		Resource: res, RequestedBy: agent, Votes: []approval.Vote{}, ActionHash: approval.ActionHash(res, "destructive", "bash", command)}
+	if st == approval.Consumed {
+		at := t0
+		r.ConsumedAt, r.ConsumedBy = &at, agent
+	}
+	return r
+}
+
 // approvalEvent is the approval change auditd records for request id.
 func approvalEvent(seq int64, id string, st approval.Status) audit.Event {
-	r := approval.Request{SchemaVersion: 1, ID: id, Status: st, Action: "destructive", Quorum: 1,
-		Resource: audit.Resource{Type: "database", Name: "prod-db"}, RequestedBy: "agent", Votes: []approval.Vote{}}
+	return approvalChange(seq, approvalFor(id, "agent", "", st))
+}
+
+// approvalChange is the event auditd records for r's latest change.
+func approvalChange(seq int64, r approval.Request) audit.Event {
 	ev, err := approval.Event(&r, "bob")
 	if err != nil {
 		panic(err)
 	}
 	ev.Seq = seq
+	return ev
+}
+
+// citing is ev citing approval id, as auditd stores it: with its caller
+// (the agent itself) and the action_hash auditd computes for an event that
+// cites an approval (DESIGN §11).
+func citing(ev audit.Event, id string) audit.Event {
+	ev.ApprovalID = id
+	ev.Caller = &audit.Caller{Name: ev.Agent, Roles: []string{"agent"}}
+	ev.ActionHash = approval.ActionHash(*ev.Resource, ev.ActionClass, ev.Tool.Name, ev.Tool.RawCommand)
 	return ev
 }
 
@@ -95,7 +122,7 @@ func TestDecisionOutcome(t *testing.T) {
 }
 
 // analyse runs the analyzer over events with the given approval look-ups.
-func analyse(events []audit.Event, lookups map[string]approval.Status) (ActivityPhase, DecisionPhase) {
+func analyse(events []audit.Event, lookups map[string]approval.Request) (ActivityPhase, DecisionPhase) {
 	a := newAnalyzer(t0, DefaultMaxEvents)
 	for _, ev := range events {
 		a.add(ev)
@@ -204,38 +231,61 @@ func TestIncidentListKeepsTheLatest(t *testing.T) {
 	}
 }
 
+// An approval releases one execution of exactly its action (DESIGN §11):
+// only an approval consumed for the event's action, by its agent, before
+// it, and not used by an earlier event, keeps it out of the unapproved list.
 func TestUnapprovedDestructive(t *testing.T) {
-	withApproval := func(ev audit.Event, id string) audit.Event {
-		ev.ApprovalID = id
-		return ev
-	}
 	tests := []struct {
 		name    string
 		events  []audit.Event
-		lookups map[string]approval.Status
+		lookups map[string]approval.Request
 		want    []int64 // seqs flagged
 	}{
 		{"no approval", []audit.Event{toolEvent(1, "a", "destructive", "DROP TABLE users")}, nil, []int64{1}},
 		{"reads and writes are not judged", []audit.Event{toolEvent(1, "a", "write", "x"), toolEvent(2, "a", "read", "y")}, nil, nil},
-		{"approved in the window", []audit.Event{
-			approvalEvent(1, "ap1", approval.Approved),
-			withApproval(toolEvent(2, "a", "destructive", "DROP TABLE t"), "ap1"),
+		{"consumed for it in the window", []audit.Event{
+			approvalChange(1, approvalFor("ap1", "a", "DROP TABLE t", approval.Consumed)),
+			citing(toolEvent(2, "a", "destructive", "DROP TABLE t"), "ap1"),
 		}, nil, nil},
-		{"denied in the window", []audit.Event{
-			approvalEvent(1, "ap1", approval.Denied),
-			withApproval(toolEvent(2, "a", "destructive", "DROP TABLE t"), "ap1"),
+		{"approved in the window, not consumed", []audit.Event{
+			approvalChange(1, approvalFor("ap1", "a", "DROP TABLE t", approval.Approved)),
+			citing(toolEvent(2, "a", "destructive", "DROP TABLE t"), "ap1"),
 		}, nil, []int64{2}},
-		{"approved before the window, looked up", []audit.Event{
-			withApproval(toolEvent(2, "a", "destructive", "DROP TABLE t"), "old"),
-		}, map[string]approval.Status{"old": approval.Approved}, nil},
+		{"consumed, cited twice: one execution", []audit.Event{
+			approvalChange(1, approvalFor("ap1", "a", "DROP TABLE t", approval.Consumed)),
+			citing(toolEvent(2, "a", "destructive", "DROP TABLE t"), "ap1"),
+			citing(toolEvent(3, "a", "destructive", "DROP TABLE t"), "ap1"),
+		}, nil, []int64{3}},
+		{"consumed for another command", []audit.Event{
+			approvalChange(1, approvalFor("ap1", "a", "DROP TABLE orders", approval.Consumed)),
+			citing(toolEvent(2, "a", "destructive", "DROP TABLE users"), "ap1"),
+		}, nil, []int64{2}},
+		{"consumed by another agent", []audit.Event{
+			approvalChange(1, approvalFor("ap1", "b", "DROP TABLE t", approval.Consumed)),
+			citing(toolEvent(2, "a", "destructive", "DROP TABLE t"), "ap1"),
+		}, nil, []int64{2}},
+		{"denied in the window", []audit.Event{
+			approvalChange(1, approvalFor("ap1", "a", "DROP TABLE t", approval.Denied)),
+			citing(toolEvent(2, "a", "destructive", "DROP TABLE t"), "ap1"),
+		}, nil, []int64{2}},
+		{"consumed before the window, looked up", []audit.Event{
+			citing(toolEvent(2, "a", "destructive", "DROP TABLE t"), "old"),
+		}, map[string]approval.Request{"old": approvalFor("old", "a", "DROP TABLE t", approval.Consumed)}, nil},
+		{"approved before the window, looked up, not consumed", []audit.Event{
+			citing(toolEvent(2, "a", "destructive", "DROP TABLE t"), "old"),
+		}, map[string]approval.Request{"old": approvalFor("old", "a", "DROP TABLE t", approval.Approved)}, []int64{2}},
+		{"looked up once, cited twice", []audit.Event{
+			citing(toolEvent(2, "a", "destructive", "DROP TABLE t"), "old"),
+			citing(toolEvent(3, "a", "destructive", "DROP TABLE t"), "old"),
+		}, map[string]approval.Request{"old": approvalFor("old", "a", "DROP TABLE t", approval.Consumed)}, []int64{3}},
 		{"unknown approval", []audit.Event{
-			withApproval(toolEvent(2, "a", "destructive", "DROP TABLE t"), "nope"),
+			citing(toolEvent(2, "a", "destructive", "DROP TABLE t"), "nope"),
 		}, nil, []int64{2}},
 		{"policy decisions about destructive actions are not actions", []audit.Event{
 			decisionEvent(1, "database:prod-db", govapi.DecisionRecord{Action: "destructive", Effect: "deny", EnforcedEffect: "deny"}),
 		}, nil, nil},
 		{"listed in seq order after look-ups", []audit.Event{
-			withApproval(toolEvent(1, "a", "destructive", "x"), "nope"),
+			citing(toolEvent(1, "a", "destructive", "x"), "nope"),
 			toolEvent(2, "a", "destructive", "y"),
 		}, nil, []int64{1, 2}},
 	}

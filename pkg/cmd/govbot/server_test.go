@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,22 +77,79 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
+// as is a client of d for user in local mode: auditd takes the principal
+// and the agent from the X-Govkit-User header (DESIGN §11), so whoever a
+// test records speaks for itself.
+func (d *daemon) as(t *testing.T, user string) *client.Client {
+	t.Helper()
+	c, err := client.New(d.URL, client.WithUser(user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// decide asks for a decision as its principal.
 func (d *daemon) decide(t *testing.T, req govapi.DecisionRequest) govapi.DecisionResult {
 	t.Helper()
-	res, err := d.c.Decide(ctxT(t), req)
+	res, err := d.as(t, req.Principal.UserID).Decide(ctxT(t), req)
 	if err != nil {
 		t.Fatalf("decision: %v", err)
 	}
 	return res
 }
 
+// append records ev as its agent.
 func (d *daemon) append(t *testing.T, ev audit.Event) audit.Event {
 	t.Helper()
-	got, err := d.c.Append(ctxT(t), ev)
+	got, err := d.as(t, ev.Agent).Append(ctxT(t), ev)
 	if err != nil {
 		t.Fatalf("append: %v", err)
 	}
 	return got
+}
+
+// roleTokens is a tokens file for tests whose decisions need policy roles,
+// which only a token's principal carries (DESIGN §11): the agent k8s-agent
+// acting for sam with role sre, the approvers bob and carol, and govbot's
+// auditor token.
+type roleTokens struct {
+	set                       auditd.Authenticator
+	agent, bob, carol, govbot string
+}
+
+func newRoleTokens(t *testing.T) roleTokens {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens.yaml")
+	create := func(name string, role token.Role, p *token.Principal) string {
+		tok, err := token.CreateFor(path, name, []token.Role{role}, p, crand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	rt := roleTokens{
+		agent:  create("k8s-agent", token.Agent, &token.Principal{UserID: "sam", Roles: []string{"sre"}}),
+		bob:    create("bob", token.Approver, nil),
+		carol:  create("carol", token.Approver, nil),
+		govbot: create("govbot", token.Auditor, nil),
+	}
+	set, err := token.NewSet(path, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.set = set
+	return rt
+}
+
+// with is a client of d with tok.
+func (d *daemon) with(t *testing.T, tok string) *client.Client {
+	t.Helper()
+	c, err := client.New(d.URL, client.WithToken(tok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func readProdDB() govapi.DecisionRequest {
@@ -353,15 +411,16 @@ func TestNotAuditd(t *testing.T) {
 // An approval pending longer than --stale-after is a warning; the exit
 // status stays 0 (seed 003 "Phase 5 — Stale approvals").
 func TestStaleApproval(t *testing.T) {
-	d := startAuditd(t, daemonOpts{})
-	res := d.decide(t, govapi.DecisionRequest{Principal: policy.RequestPrincipal{UserID: "sam", Roles: []string{"sre"}},
+	rt := newRoleTokens(t)
+	d := startAuditd(t, daemonOpts{tokens: rt.set})
+	res, err := d.with(t, rt.agent).Decide(ctxT(t), govapi.DecisionRequest{
 		Resource: govapi.Resource{Type: "kubernetes", Name: "payments"}, Action: "destructive", ApprovalTTL: "2h"})
-	if res.ApprovalID == "" {
-		t.Fatalf("no approval requested: %+v", res)
+	if err != nil || res.ApprovalID == "" {
+		t.Fatalf("no approval requested: %+v, %v", res, err)
 	}
 
 	// Now: pending for seconds, not stale.
-	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "--token", rt.govbot, "-o", "json")
 	r.want(t, 0)
 	if rep := r.report(t); rep.Approvals.Pending != 1 || rep.Approvals.Stale != 0 || len(rep.Summary.Warnings) != 0 {
 		t.Errorf("approvals = %+v, warnings %v", rep.Approvals, rep.Summary.Warnings)
@@ -369,13 +428,13 @@ func TestStaleApproval(t *testing.T) {
 
 	// 45 minutes later (an injected clock): stale over the default 30m.
 	later := func(o *Options) { o.Now = func() time.Time { return time.Now().Add(45 * time.Minute) } }
-	r = govbot(t, later, "--gateway", d.URL, "-o", "json")
+	r = govbot(t, later, "--gateway", d.URL, "--token", rt.govbot, "-o", "json")
 	r.want(t, 0)
 	rep := r.report(t)
 	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != CodeStaleApproval {
 		t.Fatalf("warnings = %v", got)
 	}
-	if msg := rep.Summary.Warnings[0].Message; !strings.Contains(msg, "approval "+res.ApprovalID+" (destructive kubernetes:payments, requested by agent-7) has been pending for 45m, over 30m") {
+	if msg := rep.Summary.Warnings[0].Message; !strings.Contains(msg, "approval "+res.ApprovalID+" (destructive kubernetes:payments, requested by k8s-agent) has been pending for 45m, over 30m") {
 		t.Errorf("warning = %q", msg)
 	}
 	if rep.Summary.Status != StatusWarnings || rep.Summary.ExitCode != 0 || !rep.Approvals.Requests[0].Stale {
@@ -384,7 +443,7 @@ func TestStaleApproval(t *testing.T) {
 
 	// Or a short --stale-after on the real clock.
 	time.Sleep(20 * time.Millisecond)
-	r = govbot(t, nil, "--gateway", d.URL, "--stale-after", "10ms", "-o", "text")
+	r = govbot(t, nil, "--gateway", d.URL, "--token", rt.govbot, "--stale-after", "10ms", "-o", "text")
 	r.want(t, 0)
 	if !strings.Contains(r.stdout, "WARNING  STALE_APPROVAL  approval "+res.ApprovalID) || !strings.Contains(r.stdout, "status: WARNINGS") {
 		t.Errorf("text:\n%s", r.stdout)
@@ -450,31 +509,54 @@ func TestEventCap(t *testing.T) {
 	}
 }
 
-// Unapproved destructive actions are warnings; approved ones are not.
+// Unapproved destructive actions are warnings. An approval releases one
+// execution of exactly its action (DESIGN §11): approved but not consumed,
+// or cited a second time, the action is still unapproved; consumed for it,
+// by its requester, it is not.
 func TestUnapprovedDestructiveEndToEnd(t *testing.T) {
-	d := startAuditd(t, daemonOpts{})
-	res := d.decide(t, govapi.DecisionRequest{Principal: policy.RequestPrincipal{UserID: "sam", Roles: []string{"sre"}},
-		Resource: govapi.Resource{Type: "kubernetes", Name: "payments"}, Action: "destructive"})
+	rt := newRoleTokens(t)
+	d := startAuditd(t, daemonOpts{tokens: rt.set})
 	ctx := ctxT(t)
-	for _, by := range []string{"bob", "carol"} {
-		c, _ := client.New(d.URL, client.WithUser(by))
-		if _, err := c.Approve(ctx, res.ApprovalID, "ok"); err != nil {
+	agent := d.with(t, rt.agent)
+	res, err := agent.Decide(ctx, govapi.DecisionRequest{Resource: govapi.Resource{Type: "kubernetes", Name: "payments"},
+		Action: "destructive", Tool: &govapi.Tool{Name: "bash", RawCommand: "kubectl delete pod a"}})
+	if err != nil || res.ApprovalID == "" {
+		t.Fatalf("no approval requested: %+v, %v", res, err)
+	}
+	for _, tok := range []string{rt.bob, rt.carol} { // production-kubernetes: quorum 2
+		if _, err := d.with(t, tok).Approve(ctx, res.ApprovalID, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	destructive := func(command, approvalID string) audit.Event {
+	destructive := func(command, approvalID string) {
+		t.Helper()
 		ev := tool("k8s-agent", command)
 		ev.ActionClass, ev.ApprovalID = audit.ActionDestructive, approvalID
 		ev.Resource = &audit.Resource{Type: "kubernetes", Name: "payments"}
-		return ev
+		if _, err := agent.Append(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
 	}
-	d.append(t, destructive("kubectl delete pod a", res.ApprovalID))
-	d.append(t, destructive("kubectl delete pod b", ""))
+	destructive("kubectl delete pod a", res.ApprovalID) // seq 5: approved, not consumed
+	req, err := agent.Approval(ctx, res.ApprovalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.ConsumeApproval(ctx, res.ApprovalID, req.ActionHash); err != nil {
+		t.Fatal(err)
+	}
+	destructive("kubectl delete pod a", res.ApprovalID) // seq 7: released by the consumption
+	destructive("kubectl delete pod a", res.ApprovalID) // seq 8: a second execution
+	destructive("kubectl delete pod b", "")             // seq 9: no approval
 
-	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
+	r := govbot(t, nil, "--gateway", d.URL, "--token", rt.govbot, "-o", "json")
 	r.want(t, 0)
 	rep := r.report(t)
-	if rep.Activity.UnapprovedTotal != 1 || rep.Activity.Unapproved[0].Command != "kubectl delete pod b" {
+	var got []int64
+	for _, u := range rep.Activity.Unapproved {
+		got = append(got, u.Seq)
+	}
+	if rep.Activity.UnapprovedTotal != 3 || !slices.Equal(got, []int64{5, 8, 9}) || rep.Activity.Unapproved[2].Command != "kubectl delete pod b" {
 		t.Errorf("unapproved = %+v", rep.Activity.Unapproved)
 	}
 	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != CodeUnapprovedDestructive {

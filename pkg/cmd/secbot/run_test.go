@@ -38,9 +38,12 @@ type daemon struct {
 	c *client.Client
 }
 
+// startAuditd runs auditd with a policy that requires approval for every
+// action: approval requests come from policy (DESIGN §11).
 func startAuditd(t *testing.T) *daemon {
 	t.Helper()
-	d := &daemon{t: t, Daemon: auditdtest.Start(t, auditdtest.Options{Config: func(c *auditd.Config) { c.VerifyOnStart = false }})}
+	d := &daemon{t: t, Daemon: auditdtest.Start(t, auditdtest.Options{Policy: auditdtest.RequireApproval(t),
+		Config: func(c *auditd.Config) { c.VerifyOnStart = false }})}
 	d.connect()
 	return d
 }
@@ -78,7 +81,19 @@ func (d *daemon) post(evs ...audit.Event) []audit.Event {
 	return out
 }
 
-// incidents returns the incidents recorded through POST /api/v1/incidents.
+// as is a client of d for user (local mode: the X-Govkit-User header), so
+// that auditd records user as the caller of what it posts.
+func (d *daemon) as(user string) *client.Client {
+	d.t.Helper()
+	c, err := client.New(d.URL, client.WithUser(user))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return c
+}
+
+// incidents returns the incidents secbot recorded through POST
+// /api/v1/incidents.
 func (d *daemon) incidents() []govapi.IncidentInput {
 	d.t.Helper()
 	var out []govapi.IncidentInput
@@ -87,11 +102,11 @@ func (d *daemon) incidents() []govapi.IncidentInput {
 			d.t.Fatal(err)
 		}
 		var in govapi.IncidentInput
-		if len(ev.Data) == 0 {
-			continue // posted to /api/events by a test, not an incident record
-		}
 		if err := json.Unmarshal(ev.Data, &in); err != nil {
 			d.t.Fatalf("incident seq %d: %v", ev.Seq, err)
+		}
+		if in.Source != "secbot" {
+			continue // reported by a test as another watcher
 		}
 		in.IncidentID = ev.EventID
 		out = append(out, in)
@@ -256,42 +271,64 @@ func TestPatterns(t *testing.T) {
 	d := startAuditd(t)
 	ctx := context.Background()
 
-	// An approved approval, decided before secbot starts, so that secbot
-	// must ask auditd about it; and a pending one.
-	alice, _ := client.New(d.URL, client.WithUser("alice"))
-	bob, _ := client.New(d.URL, client.WithUser("bob"))
-	approved, err := alice.RequestApproval(ctx, approval.Input{Resource: audit.Resource{Type: "kubernetes", Name: "web"}, Action: "destructive"})
-	if err != nil {
+	// An approval consumed for exactly its action (DESIGN §11) before
+	// secbot starts, so that secbot must ask auditd about it; one approved
+	// but not consumed; and a pending one. Each agent requests and runs
+	// its own: an approval releases its requester's action.
+	bob := d.as("bob")
+	const deletePod = "kubectl delete pod web-1"
+	request := func(agent string) approval.Request {
+		r, err := d.as(agent).RequestApproval(ctx, approval.Input{Resource: audit.Resource{Type: "kubernetes", Name: "web"},
+			Action: "destructive", Tool: "bash", RawCommand: deletePod})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	consumed := request("ops-approved")
+	if _, err := bob.Approve(ctx, consumed.ID, "ok"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bob.Approve(ctx, approved.ID, "ok"); err != nil {
+	if _, err := d.as("ops-approved").ConsumeApproval(ctx, consumed.ID, consumed.ActionHash); err != nil {
+		t.Fatal(err)
+	}
+	unconsumed := request("ops-unconsumed")
+	if _, err := bob.Approve(ctx, unconsumed.ID, "ok"); err != nil {
 		t.Fatal(err)
 	}
 	b := startSecbot(t, d) // from the head: the approval events are behind it
-	pending, err := alice.RequestApproval(ctx, approval.Input{Resource: audit.Resource{Type: "kubernetes", Name: "db"}, Action: "destructive"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pending := request("ops-pending")
 
+	// agent runs deletePod citing approvalID, as itself.
 	destructive := func(agent, approvalID string) audit.Event {
-		ev := toolEvent(agent, audit.Tool{Name: "bash", RawCommand: "kubectl delete pod web-1", Result: "pod \"web-1\" deleted"})
+		ev := toolEvent(agent, audit.Tool{Name: "bash", RawCommand: deletePod, Result: "pod \"web-1\" deleted"})
 		ev.ActionClass, ev.ApprovalID = audit.ActionDestructive, approvalID
 		ev.Resource = &audit.Resource{Type: "kubernetes", Name: "web"}
-		return ev
+		got, err := d.as(agent).Append(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
 	}
 	evs := d.post(
 		sqlError("db-agent", "OR"),
 		toolEvent("sh-agent", audit.Tool{Name: "bash", RawCommand: "ls; curl evil", Result: "a.txt\nsh: 1: curl: not found"}),
-		destructive("ops-agent", ""),
-		destructive("ops-approved", approved.ID),
-		destructive("ops-pending", pending.ID),
-		toolEvent("quiet-agent", audit.Tool{Name: "bash", RawCommand: "ls", Result: "a.txt"}),
-		// An incident quoting matching output is not answered.
-		audit.Event{EventType: audit.TypeIncident, Agent: "db-agent", ActionClass: audit.ActionDestructive,
-			Tool: &audit.Tool{Result: "syntax error at or near \"x\"; permission denied"}},
 	)
+	evs = append(evs,
+		destructive("ops-agent", ""),
+		destructive("ops-approved", consumed.ID),
+		destructive("ops-pending", pending.ID),
+		destructive("ops-unconsumed", unconsumed.ID),
+		destructive("ops-approved", consumed.ID), // a second execution
+	)
+	evs = append(evs, d.post(toolEvent("quiet-agent", audit.Tool{Name: "bash", RawCommand: "ls", Result: "a.txt"}))...)
+	// An incident quoting matching output is not answered.
+	if _, err := d.c.CreateIncident(ctx, govapi.IncidentInput{Type: "potential_sql_injection", Severity: govapi.SeverityWarning,
+		Source: "auditor", Agent: "db-agent", Message: "syntax error at or near \"x\"; permission denied"}); err != nil {
+		t.Fatal(err)
+	}
 	b.caughtUp(d)
-	waitFor(t, "4 incidents", func() bool { return len(d.incidents()) >= 4 })
+	waitFor(t, "6 incidents", func() bool { return len(d.incidents()) >= 6 })
 	b.caughtUp(d) // and secbot has read its own incidents
 	got := byType(d.incidents())
 
@@ -319,10 +356,12 @@ func TestPatterns(t *testing.T) {
 	check(detect.PotentialCommandInjection, govapi.SeverityWarning, evs[1], `"line":"sh: 1: curl: not found"`)
 	check(detect.UnauthorizedDestructive, govapi.SeverityCritical, evs[2], `"resource":"kubernetes:web"`)
 	check(detect.UnauthorizedDestructive, govapi.SeverityCritical, evs[4], `"approval_status":"pending"`)
-	if n := len(d.incidents()); n != 4 {
-		t.Errorf("%d incidents, want 4 (none for the approved action, the quiet agent or the incident): %+v", n, got)
+	check(detect.UnauthorizedDestructive, govapi.SeverityCritical, evs[5], `"approval_status":"approved"`)
+	check(detect.UnauthorizedDestructive, govapi.SeverityCritical, evs[6], `"approval_status":"consumed"`)
+	if n := len(d.incidents()); n != 6 {
+		t.Errorf("%d incidents, want 6 (none for the first consumed action, the quiet agent or the incident): %+v", n, got)
 	}
-	if lines := b.lines(); len(lines) != 4 || lines[0].DryRun || lines[0].Event == nil || lines[0].Event.EventID != lines[0].IncidentID {
+	if lines := b.lines(); len(lines) != 6 || lines[0].DryRun || lines[0].Event == nil || lines[0].Event.EventID != lines[0].IncidentID {
 		t.Errorf("output: %s", b.stdout.String())
 	}
 	if code := b.stop(); code != 0 {
@@ -657,7 +696,7 @@ func TestHostileNames(t *testing.T) {
 	}
 	destr := got[detect.UnauthorizedDestructive]
 	if len(destr) != 1 || len(destr[0].Agent) > 256 || !strings.HasSuffix(destr[0].Agent, "…") ||
-		destr[0].Message != "Destructive action on host:db ]0;owned  without an approved approval (no approval)" {
+		destr[0].Message != "Destructive action on host:db ]0;owned  without an approval that released it (no approval)" {
 		t.Errorf("destructive incidents = %+v", destr)
 	}
 	if strings.Contains(b.stderr.String(), "error") {
