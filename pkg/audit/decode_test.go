@@ -67,6 +67,8 @@ func TestDecodeEventRefuses(t *testing.T) {
 		{"timestamp", `{"event_type":"x","timestamp":"2026-01-01T00:00:00Z"}`, "timestamp is assigned by auditd; remove it"},
 		{"prev_hash", `{"event_type":"x","prev_hash":""}`, "prev_hash is assigned by auditd; remove it"},
 		{"event_hash", `{"event_type":"x","event_hash":"00"}`, "event_hash is assigned by auditd; remove it"},
+		{"redactions", `{"event_type":"x","redactions":[{"field":"tool.result","kind":"password"}]}`, "redactions is assigned by auditd; remove it"},
+		{"redactions null", `{"event_type":"x","redactions":null}`, "redactions is assigned by auditd; remove it"},
 		{"unknown field", `{"event_type":"x","colour":"red"}`, `unknown field "colour"`},
 		{"unknown null field", `{"event_type":"x","colour":null}`, `unknown field "colour"`},
 		{"null seq", `{"event_type":"x","seq":null}`, "seq is assigned by auditd; remove it"},
