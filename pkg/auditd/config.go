@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/redact"
 )
 
 // DefaultAddr is where auditd listens by default: loopback only.
@@ -58,6 +59,10 @@ type Config struct {
 	// (created, voted, decided, expired), from the request's goroutine: it
 	// must not block (auditd hands it to pkg/notify's dispatcher).
 	OnApprovalChange func(approval.Request)
+	// Redactor removes secrets from every event before it is sealed
+	// (DESIGN §11). Nil is the built-in formats (redact.New()); there is no
+	// way to turn redaction off.
+	Redactor *redact.Redactor
 }
 
 // DefaultConfig returns the configuration auditd runs with.

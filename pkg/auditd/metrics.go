@@ -24,6 +24,7 @@ type metrics struct {
 	decisions     *prometheus.CounterVec
 	incidents     *prometheus.CounterVec
 	policyReloads *prometheus.CounterVec
+	redactions    *prometheus.CounterVec
 }
 
 func newMetrics(hub *stream.Hub, head *headState) *metrics {
@@ -84,10 +85,14 @@ func newMetrics(hub *stream.Hub, head *headState) *metrics {
 			Namespace: ns, Name: "policy_reloads_total",
 			Help: "Policy reloads (SIGHUP), by result: success, or failure (the old policy stays in force).",
 		}, []string{"result"}),
+		redactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "redactions_total",
+			Help: "Secrets removed from events before sealing, by kind (one per field and kind of an event).",
+		}, []string{"kind"}),
 	}
 	m.reg.MustRegister(m.appended, m.duplicates, m.rejected, m.commitErrors, m.batchSize,
 		m.commitSeconds, m.verifications, m.brokenLinks, m.approvals, m.notifications,
-		m.decisions, m.incidents, m.policyReloads,
+		m.decisions, m.incidents, m.policyReloads, m.redactions,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: ns, Name: "chain_head_seq",
 			Help: "Seq of the last committed event.",
