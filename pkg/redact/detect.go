@@ -10,7 +10,8 @@ import (
 // recorded as github_token), then the rules that go by a key or a flag,
 // then the extra patterns.
 const (
-	orderAssign = 100 + iota
+	orderURL = 100 + iota
+	orderAssign
 	orderFlag
 	orderShort
 	orderExtra
@@ -90,9 +91,6 @@ var formats = []format{
 	newFormat(bitSK, KindOpenAIKey, `sk-[A-Za-z0-9_-]{20,}`, isAlnum, nil, random),
 	newFormat(bitGovkit, KindGovkitToken, `gk_[A-Za-z0-9_-]{43}`, isTokenByte, isTokenByte, nil),
 	newFormat(bitJWT, KindJWT, `eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`, isTokenByte, nil, nil),
-	// scheme://user:PASS@host: the user stays. A password may hold an
-	// unescaped @; the last one before the host ends it.
-	newFormat(bitURL, KindURLPassword, `[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/?#@'"]*:(?P<secret>[^\s/?#'"]+)@`, nil, nil, nil),
 	// A bearer token outside an Authorization header (which is an
 	// assignment): a random-looking token68 value.
 	newFormat(bitBearer, KindAuthorization, `Bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)`, isAlnum, isToken68Byte, mixed),
@@ -120,6 +118,9 @@ func findBuiltin(s string, bits uint32, spans *spanList) {
 			spans.add(s, start, end, f.kind, order)
 		}
 	}
+	if bits&bitURL != 0 {
+		findURLPasswords(s, spans)
+	}
 	if bits&bitAssign != 0 {
 		findAssignments(s, spans)
 	}
@@ -130,6 +131,47 @@ func findBuiltin(s string, bits uint32, spans *spanList) {
 		findShortFlags(s, spans)
 	}
 }
+
+// findURLPasswords finds the password of scheme://user:PASS@host: the
+// user stays. A password may hold an unescaped @; the last one before the
+// path ends it. Written out rather than as a regular expression: one
+// without a literal prefix costs a pass per starting byte.
+func findURLPasswords(s string, spans *spanList) {
+	for i := 0; i+3 <= len(s); {
+		k := strings.Index(s[i:], "://")
+		if k < 0 {
+			return
+		}
+		k += i
+		i = k + 3
+		// A scheme: a letter, then letters, digits, + . -
+		j := k
+		for j > 0 && (isAlnum(s[j-1]) || s[j-1] == '+' || s[j-1] == '.' || s[j-1] == '-') {
+			j--
+		}
+		if j == k || !isLetter(s[j]) {
+			continue
+		}
+		// The authority, up to the path, query, fragment or a space or quote.
+		end := i
+		for end < len(s) && !isSpace(s[end]) && strings.IndexByte("/?#'\"", s[end]) < 0 {
+			end++
+		}
+		at := strings.LastIndexByte(s[i:end], '@')
+		if at < 0 {
+			continue
+		}
+		at += i
+		colon := strings.IndexByte(s[i:at], ':')
+		if colon < 0 {
+			continue
+		}
+		spans.add(s, i+colon+1, at, KindURLPassword, orderURL)
+		i = end
+	}
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // findAssignments finds the values of secret-named keys: password=…,
 // PGPASSWORD=…, MYSQL_PWD=…, --password=…, token: …, "api_key": "…",
