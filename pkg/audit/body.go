@@ -46,6 +46,20 @@ func appendEventBody(dst []byte, e *Event, rawCanonical bool) ([]byte, error) {
 		w.str("user_id", e.Principal.UserID, true)
 		w.close()
 	}
+	if len(e.Redactions) > 0 {
+		w.name("redactions")
+		w.dst = append(w.dst, '[')
+		for i, r := range e.Redactions {
+			if i > 0 {
+				w.dst = append(w.dst, ',')
+			}
+			w.dst = append(w.dst, '{')
+			w.str("field", r.Field, false)
+			w.str("kind", r.Kind, false)
+			w.dst = append(w.dst, '}')
+		}
+		w.dst = append(w.dst, ']')
+	}
 	if e.Resource != nil {
 		w.open("resource")
 		w.str("name", e.Resource.Name, true)

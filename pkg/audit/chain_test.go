@@ -230,6 +230,12 @@ func fill(t *testing.T, v reflect.Value, path string) {
 	case reflect.Int, reflect.Int64:
 		v.SetInt(int64(len(path)))
 	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Struct {
+			v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+			fill(t, v.Index(0), path+"[0]")
+			fill(t, v.Index(1), path+"[1]")
+			return
+		}
 		if v.Type().Elem().Kind() != reflect.String {
 			t.Fatalf("fill: %s: slice of %s: extend this test and appendEventBody", path, v.Type().Elem())
 		}

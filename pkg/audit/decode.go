@@ -42,8 +42,8 @@ const (
 // object with the members of DESIGN §6. It refuses, with an error that names
 // the member:
 //
-//   - the server-assigned seq, timestamp, prev_hash, event_hash, caller and
-//     action_hash;
+//   - the server-assigned seq, timestamp, prev_hash, event_hash, caller,
+//     action_hash and redactions;
 //   - members it does not know, at any level (matching is exact, unlike
 //     encoding/json's case-insensitive fields), and duplicate members;
 //   - wrong types, a missing or malformed event_type, an event_id outside
@@ -75,7 +75,8 @@ func DecodeEvent(raw []byte) (Event, error) {
 	for i, name := range root.keys {
 		v := &root.elems[i]
 		switch name {
-		case "seq", "timestamp", "prev_hash", "event_hash", "caller", "action_hash":
+		case "seq", "timestamp", "prev_hash", "event_hash", "caller", "action_hash", "redactions":
+			// redactions too: only auditd says what it redacted (DESIGN §11).
 			return e, fmt.Errorf("%s is assigned by auditd; remove it", name)
 		}
 		if !knownFields[name] {

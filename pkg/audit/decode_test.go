@@ -71,6 +71,8 @@ func TestDecodeEventRefuses(t *testing.T) {
 		// hash of an approved action is computed by auditd, never claimed.
 		{"caller", `{"event_type":"x","caller":{"name":"root","roles":["admin"]}}`, "caller is assigned by auditd; remove it"},
 		{"action_hash", `{"event_type":"x","action_hash":"00"}`, "action_hash is assigned by auditd; remove it"},
+		{"redactions", `{"event_type":"x","redactions":[{"field":"tool.result","kind":"password"}]}`, "redactions is assigned by auditd; remove it"},
+		{"redactions null", `{"event_type":"x","redactions":null}`, "redactions is assigned by auditd; remove it"},
 		{"unknown field", `{"event_type":"x","colour":"red"}`, `unknown field "colour"`},
 		{"unknown null field", `{"event_type":"x","colour":null}`, `unknown field "colour"`},
 		{"null seq", `{"event_type":"x","seq":null}`, "seq is assigned by auditd; remove it"},

@@ -58,9 +58,22 @@ type Event struct {
 	Caller *Caller `json:"caller,omitempty"`
 	// Data carries an event type's own payload (an incident's details, an
 	// approval's state) so later event types need no schema change.
-	Data      json.RawMessage `json:"data,omitempty"`
-	PrevHash  string          `json:"prev_hash"`
-	EventHash string          `json:"event_hash,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+	// Redactions lists the secrets auditd removed from the event before
+	// sealing it (DESIGN §11): server-assigned, inside the hashed body,
+	// sorted by field then kind. A client that sets it is refused.
+	Redactions []Redaction `json:"redactions,omitempty"`
+	PrevHash   string      `json:"prev_hash"`
+	EventHash  string      `json:"event_hash,omitempty"`
+}
+
+// Redaction is one kind of secret removed from one field of an event:
+// Field is tool.raw_command, tool.parameters, tool.result or tool.error;
+// Kind is what was removed (pkg/redact: password, private_key, jwt, …).
+// The field's text holds "[REDACTED:kind]" where the secret was.
+type Redaction struct {
+	Field string `json:"field"`
+	Kind  string `json:"kind"`
 }
 
 // Principal is who acted.

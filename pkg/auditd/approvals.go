@@ -77,6 +77,11 @@ func (a *approvals) create(ctx context.Context, in approval.Input, requester, re
 		r.RequestedFor = requestedFor
 	}
 	r.ValidFor = a.s.cfg.ApprovalValidFor.String()
+	// The request's raw_command is kept in the approvals table, in every
+	// approval event's data and in notifications: redact it like an
+	// event's (DESIGN §11). After New, so that action_hash is still the
+	// hash of the command that will run, which consume compares.
+	r.RawCommand, _ = a.s.cfg.Redactor.Redact(r.RawCommand)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.record(ctx, &r, requester, caller); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/redact"
 )
 
 // DefaultAddr is where auditd listens by default: loopback only.
@@ -67,6 +68,10 @@ type Config struct {
 	// answers 503 read_only, and /health says degraded (issue 13).
 	// Pending approval requests are not expired.
 	ReadOnly bool
+	// Redactor removes secrets from every event before it is sealed
+	// (DESIGN §11). Nil is the built-in formats (redact.New()); there is no
+	// way to turn redaction off.
+	Redactor *redact.Redactor
 }
 
 // DefaultConfig returns the configuration auditd runs with.

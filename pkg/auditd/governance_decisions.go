@@ -13,6 +13,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/policy"
+	"github.com/govkit/govkit/pkg/redact"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in.Principal, in.Agent = principal, agent
-	fingerprint, err := requestFingerprint(in)
+	fingerprint, err := requestFingerprint(in, s.cfg.Redactor)
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, err.Error())
 		return
@@ -234,9 +235,19 @@ func decisionEvent(in govapi.DecisionRequest, tags []string, tr policy.DecisionT
 }
 
 // requestFingerprint is the hex SHA-256 of the request's canonical JSON
-// without its event_id.
-func requestFingerprint(in govapi.DecisionRequest) (string, error) {
+// without its event_id, after redaction: the fingerprint is stored in the
+// event beside everything else the request holds, so a hash of the
+// unredacted command would let a weak password be guessed offline.
+func requestFingerprint(in govapi.DecisionRequest, r *redact.Redactor) (string, error) {
 	in.EventID = ""
+	if in.Tool != nil {
+		tool := *in.Tool
+		tool.RawCommand, _ = r.Redact(tool.RawCommand)
+		if len(tool.Parameters) > 0 {
+			tool.Parameters, _ = r.RedactJSON(tool.Parameters)
+		}
+		in.Tool = &tool
+	}
 	b, err := audit.Canonical(in)
 	if err != nil {
 		return "", fmt.Errorf("fingerprinting the request: %w", err)

@@ -66,7 +66,7 @@ func FuzzDecisionRequest(f *testing.F) {
 		if in.EventID == "" {
 			in.EventID = "evt_fuzz"
 		}
-		if _, err := requestFingerprint(in); err != nil {
+		if _, err := requestFingerprint(in, nil); err != nil {
 			t.Fatalf("fingerprint: %v", err)
 		}
 		tags := in.Resource.Tags

@@ -25,6 +25,7 @@ type metrics struct {
 	incidents     *prometheus.CounterVec
 	policyReloads *prometheus.CounterVec
 	degraded      prometheus.Gauge
+	redactions    *prometheus.CounterVec
 }
 
 func newMetrics(hub *stream.Hub, head *headState) *metrics {
@@ -89,10 +90,14 @@ func newMetrics(hub *stream.Hub, head *headState) *metrics {
 			Namespace: ns, Name: "degraded",
 			Help: "1 while GET /health answers 503 degraded (read-only, database file replaced, last commit failed), else 0.",
 		}),
+		redactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "redactions_total",
+			Help: "Secrets removed from events before sealing, by kind (one per field and kind of an event).",
+		}, []string{"kind"}),
 	}
 	m.reg.MustRegister(m.degraded, m.appended, m.duplicates, m.rejected, m.commitErrors, m.batchSize,
 		m.commitSeconds, m.verifications, m.brokenLinks, m.approvals, m.notifications,
-		m.decisions, m.incidents, m.policyReloads,
+		m.decisions, m.incidents, m.policyReloads, m.redactions,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: ns, Name: "chain_head_seq",
 			Help: "Seq of the last committed event.",

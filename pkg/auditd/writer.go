@@ -41,7 +41,14 @@ type appendResult struct {
 // request's own goroutine, so the handlers do it in parallel and the one
 // writer only splices in seq, prev_hash and timestamp and hashes: the
 // writer is the serial section of ingest (DESIGN §6 "Durability").
+//
+// It also redacts secrets first (redaction.go), here and nowhere else:
+// every event auditd stores passes through prepare before it is hashed.
 func (r *appendReq) prepare() error {
+	redactEvent(&r.ev, r.w.cfg.Redactor)
+	for _, red := range r.ev.Redactions {
+		r.w.m.redactions.WithLabelValues(red.Kind).Inc()
+	}
 	d, err := audit.Prepare(r.ev)
 	if err != nil {
 		return &requestError{fmt.Errorf("event %s: %w", r.ev.EventID, err)}

@@ -206,6 +206,8 @@ func EncodeEvent(ev audit.Event) ([]byte, error) {
 		return nil, errors.New("prev_hash is assigned by auditd; leave it empty")
 	case ev.EventHash != "":
 		return nil, errors.New("event_hash is assigned by auditd; leave it empty")
+	case len(ev.Redactions) > 0:
+		return nil, errors.New("redactions is assigned by auditd; leave it empty")
 	}
 	if ev.SchemaVersion == 0 {
 		ev.SchemaVersion = audit.SchemaVersion

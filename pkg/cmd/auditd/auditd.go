@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/notify"
 	"github.com/govkit/govkit/pkg/policy"
+	"github.com/govkit/govkit/pkg/redact"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 	"github.com/govkit/govkit/pkg/stream"
@@ -54,6 +56,12 @@ type ServeOptions struct {
 	DefaultEffect string
 	// ReadOnly serves --db without writing it: queries only (issue 13).
 	ReadOnly bool
+	// RedactPatterns are extra NAME=REGEX secret formats (--redact-pattern,
+	// GOVKIT_REDACT_PATTERNS); redactSource names where they came from when
+	// not the command line, for errors.
+	RedactPatterns []string
+	redactSource   string
+	redactor       *redact.Redactor
 	// Context ends the daemon; nil means on SIGTERM or SIGINT.
 	Context context.Context
 }
@@ -144,6 +152,16 @@ token has the gateway role. Tags come from --infra: a request naming tags for
 a resource the infra file lists is refused (403 tags_not_allowed), and for
 one it does not list only a gateway may name them.
 
+Secrets never enter the chain (DESIGN §11): before an event is sealed,
+auditd replaces PEM private keys, Authorization values, AWS, GCP, Azure,
+GitHub, GitLab, Slack, OpenAI, Anthropic and govkit keys, JWTs, URL
+passwords, password=, --password and mysql -p values, PGPASSWORD= and
+connection-string passwords in tool.raw_command, tool.parameters,
+tool.result and tool.error by [REDACTED:kind], and lists what it removed in
+the event's redactions ([{"field","kind"}]). --redact-pattern NAME=REGEX
+adds a format (repeatable; GOVKIT_REDACT_PATTERNS takes several, one a line
+or separated by commas). Redaction cannot be turned off.
+
 Notifications of new and resolved requests: --approval-slack-webhook,
 --approval-webhook (JSON; a hooks.slack.com URL gets Slack), email with
 --smtp-* and --approval-email-to. A failing channel is retried with backoff
@@ -179,6 +197,7 @@ touches no database).`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			opts.redactSource = cli.FlagSource(c.Flags(), "redact-pattern")
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -209,6 +228,8 @@ touches no database).`,
 	f.BoolVar(&opts.PolicyDryRun, "policy-dry-run", false, "global dry-run: decisions record the policy's effect but enforce allow")
 	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the policy file's default_effect with `EFFECT`: deny, allow or require_approval")
 	f.BoolVar(&opts.ReadOnly, "read-only", false, "serve --db read-only: queries, verify and stream replay; every write answers 503 and /health says degraded")
+	f.StringArrayVar(&opts.RedactPatterns, "redact-pattern", nil, "also redact secrets matching `NAME=REGEX` before sealing, recorded as kind NAME (repeatable; a group named secret limits what is replaced)")
+	cli.SetEnvName(f, "redact-pattern", "GOVKIT_REDACT_PATTERNS")
 	cli.SetEnvName(f, "addr", "GOVKIT_AUDITD_ADDR")
 	cli.SetEnvName(f, "socket", "GOVKIT_AUDIT_SOCKET")
 	cli.SetEnvName(f, "tokens", "GOVKIT_TOKENS_FILE")
@@ -258,11 +279,65 @@ func (o *ServeOptions) validate() error {
 		return cli.Failf("--default-effect %q is not deny, allow or require_approval", o.DefaultEffect).
 			WithHint("pass --default-effect deny (or set GOVKIT_DEFAULT_EFFECT), or leave it out to use the policy file's default_effect")
 	}
+	if err := o.parseRedactPatterns(); err != nil {
+		return err
+	}
 	if len(o.Socket) > stream.MaxSocketPath {
 		return cli.Failf("--socket path is %d bytes long; the limit is %d", len(o.Socket), stream.MaxSocketPath).
 			WithHint("pass a shorter --socket path, e.g. under /run or /tmp")
 	}
 	return nil
+}
+
+// parseRedactPatterns builds the redactor from the built-in formats and
+// --redact-pattern (DESIGN §11). Each value may hold several patterns, one
+// a line or separated by commas before NAME=, which is how
+// GOVKIT_REDACT_PATTERNS lists them; a comma inside a REGEX ({2,5}) stays.
+func (o *ServeOptions) parseRedactPatterns() error {
+	var pats []redact.Pattern
+	for _, v := range o.RedactPatterns {
+		for _, item := range splitPatterns(v) {
+			p, err := redact.ParsePattern(item)
+			if err != nil {
+				from := "--redact-pattern"
+				if o.redactSource != "" {
+					from = o.redactSource
+				}
+				return cli.Failf("%s: %v", from, err).
+					WithHint("pass --redact-pattern NAME=REGEX (or set GOVKIT_REDACT_PATTERNS), NAME a lowercase kind such as internal_token and REGEX in Go (RE2) syntax, e.g. --redact-pattern 'internal_token=itk_[a-z0-9]{32}'")
+			}
+			pats = append(pats, p)
+		}
+	}
+	o.redactor = redact.New(pats...)
+	return nil
+}
+
+// patternStart is what starts a pattern in a list: NAME=.
+var patternStart = regexp.MustCompile(`^\s*[a-z][a-z0-9_]*=`)
+
+// splitPatterns splits a list of NAME=REGEX on newlines, and on commas
+// followed by NAME=.
+func splitPatterns(v string) []string {
+	var out []string
+	for line := range strings.Lines(v) {
+		line = strings.TrimRight(line, "\r\n")
+		start := 0
+		for i := 0; i < len(line); i++ {
+			if line[i] == ',' && patternStart.MatchString(line[i+1:]) {
+				out = append(out, line[start:i])
+				start = i + 1
+			}
+		}
+		out = append(out, line[start:])
+	}
+	kept := out[:0]
+	for _, p := range out {
+		if p = strings.TrimSpace(p); p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return kept
 }
 
 // syncWriter serializes the daemon's log lines, which come from several
@@ -353,6 +428,7 @@ func serveRun(o *ServeOptions) (err error) {
 	cfg.ApprovalTTL = o.ApprovalTimeout
 	cfg.ApprovalValidFor = o.ApprovalValidFor
 	cfg.ReadOnly = o.ReadOnly
+	cfg.Redactor = o.redactor
 	if o.Tokens != "" {
 		set, err := token.NewSet(o.Tokens, log.logf, time.Now)
 		if err != nil {
