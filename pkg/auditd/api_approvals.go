@@ -74,7 +74,7 @@ func (s *Server) cancelApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := identity(r)
-	req, err := s.ap.cancel(r.Context(), r.PathValue("id"), who, s.cfg.Tokens != nil && id.Has(token.Admin), callerOf(id))
+	req, err := s.ap.cancel(r.Context(), r.PathValue("id"), who, s.cfg.Tokens != nil && id.Has(token.Admin), s.callerOf(id))
 	if err != nil {
 		s.answerError(w, err)
 		return
@@ -94,7 +94,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, d approval.Decis
 	if !ok {
 		return
 	}
-	req, err := s.ap.decide(r.Context(), r.PathValue("id"), who, d, in.Reason, callerOf(identity(r)))
+	req, err := s.ap.decide(r.Context(), r.PathValue("id"), who, d, in.Reason, s.callerOf(identity(r)))
 	if err != nil {
 		s.approvalError(w, err)
 		return

@@ -82,7 +82,7 @@ func (s *Server) RequestApproval(ctx context.Context, id token.Identity, in gova
 	if requester == "" {
 		requester = principal.UserID
 	}
-	return s.openApproval(ctx, ai, record, requester, principal.UserID, callerOf(id))
+	return s.openApproval(ctx, ai, record, requester, principal.UserID, s.callerOf(id))
 }
 
 // openApproval creates the approval request a decision requires, carrying
@@ -125,5 +125,5 @@ func (s *Server) Consume(ctx context.Context, id token.Identity, approvalID, act
 	if id.Name == "" {
 		return approval.Request{}, &requestError{errors.New("no user name: auditd runs without a tokens file and takes the user from the " + UserHeader + " header (the approvals CLI sends $USER)")}
 	}
-	return s.ap.consume(ctx, approvalID, id.Name, actsForOthers(id), actionHash, callerOf(id))
+	return s.ap.consume(ctx, approvalID, id.Name, actsForOthers(id), actionHash, s.callerOf(id))
 }

@@ -103,7 +103,7 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 
 	res := govapi.DecisionResult{Explanation: govapi.Explanation{SchemaVersion: audit.SchemaVersion, DecisionTrace: trace, Note: note}}
 	ev := decisionEvent(in, tags, trace, recordJSON)
-	ev.Caller = callerOf(caller)
+	ev.Caller = s.callerOf(caller)
 	if requestApproval {
 		ai := approval.Input{
 			Resource: audit.Resource{Type: in.Resource.Type, Name: in.Resource.Name, Tags: tags},
@@ -176,7 +176,7 @@ func (s *Server) answerRecordedDecision(w http.ResponseWriter, r *http.Request, 
 	// Never say what the stored event is unless this caller recorded it
 	// with this very request (DESIGN §11: no reading by re-posting an id).
 	if stored.EventType != audit.TypePolicyDecision || data.RequestSHA256 != fingerprint ||
-		stored.Caller == nil || stored.Caller.Name != callerOf(caller).Name {
+		stored.Caller == nil || stored.Caller.Name != s.callerOf(caller).Name {
 		s.answerError(w, reusedID(stored.EventID))
 		return
 	}

@@ -43,7 +43,7 @@ func (s *Server) postIncident(w http.ResponseWriter, r *http.Request) {
 		Data: raw,
 		// The reporter names itself in source; the caller is who
 		// authenticated, so a forged source can be told from its caller.
-		Caller: callerOf(caller),
+		Caller: s.callerOf(caller),
 	}
 	if caller.Name != "" {
 		ev.Principal = &audit.Principal{UserID: caller.Name}

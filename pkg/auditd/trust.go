@@ -1,6 +1,7 @@
 package auditd
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -46,13 +47,14 @@ func refuse(status int, code, format string, args ...any) *refusal {
 }
 
 // callerOf is the record of who made a request, for the hashed body of
-// every event it causes.
-func callerOf(id token.Identity) *audit.Caller {
-	name := id.Name
-	if name == "" {
-		name = "anonymous" // local mode without X-Govkit-User
+// every event it causes: a token's name and API roles. Local mode has no
+// credentials, so no roles: only the name the X-Govkit-User header gave
+// (DESIGN §11), or "anonymous" without one.
+func (s *Server) callerOf(id token.Identity) *audit.Caller {
+	if s.cfg.Tokens == nil {
+		return &audit.Caller{Name: cmp.Or(id.Name, "anonymous")}
 	}
-	return &audit.Caller{Name: name, Roles: roleNames(id.Roles)}
+	return &audit.Caller{Name: id.Name, Roles: roleNames(id.Roles)}
 }
 
 // auditdCaller writes auditd's own bookkeeping that no request caused
@@ -190,7 +192,7 @@ func (s *Server) bindEvent(id token.Identity, ev *audit.Event) error {
 	} else {
 		ev.Principal = nil
 	}
-	ev.Caller = callerOf(id)
+	ev.Caller = s.callerOf(id)
 	ev.ActionHash = eventActionHash(*ev)
 	return nil
 }

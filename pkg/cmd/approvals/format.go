@@ -124,7 +124,7 @@ func outcome(r approval.Request) string {
 	case approval.Cancelled:
 		return "cancelled by " + cli.OneLine(r.CancelledBy)
 	case approval.Consumed:
-		return "approved by " + approvers(r) + ", and consumed already by " + cli.OneLine(r.ConsumedBy)
+		return "approved by " + approvers(r) + ", consumed by " + cli.OneLine(r.ConsumedBy)
 	}
 	return string(r.Status)
 }

@@ -88,7 +88,7 @@ Detections:
                               events in a sliding minute (once per agent per minute)
     off_hours                 an event outside --allowed-hours-start..--allowed-hours-end
                               in --timezone (once per agent per night)
-    unauthorized_destructive  a destructive action without an approved approval
+    unauthorized_destructive  a destructive action that no consumed approval released
     timestamp_gap             an event stamped more than --max-clock-skew in the
                               future, before the previous event, or (live) in the past
     seq_gap                   the stream skipped or repeated a seq: rows deleted

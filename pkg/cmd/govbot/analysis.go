@@ -456,7 +456,7 @@ func summarize(r *Report) Summary {
 		warn(CodeIncidents, 3, "incidents in the window: %s", strings.Join(other, ", "))
 	}
 	if a.UnapprovedTotal > 0 {
-		msg := fmt.Sprintf("%s without an approved approval", cli.Plural(a.UnapprovedTotal, "destructive action", "destructive actions"))
+		msg := fmt.Sprintf("%s without a consumed approval", cli.Plural(a.UnapprovedTotal, "destructive action", "destructive actions"))
 		if n := len(a.Unapproved); n > 0 {
 			u := a.Unapproved[n-1]
 			msg += fmt.Sprintf(" (latest: seq %d", u.Seq)

@@ -496,7 +496,7 @@ func TestSummarize(t *testing.T) {
 				r.Activity.Unapproved = []UnapprovedAction{{Seq: 9, Agent: "db-agent", Resource: "database:prod-db", Command: "DROP TABLE users"}}
 			},
 			status: StatusWarnings, warnings: []string{CodeUnapprovedDestructive},
-			text: "1 destructive action without an approved approval (latest: seq 9 by db-agent on database:prod-db: DROP TABLE users)",
+			text: "1 destructive action without a consumed approval (latest: seq 9 by db-agent on database:prod-db: DROP TABLE users)",
 		},
 		{
 			name: "capped",

@@ -84,7 +84,7 @@ The report has seven phases:
   2 Policy overview     the loaded policies, their rules and their decisions
   3 Audit activity      GET /api/v1/governance/events?since=: events by type,
                         agent and action class; incidents; destructive actions
-                        without an approved approval
+                        without a consumed approval
   4 Policy decisions    per resource: allow, deny, require_approval, no_match
   5 Pending approvals   GET /api/v1/governance/approvals/pending
   6 Chain integrity     GET /api/v1/governance/verify

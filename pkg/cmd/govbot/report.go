@@ -99,7 +99,7 @@ type ActivityPhase struct {
 	Incidents      []IncidentSummary `json:"incidents"`
 	IncidentsTotal int64             `json:"incidents_total"`
 	IncidentTypes  map[string]int64  `json:"incident_types"`
-	// Unapproved are destructive actions without an approved approval
+	// Unapproved are destructive actions without a consumed approval
 	// (pkg/detect's unauthorized_destructive, seed 003 "Security
 	// Detection"), at most maxListed; UnapprovedTotal counts them all.
 	Unapproved      []UnapprovedAction `json:"unapproved_destructive"`
@@ -119,7 +119,7 @@ type IncidentSummary struct {
 	Tampering bool      `json:"tampering"`
 }
 
-// UnapprovedAction is a destructive action that no approved approval
+// UnapprovedAction is a destructive action that no consumed approval
 // covers.
 type UnapprovedAction struct {
 	Seq       int64     `json:"seq"`

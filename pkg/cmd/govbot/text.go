@@ -124,7 +124,7 @@ func writeText(w io.Writer, r *Report) error {
 		writeTable(&b, []string{"SEQ", "TIME", "TYPE", "SEVERITY", "SOURCE", "MESSAGE"}, rows)
 	}
 	if a.UnapprovedTotal > 0 {
-		p("  destructive actions without an approved approval: %d", a.UnapprovedTotal)
+		p("  destructive actions without a consumed approval: %d", a.UnapprovedTotal)
 		rows := [][]string{}
 		for _, u := range lastN(a.Unapproved, maxTextRows) {
 			rows = append(rows, []string{strconv.FormatInt(u.Seq, 10), ts(u.Timestamp), cli.OneLine(u.Agent),
