@@ -47,6 +47,9 @@ wait "$subpid"
 subpid=''
 cat "$tmp/stream.txt"
 
+heading "== a password on a command line never enters the chain: auditd redacts before sealing"
+"$tmp/auditdemo" secret "http://$addr"
+
 heading "== verify-chain --db $db (while auditd runs)"
 "$verify" --db "$db" -o text
 

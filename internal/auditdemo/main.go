@@ -4,6 +4,7 @@
 //
 //	auditdemo record URL CLASSIFY COMMANDS   classify each command, post a tool_execution event
 //	auditdemo subscribe SOCKET N             print N streamed events (replayed from seq 0), then exit
+//	auditdemo secret URL                     post a command with a password and show what was sealed
 package main
 
 import (
@@ -29,13 +30,43 @@ func main() {
 		err = record(os.Args[2], os.Args[3], os.Args[4])
 	case len(os.Args) == 4 && os.Args[1] == "subscribe":
 		err = subscribe(os.Args[2], os.Args[3])
+	case len(os.Args) == 3 && os.Args[1] == "secret":
+		err = secret(os.Args[2])
 	default:
-		err = errors.New("usage: auditdemo record URL CLASSIFY COMMANDS | auditdemo subscribe SOCKET N")
+		err = errors.New("usage: auditdemo record URL CLASSIFY COMMANDS | auditdemo subscribe SOCKET N | auditdemo secret URL")
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "auditdemo: error: %v\n", err)
 		os.Exit(3)
 	}
+}
+
+// secret posts what an agent's careless command line looks like — a
+// password in the environment, a bearer token in the output — and prints the
+// tool as auditd sealed it: the chain can never be edited, so auditd
+// redacts before it hashes (DESIGN §11).
+func secret(url string) error {
+	c, err := client.New(url, client.WithUserAgent("auditdemo"))
+	if err != nil {
+		return err
+	}
+	raw := "PGPASSWORD=hunter2-prod psql -h db.internal -U app -c 'SELECT count(*) FROM orders'"
+	fmt.Printf("  posted:  raw_command %q\n", raw)
+	ev, err := c.Append(context.Background(), audit.Event{
+		EventType: audit.TypeToolExecution, Agent: "demo-agent", ActionClass: audit.ActionRead,
+		Tool: &audit.Tool{Name: "psql", RawCommand: raw, Result: "connected with Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhcHAifQ.c2lnbmF0dXJl"},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  sealed:  raw_command %q\n", ev.Tool.RawCommand)
+	fmt.Printf("           result      %q\n", ev.Tool.Result)
+	b, err := json.Marshal(ev.Redactions)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("           redactions  %s (seq %d, event_hash %.16s…)\n", b, ev.Seq, ev.EventHash)
+	return nil
 }
 
 // verdict is the part of classify's JSON the event records.
