@@ -47,7 +47,9 @@ import (
 //	POST /api/v1/incidents                       record an incident
 //
 // With a tokens file every endpoint but /health needs a bearer token of the
-// roles listed below (auth.go). Every error is JSON:
+// roles listed below (auth.go). A request body must be JSON (Content-Type
+// application/json; JSON Lines too for POST /api/events), else 415
+// (contenttype.go). Every error is JSON:
 // {"schema_version":1,"error":"…"}, with a "code" when a rule refused the
 // request.
 func (s *Server) Handler() http.Handler {
@@ -103,7 +105,11 @@ func (s *Server) Handler() http.Handler {
 		allowed := strings.Join(allow, ", ")
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			if h, ok := handlers[r.Method]; ok {
-				h(w, r)
+				// JSON bodies only, so that a web page cannot post (415;
+				// contenttype.go).
+				if s.checkBodyType(w, r, path) {
+					h(w, r)
+				}
 				return
 			}
 			w.Header().Set("Allow", allowed)
