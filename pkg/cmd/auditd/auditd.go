@@ -38,13 +38,7 @@ type ServeOptions struct {
 	DB     string
 	Socket string
 	// Tokens is the tokens file; empty is local mode (DESIGN §7).
-	Tokens string
-	// TLSCert and TLSKey are the PEM files auditd serves HTTPS with; both
-	// or neither (DESIGN §11 "Transport").
-	TLSCert, TLSKey string
-	// InsecurePlaintext lets a tokens-mode listener beyond loopback serve
-	// plain HTTP (a TLS proxy in front, say); it is logged as a warning.
-	InsecurePlaintext bool
+	Tokens          string
 	ApprovalTimeout time.Duration
 	Notify          notify.Config
 	emailTo         string
@@ -57,6 +51,13 @@ type ServeOptions struct {
 	DefaultEffect string
 	// Context ends the daemon; nil means on SIGTERM or SIGINT.
 	Context context.Context
+
+	// TLSCert and TLSKey are the PEM files auditd serves HTTPS with; both
+	// or neither (DESIGN §11 "Transport").
+	TLSCert, TLSKey string
+	// InsecurePlaintext lets a tokens-mode listener beyond loopback serve
+	// plain HTTP (a TLS proxy in front, say); it is logged as a warning.
+	InsecurePlaintext bool
 }
 
 // NewCmdAuditd returns the auditd root command. runF, when not nil,
