@@ -98,6 +98,18 @@ func (c *Client) useRoots() error {
 	return nil
 }
 
+// IsCertificateError reports whether err is a TLS certificate auditd's
+// client does not accept (unknown CA, wrong name, expired). It is not
+// transient: retrying cannot help; --ca-cert or auditd's certificate must
+// change.
+func IsCertificateError(err error) bool {
+	var verr *tls.CertificateVerificationError
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &verr) || errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid)
+}
+
 // CloseIdleConnections closes the connections the client keeps open for
 // reuse (auditd waits for open ones when it stops).
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
