@@ -44,9 +44,8 @@ func httpsClient(ts *testscript.TestScript, caFile string) *http.Client {
 
 // httppost URL CONTENT-TYPE FILE [HEADER=VALUE...]: POST the bytes of FILE
 // to URL with that Content-Type (an empty one sends none; an empty FILE,
-// no body) and
-// print the answer's status and body on one line: "415 {…}". Any status is
-// printed; scripts match it.
+// no body) and print the answer's status and body on one line: "415 {…}".
+// Any status is printed; scripts match it.
 func cmdHTTPPost(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 {
 		ts.Fatalf("usage: httppost URL CONTENT-TYPE FILE [HEADER=VALUE...]")
