@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/govkit/govkit/internal/testcert"
+	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/token"
@@ -229,5 +231,69 @@ func TestServeInsecurePlaintext(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "auditd: warning: --insecure-plaintext: serving plain HTTP beyond loopback on ") {
 		t.Fatalf("log %q", log.String())
+	}
+}
+
+// SIGHUP reads the TLS pair again: a renewed one is served from the next
+// handshake; one that does not load is logged and the pair in use stays.
+func TestReloadTLSOnHangup(t *testing.T) {
+	dir := t.TempDir()
+	first, err := testcert.Write(t.TempDir(), testcert.Options{CommonName: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := testcert.Write(t.TempDir(), testcert.Options{CommonName: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	install := func(cert, key string) {
+		for src, dst := range map[string]string{cert: certFile, key: keyFile} {
+			b, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dst, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	install(first.Cert, first.Key)
+	cert, err := daemon.LoadCertificate(certFile, keyFile, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out lockedBuffer
+	hup := make(chan os.Signal)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		reloadOnHangup(ctx, hup, &ServeOptions{}, nil, cert, &syncWriter{w: &out})
+	}()
+	defer func() { cancel(); <-done }()
+	hangup := func(want string) {
+		t.Helper()
+		hup <- syscall.SIGHUP
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(out.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in the log:\n%s", want, out.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	install(second.Cert, second.Key)
+	hangup("auditd: TLS certificate reloaded from " + certFile + " (expires ")
+	if cn := cert.Leaf().Subject.CommonName; cn != "second" {
+		t.Fatalf("serving %q after the reload", cn)
+	}
+	install(first.Cert, second.Key) // a half-done renewal
+	hangup("auditd: error: reloading the TLS certificate on SIGHUP: TLS certificate " + certFile + " and key " + keyFile + ": private key does not match public key; keeping the certificate in use (expires ")
+	if cn := cert.Leaf().Subject.CommonName; cn != "second" {
+		t.Fatalf("serving %q after a failed reload", cn)
+	}
+	if strings.Contains(out.String(), "nothing to reload") {
+		t.Errorf("log: %s", out.String())
 	}
 }
