@@ -78,7 +78,12 @@ func TestScripts(t *testing.T) {
 			"auditsub":   cmdAuditsub,
 			"envfile":    cmdEnvfile,
 			"sqlexec":    cmdSqlexec,
+			// Transport (DESIGN §11, issue 13): script_tls_test.go.
+			"gencert":     cmdGencert,
+			"httppost":    cmdHTTPPost,
+			"nonloopback": cmdNonloopback,
 		},
+		Condition: scriptCondition,
 	})
 }
 
@@ -151,14 +156,19 @@ func cmdFreeport(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(l.Close())
 }
 
-// waitfor URL: wait up to 10 seconds for GET URL to answer 200.
+// waitfor URL [CAFILE]: wait up to 10 seconds for GET URL to answer 200;
+// an https:// URL is trusted with the CA certificate in CAFILE.
 func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: waitfor URL")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfor URL [CAFILE]")
+	}
+	hc := http.DefaultClient
+	if len(args) == 2 {
+		hc = httpsClient(ts, args[1])
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		resp, err := http.Get(args[0])
+		resp, err := hc.Get(args[0])
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

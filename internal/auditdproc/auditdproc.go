@@ -22,7 +22,7 @@ import (
 type Proc struct {
 	Cmd  *exec.Cmd
 	Addr string // host:port from "auditd: listening on …"
-	URL  string // http://Addr
+	URL  string // http://Addr, or https://Addr when auditd serves TLS
 
 	mu     sync.Mutex
 	stderr bytes.Buffer
@@ -68,8 +68,11 @@ func StartCmd(cmd *exec.Cmd) (*Proc, error) {
 		io.Copy(io.Discard, r)
 	}()
 	select {
-	case p.Addr = <-addr:
-		p.URL = "http://" + p.Addr
+	case a := <-addr:
+		p.Addr, p.URL = a, "http://"+a
+		if host, ok := strings.CutPrefix(a, "https://"); ok { // auditd --tls-cert
+			p.Addr, p.URL = host, a
+		}
 		return p, nil
 	case <-p.done:
 		return nil, fmt.Errorf("auditd exited before listening: %v\n%s", p.err, p.Stderr())

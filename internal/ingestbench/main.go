@@ -183,6 +183,7 @@ func rawPoster(base string) poster {
 		if err != nil {
 			return err
 		}
+		req.Header.Set("Content-Type", "application/json") // auditd answers 415 to any other (DESIGN §11)
 		if k > 1 {
 			req.Header.Set("Content-Type", "application/x-ndjson")
 		}

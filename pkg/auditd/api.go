@@ -49,7 +49,9 @@ import (
 //	POST /api/v1/incidents                       record an incident (auditor, admin or gateway)
 //
 // With a tokens file every endpoint but /health needs a bearer token of the
-// roles listed below (auth.go). Every error is JSON:
+// roles listed below (auth.go). A request body must be JSON (Content-Type
+// application/json; JSON Lines too for POST /api/events), else 415
+// (contenttype.go). Every error is JSON:
 // {"schema_version":1,"error":"…"}, with a "code" when a rule refused the
 // request.
 func (s *Server) Handler() http.Handler {
@@ -116,7 +118,11 @@ func (s *Server) Handler() http.Handler {
 					s.failCode(w, http.StatusServiceUnavailable, ReasonReadOnly, errReadOnly.Error())
 					return
 				}
-				h(w, r)
+				// JSON bodies only, so that a web page cannot post (415;
+				// contenttype.go).
+				if s.checkBodyType(w, r, path) {
+					h(w, r)
+				}
 				return
 			}
 			w.Header().Set("Allow", allowed)

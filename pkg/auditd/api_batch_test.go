@@ -155,7 +155,7 @@ func TestBatchBadInputWritesNothing(t *testing.T) {
 		// Any other media type is one event, as before: two lines are
 		// not one JSON value.
 		{"JSON Lines sent as JSON", "application/json", good, 400, "unexpected data after the JSON value"},
-		{"JSON Lines sent untyped", "", good, 400, "unexpected data after the JSON value"},
+		{"JSON Lines sent untyped", "", good, 415, "takes a body of Content-Type application/json, application/x-ndjson or application/jsonl; this request has no Content-Type"},
 	} {
 		req, err := http.NewRequest(http.MethodPost, d.url+"/api/events", strings.NewReader(tc.body))
 		if err != nil {

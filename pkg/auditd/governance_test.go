@@ -108,6 +108,9 @@ func call(t testing.TB, method, u string, body []byte, header ...string) (int, [
 	if err != nil {
 		t.Fatal(err)
 	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json") // header may replace it
+	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}

@@ -144,7 +144,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener, sock net.Listener) er
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(logWriter(s.cfg.Logf), "http: ", 0),
+		ErrorLog:          log.New(logWriter(s.cfg.Logf), "", 0), // net/http says "http: " itself
 	}
 	hs.RegisterOnShutdown(s.ap.stopWaiting)
 	errc := make(chan error, 2)

@@ -5,6 +5,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +41,7 @@ type Client struct {
 	token string
 	user  string
 	agent string
+	roots *x509.CertPool // WithRootCAs; nil: the system's
 }
 
 // Option configures a Client.
@@ -58,8 +60,8 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = 
 // WithUserAgent sets the User-Agent, e.g. "approvals/v1.2.0".
 func WithUserAgent(ua string) Option { return func(c *Client) { c.agent = ua } }
 
-// New returns a client for the auditd at baseURL (http://host:port, with
-// an optional path prefix).
+// New returns a client for the auditd at baseURL (http://host:port or
+// https://host:port, with an optional path prefix).
 func New(baseURL string, opts ...Option) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -77,6 +79,11 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.roots != nil {
+		if err := c.useRoots(); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

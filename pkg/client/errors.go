@@ -12,8 +12,12 @@ import (
 // IsTransient reports whether err may go away by itself, so that a caller
 // retries instead of giving up: auditd unreachable, restarting (5xx), rate
 // limiting (429), or no answer in time. Refusals (4xx) are not: the same
-// request gets the same answer.
+// request gets the same answer; nor is a certificate the client does not
+// trust (waiting cannot fix it: --ca-cert can).
 func IsTransient(err error) bool {
+	if IsCertificateError(err) {
+		return false
+	}
 	var ae *Error
 	if errors.As(err, &ae) {
 		return ae.StatusCode >= 500 || ae.StatusCode == http.StatusTooManyRequests

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
@@ -38,6 +39,9 @@ type Options struct {
 	URL    string
 	Token  string
 	Output cli.Format
+	// CACert is --ca-cert: the CA that signs an https:// auditd's
+	// certificate; "" trusts the system's CAs.
+	CACert string
 
 	// Now is the clock for what is shown: relative times ("3m ago") and
 	// the zone of clock times in watch. Waiting uses real timers.
@@ -53,6 +57,8 @@ type Options struct {
 	// urlFromFlag is --url when it was given on the command line, so that
 	// the commands we print for the user work as typed.
 	urlFromFlag string
+	// flags are the running command's, to name a flag as the user set it.
+	flags *pflag.FlagSet
 }
 
 // NewCmdApprovals returns the approvals root command with every subcommand,
@@ -134,6 +140,7 @@ Exit status:
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&opts.URL, "url", client.DefaultURL, "auditd's `URL`")
 	pf.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN` (auditd with a tokens file)")
+	cli.AddCACertFlag(pf, &opts.CACert)
 	pf.VarP(&opts.Output, "output", "o", "output `format`: text or json (default: text on a terminal, json otherwise)")
 	_ = cmd.RegisterFlagCompletionFunc("output",
 		cobra.FixedCompletions([]string{string(cli.FormatText), string(cli.FormatJSON)}, cobra.ShellCompDirectiveNoFileComp))
@@ -145,6 +152,7 @@ Exit status:
 // prepare runs before every subcommand's own validation: it remembers a
 // --url given on the command line.
 func (o *Options) prepare(c *cobra.Command) {
+	o.flags = c.Flags()
 	o.urlFromFlag = ""
 	if f := c.Flags().Lookup("url"); f != nil && f.Changed {
 		o.urlFromFlag = o.URL
@@ -173,9 +181,19 @@ func (o *Options) client() (*client.Client, error) {
 			opts = append(opts, client.WithUser(name))
 		}
 	}
+	if o.CACert != "" {
+		roots, err := client.LoadCACert(o.CACert)
+		if err != nil {
+			return nil, cli.CACertFailure(o.flags, err)
+		}
+		opts = append(opts, client.WithRootCAs(roots))
+	}
 	c, err := client.New(o.URL, opts...)
 	if err != nil {
 		return nil, cli.Fail(err, "pass --url http://HOST:PORT (or set GOVKIT_AUDIT_URL)")
+	}
+	if c.SendsTokenInClear() {
+		fmt.Fprintf(o.IO.ErrOut, "approvals: warning: --url %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)\n", o.URL)
 	}
 	return c, nil
 }
@@ -246,6 +264,9 @@ func (o *Options) apiError(err error, id string) error {
 	}
 	if errors.Is(err, context.Canceled) {
 		return cli.Failf("interrupted")
+	}
+	if client.IsCertificateError(err) {
+		return cli.Failf("auditd at %s: %s", o.URL, client.NetReason(err)).WithHint(cli.CACertHint)
 	}
 	if client.IsTransient(err) {
 		return cli.Failf("cannot reach auditd at %s: %s", o.URL, client.NetReason(err)).

@@ -5,6 +5,7 @@ package auditd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,13 @@ type ServeOptions struct {
 	redactor       *redact.Redactor
 	// Context ends the daemon; nil means on SIGTERM or SIGINT.
 	Context context.Context
+
+	// TLSCert and TLSKey are the PEM files auditd serves HTTPS with; both
+	// or neither (DESIGN §11 "Transport").
+	TLSCert, TLSKey string
+	// InsecurePlaintext lets a tokens-mode listener beyond loopback serve
+	// plain HTTP (a TLS proxy in front, say); it is logged as a warning.
+	InsecurePlaintext bool
 }
 
 // NewCmdAuditd returns the auditd root command. runF, when not nil,
@@ -71,7 +79,7 @@ type ServeOptions struct {
 func NewCmdAuditd(streams *cli.IOStreams, runF func(*ServeOptions) error) *cobra.Command {
 	opts := &ServeOptions{IO: streams}
 	cmd := &cobra.Command{
-		Use:   "auditd [--addr HOST:PORT] [--db FILE] [--socket PATH] [--tokens FILE] [--policy FILE [--infra FILE]]",
+		Use:   "auditd [--addr HOST:PORT] [--db FILE] [--socket PATH] [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--policy FILE [--infra FILE]]",
 		Short: "Run the audit daemon: a durable, hash-chained event log with an HTTP API",
 		Long: `Auditd keeps the audit log: every event that agents, gates and approvers post is
 numbered, chained to the previous one by its SHA-256 hash, and committed to a
@@ -162,6 +170,17 @@ the event's redactions ([{"field","kind"}]). --redact-pattern NAME=REGEX
 adds a format (repeatable; GOVKIT_REDACT_PATTERNS takes several, one a line
 or separated by commas). Redaction cannot be turned off.
 
+Transport (DESIGN §11): with --tls-cert FILE and --tls-key FILE (PEM; both
+or neither) auditd serves HTTPS only, TLS 1.2 at least, and reads the pair
+again on SIGHUP. A listener beyond loopback needs --tokens and TLS, or
+--insecure-plaintext (plain HTTP, e.g. behind a TLS proxy; logged as a
+warning, since tokens then cross the network in the clear). In local mode
+auditd checks the address it actually bound, not the name: a "localhost"
+that resolves beyond loopback is refused. POST bodies must be
+Content-Type application/json (POST /api/events also takes
+application/x-ndjson): anything else is 415, so that a web page cannot post
+to a local auditd.
+
 Notifications of new and resolved requests: --approval-slack-webhook,
 --approval-webhook (JSON; a hooks.slack.com URL gets Slack), email with
 --smtp-* and --approval-email-to. A failing channel is retried with backoff
@@ -172,8 +191,9 @@ socket (mode 0600). A subscriber may first send {"subscribe":{"since_seq":N}}
 to receive every event after N before the live ones; one that falls more than
 1024 events behind is dropped with an {"error":…} line.
 
-Auditd prints "auditd: listening on HOST:PORT" on standard error when it is
-ready, reloads --policy and --infra on SIGHUP, and stops cleanly on SIGTERM
+Auditd prints "auditd: listening on HOST:PORT" (with TLS: "listening on
+https://HOST:PORT") on standard error when it is ready, reloads --policy,
+--infra and the TLS pair on SIGHUP, and stops cleanly on SIGTERM
 or SIGINT: it finishes the requests in flight, commits what is queued,
 closes the database and removes the socket. It starts on a database whose
 chain is broken, logs the break, and reports it through /api/verify.
@@ -187,10 +207,11 @@ until auditd is restarted.
 
 Exit status: 0 after a clean stop, 3 on a usage error or a failure (a
 --policy or --infra file that does not load at start included: auditd then
-touches no database).`,
+touches no database; so does a TLS certificate or key that does not
+load, and a listener the transport rules refuse).`,
 		Example: `  auditd --db /var/lib/govkit/audit.db --socket /run/govkit/audit.sock
   GOVKIT_AUDITD_ADDR=127.0.0.1:0 auditd --db audit.db     # any free port
-  auditd --tokens /etc/govkit/tokens.yaml --addr 0.0.0.0:1199 --approval-timeout 15m
+  auditd --tokens /etc/govkit/tokens.yaml --addr 0.0.0.0:1199 --tls-cert /etc/govkit/tls.crt --tls-key /etc/govkit/tls.key
   auditd --db audit.db --policy /etc/govkit/policies.yaml --infra /etc/govkit/infra.yaml
   kill -HUP $(pidof auditd)                                # reload the policy
   auditd export --db audit.db > audit.jsonl && verify-chain --jsonl audit.jsonl`,
@@ -208,10 +229,13 @@ touches no database).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Addr, "addr", daemon.DefaultAddr, "listen on `HOST:PORT` (loopback only; port 0 picks a free one)")
+	f.StringVar(&opts.Addr, "addr", daemon.DefaultAddr, "listen on `HOST:PORT` (loopback only without --tokens; port 0 picks a free one)")
 	addDBFlag(cmd, &opts.DB)
 	f.StringVar(&opts.Socket, "socket", "", "stream committed events on the Unix socket `PATH` (default: no stream)")
 	f.StringVar(&opts.Tokens, "tokens", "", "authenticate clients with the tokens `FILE` (auditd token create); without it, local mode: loopback only, no credentials")
+	f.StringVar(&opts.TLSCert, "tls-cert", "", "serve HTTPS with the PEM certificate (chain) `FILE`; needs --tls-key; reloaded on SIGHUP")
+	f.StringVar(&opts.TLSKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert")
+	f.BoolVar(&opts.InsecurePlaintext, "insecure-plaintext", false, "allow plain HTTP on an address beyond loopback (tokens cross the network in the clear; behind a TLS proxy only)")
 	f.DurationVar(&opts.ApprovalTimeout, "approval-timeout", approval.DefaultTTL, "how long an approval request stays pending when it names no ttl")
 	f.DurationVar(&opts.ApprovalValidFor, "approval-valid-for", approval.DefaultValidFor, "how long after approval an approval may be consumed (then 410 approval_stale)")
 	f.StringVar(&opts.Notify.Webhook, "approval-webhook", "", "POST approval notifications as JSON to `URL` (a hooks.slack.com URL gets Slack messages)")
@@ -233,6 +257,10 @@ touches no database).`,
 	cli.SetEnvName(f, "addr", "GOVKIT_AUDITD_ADDR")
 	cli.SetEnvName(f, "socket", "GOVKIT_AUDIT_SOCKET")
 	cli.SetEnvName(f, "tokens", "GOVKIT_TOKENS_FILE")
+	cli.SetEnvName(f, "tls-cert", "GOVKIT_TLS_CERT")
+	cli.SetEnvName(f, "tls-key", "GOVKIT_TLS_KEY")
+	_ = cmd.MarkFlagFilename("tls-cert", "pem", "crt")
+	_ = cmd.MarkFlagFilename("tls-key", "pem", "key")
 	cli.SetEnvName(f, "policy", "GOVKIT_POLICY_FILE")
 	cli.SetEnvName(f, "infra", "GOVKIT_INFRA_CONFIG")
 	cli.SetEnvName(f, "policy-dry-run", "GOVKIT_POLICY_DRY_RUN")
@@ -251,6 +279,14 @@ func addDBFlag(cmd *cobra.Command, p *string) {
 }
 
 func (o *ServeOptions) validate() error {
+	switch {
+	case o.TLSCert != "" && o.TLSKey == "":
+		return cli.Failf("--tls-key is required with --tls-cert").
+			WithHint("pass --tls-key FILE with the certificate's private key (or set GOVKIT_TLS_KEY), or leave out --tls-cert to serve plain HTTP on loopback")
+	case o.TLSKey != "" && o.TLSCert == "":
+		return cli.Failf("--tls-cert is required with --tls-key").
+			WithHint("pass --tls-cert FILE with the key's certificate (or set GOVKIT_TLS_CERT), or leave out --tls-key to serve plain HTTP on loopback")
+	}
 	if o.Tokens == "" {
 		if err := daemon.CheckLoopback(o.Addr); err != nil {
 			return cli.Fail(err, "pass --addr 127.0.0.1:PORT (or set GOVKIT_AUDITD_ADDR), or authenticate clients with --tokens FILE (auditd token create)")
@@ -383,6 +419,13 @@ func serveRun(o *ServeOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	// The TLS pair too: a bad one must not leave a database behind.
+	var cert *daemon.Certificate
+	if o.TLSCert != "" {
+		if cert, err = daemon.LoadCertificate(o.TLSCert, o.TLSKey, time.Now()); err != nil {
+			return cli.Fail(err, "check --tls-cert and --tls-key (or GOVKIT_TLS_CERT and GOVKIT_TLS_KEY): PEM files, the key matching the certificate")
+		}
+	}
 	// Listeners first: a refused --socket or --addr leaves no database
 	// file behind, and closing a listener removes its socket file.
 	var sock net.Listener // nil unless --socket: never a nil *UnixListener
@@ -402,6 +445,16 @@ func serveRun(o *ServeOptions) (err error) {
 		}
 		return cli.Failf("listening on %s: %v", o.Addr, err).
 			WithHint("pass another --addr (or set GOVKIT_AUDITD_ADDR); port 0 picks a free one")
+	}
+	// What was bound decides, not the name (DESIGN §11 "Transport").
+	loopback := daemon.IsLoopbackAddr(ln.Addr())
+	if err := o.checkBound(ln.Addr(), loopback, cert != nil); err != nil {
+		closeListener(sock)
+		ln.Close()
+		return err
+	}
+	if cert != nil {
+		ln = tls.NewListener(ln, cert.TLSConfig())
 	}
 
 	st, err := sqlite.Open(o.DB, sqlite.Options{ReadOnly: o.ReadOnly})
@@ -520,8 +573,14 @@ func serveRun(o *ServeOptions) (err error) {
 		log.logf("local mode: no tokens file, so no credentials are checked and auditd listens on loopback only; approvers are named by the %s header (the CLIs send $USER)", daemon.UserHeader)
 	} else {
 		log.logf("clients authenticate with bearer tokens from %s", o.Tokens)
-		if daemon.CheckLoopback(o.Addr) != nil {
-			log.logf("warning: listening beyond loopback over plain HTTP: tokens cross the network in the clear unless a TLS proxy terminates in front of auditd")
+		if !loopback && cert == nil {
+			log.logf("warning: --insecure-plaintext: serving plain HTTP beyond loopback on %s: bearer tokens and events cross the network in the clear unless a TLS proxy terminates in front of auditd", ln.Addr())
+		}
+	}
+	if cert != nil {
+		log.logf("TLS: certificate %s for %s, expires %s", o.TLSCert, strings.Join(cert.Names(), ", "), cert.Leaf().NotAfter.UTC().Format(time.RFC3339))
+		if fi, err := os.Stat(o.TLSKey); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			log.logf("warning: TLS key %s is readable by group or others (mode %04o): run 'chmod 600 %s'", o.TLSKey, fi.Mode().Perm(), o.TLSKey)
 		}
 	}
 	hup, stopHup := notifyHangup()
@@ -530,11 +589,15 @@ func serveRun(o *ServeOptions) (err error) {
 	reloadDone := make(chan struct{})
 	go func() {
 		defer close(reloadDone)
-		reloadOnHangup(reloadCtx, hup, o, srv, log)
+		reloadOnHangup(reloadCtx, hup, o, srv, cert, log)
 	}()
 	// Scripts wait for this line to learn the address (port 0): it comes
 	// last, when every listener is up.
-	log.logf("listening on %s", ln.Addr())
+	if cert != nil {
+		log.logf("listening on https://%s", ln.Addr())
+	} else {
+		log.logf("listening on %s", ln.Addr())
+	}
 
 	runErr := srv.Run(ctx, ln, sock)
 	stopReload()
@@ -544,6 +607,25 @@ func serveRun(o *ServeOptions) (err error) {
 		return cli.Fail(runErr, "")
 	}
 	log.logf("stopped; %d events in %s", seq, o.DB)
+	return nil
+}
+
+// checkBound applies DESIGN §11's listener rules to the address actually
+// bound: local mode (no tokens file) authenticates no one, so it serves
+// loopback only, even with TLS; beyond loopback, tokens need TLS or an
+// explicit --insecure-plaintext, or they would cross the network in the
+// clear.
+func (o *ServeOptions) checkBound(addr net.Addr, loopback, withTLS bool) error {
+	switch {
+	case loopback:
+		return nil
+	case o.Tokens == "":
+		return cli.Failf("--addr %s is bound to %s, which is not a loopback address; without a tokens file auditd authenticates no one, so it listens only on loopback", o.Addr, addr).
+			WithHint("pass --addr 127.0.0.1:PORT (a name such as localhost must resolve to loopback; check /etc/hosts), or authenticate clients with --tokens FILE and --tls-cert/--tls-key")
+	case !withTLS && !o.InsecurePlaintext:
+		return cli.Failf("--addr %s listens beyond loopback (%s) over plain HTTP: bearer tokens would cross the network in the clear", o.Addr, addr).
+			WithHint("pass --tls-cert FILE and --tls-key FILE (or set GOVKIT_TLS_CERT and GOVKIT_TLS_KEY); behind a TLS proxy, pass --insecure-plaintext")
+	}
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/cli"
@@ -69,19 +70,30 @@ func describePolicy(p daemon.Policy) string {
 	return strings.Join(parts, ", ")
 }
 
-// reloadOnHangup reloads --policy and --infra on each SIGHUP until ctx
-// ends. A file that does not load leaves the policy in force untouched:
-// a typo must never switch governance off (seed 003 "Governance
-// Misconfiguration Incidents"); the error goes to the log and to GET
-// /api/v1/governance.
-func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, o *ServeOptions, srv *daemon.Server, log *syncWriter) {
+// reloadOnHangup reloads --policy and --infra, and the TLS pair when cert
+// is not nil, on each SIGHUP until ctx ends. A file that does not load
+// leaves the policy in force untouched: a typo must never switch
+// governance off (seed 003 "Governance Misconfiguration Incidents"); the
+// error goes to the log and to GET /api/v1/governance. A TLS pair that does
+// not load leaves the one in use.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, o *ServeOptions, srv *daemon.Server, cert *daemon.Certificate, log *syncWriter) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
 		}
+		if cert != nil {
+			if err := cert.Reload(time.Now()); err != nil {
+				log.logf("error: reloading the TLS certificate on SIGHUP: %s; keeping the certificate in use (expires %s)", oneLine(err), cert.Leaf().NotAfter.UTC().Format(time.RFC3339))
+			} else {
+				log.logf("TLS certificate reloaded from %s (expires %s)", cert.CertFile, cert.Leaf().NotAfter.UTC().Format(time.RFC3339))
+			}
+		}
 		if o.PolicyFile == "" && o.InfraFile == "" {
+			if cert != nil {
+				continue
+			}
 			log.logf("SIGHUP: nothing to reload: auditd runs without --policy and --infra")
 			continue
 		}

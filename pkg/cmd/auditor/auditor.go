@@ -6,6 +6,7 @@ package auditor
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -52,6 +53,7 @@ type Options struct {
 	SinceSeq       int64
 	Verbose        bool
 	Output         cli.Format
+	CACert         string // --ca-cert: the CA of an https:// auditd
 
 	// Now is the detection clock; nil means time.Now.
 	Now func() time.Time
@@ -65,7 +67,8 @@ type Options struct {
 	ReconnectMin, ReconnectMax time.Duration
 	WebhookBackoff             time.Duration
 
-	loc *time.Location // --timezone, resolved by validate
+	loc   *time.Location // --timezone, resolved by validate
+	roots *x509.CertPool // --ca-cert, loaded by validate
 }
 
 // NewCmdAuditor returns the auditor root command. It only declares and
@@ -148,6 +151,7 @@ Exit status:
 	f.StringVar(&opts.Socket, "socket", "", "follow auditd's event stream on the Unix socket `PATH` (auditd --socket)")
 	f.StringVar(&opts.AuditURL, "audit-url", client.DefaultURL, "auditd's `URL`, for verification, approvals and --once")
 	f.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN` (auditd with a tokens file; role auditor)")
+	cli.AddCACertFlag(f, &opts.CACert)
 	f.DurationVar(&opts.VerifyInterval, "verify-interval", 30*time.Second, "verify the whole chain every `DURATION`")
 	f.StringVar(&opts.Webhook, "incident-webhook", "", "POST each alert as JSON to `URL`")
 	f.IntVar(&opts.MaxPerMinute, "max-events-per-minute", detect.DefaultMaxEventsPerMinute, "high_volume: alert above `N` events per minute from one agent")
@@ -205,6 +209,14 @@ func (o *Options) validate(c *cobra.Command) error {
 	}
 	if _, err := client.New(o.AuditURL); err != nil {
 		return cli.Failf("%s: %v", from("audit-url"), err).WithHint("pass --audit-url http://HOST:PORT (or set GOVKIT_AUDIT_URL)")
+	}
+	o.roots = nil
+	if o.CACert != "" {
+		roots, err := client.LoadCACert(o.CACert)
+		if err != nil {
+			return cli.CACertFailure(c.Flags(), err)
+		}
+		o.roots = roots
 	}
 	if o.Webhook != "" {
 		if err := checkWebhookURL(o.Webhook); err != nil {

@@ -96,6 +96,9 @@ func newMonitor(o *Options) (*monitor, error) {
 	if o.Token != "" {
 		copts = append(copts, client.WithToken(o.Token))
 	}
+	if o.roots != nil {
+		copts = append(copts, client.WithRootCAs(o.roots))
+	}
 	c, err := client.New(o.AuditURL, copts...)
 	if err != nil {
 		return nil, cli.Fail(err, "pass --audit-url http://HOST:PORT (or set GOVKIT_AUDIT_URL)")
@@ -120,6 +123,9 @@ func newMonitor(o *Options) (*monitor, error) {
 	}
 	if o.Webhook != "" {
 		m.hook = newWebhook(o.Webhook, o.WebhookClient, o.WebhookBackoff, m.logf)
+	}
+	if c.SendsTokenInClear() {
+		m.logf("warning: --audit-url %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)", o.AuditURL)
 	}
 	return m, nil
 }
@@ -196,7 +202,7 @@ func (m *monitor) runDaemon(parent context.Context) error {
 // returns the run's error: a fatal one, or ok.
 func (m *monitor) end(drain time.Duration, ok error) error {
 	m.flush()
-	m.hc.CloseIdleConnections()
+	m.c.CloseIdleConnections() // with --ca-cert, a copy of hc's transport
 	if m.hook != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), drain)
 		m.hook.Close(ctx)
@@ -233,6 +239,9 @@ func (m *monitor) waitForAuditd(ctx context.Context) (client.Health, error) {
 		}
 		if ctx.Err() != nil {
 			return client.Health{}, ctx.Err()
+		}
+		if m.refused(err) {
+			return client.Health{}, m.fatalErr()
 		}
 		if !said {
 			m.logf("cannot reach auditd at %s (%s); retrying", m.o.AuditURL, client.Reason(err))
@@ -660,6 +669,10 @@ func (m *monitor) runOnce(parent context.Context) error {
 // refused reports whether err is auditd refusing auditor's credentials,
 // which no retry fixes; it ends the run with the error.
 func (m *monitor) refused(err error) bool {
+	if client.IsCertificateError(err) {
+		m.fail(cli.Failf("auditd at %s: %s", m.o.AuditURL, client.NetReason(err)).WithHint(cli.CACertHint))
+		return true
+	}
 	var ae *client.Error
 	if !errors.As(err, &ae) {
 		return false

@@ -5,6 +5,7 @@ package govbot
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"slices"
@@ -46,6 +47,7 @@ type Options struct {
 	Webhook    string
 	MaxEvents  int
 	Output     cli.Format
+	CACert     string // --ca-cert: the CA of an https:// auditd
 
 	// Now is the report's clock: the window's end and the age of pending
 	// approvals. Nil means time.Now.
@@ -58,6 +60,8 @@ type Options struct {
 
 	// gatewaySource says where --gateway came from, for error hints.
 	gatewaySource string
+	// roots is --ca-cert, loaded by validate.
+	roots *x509.CertPool
 }
 
 // NewCmdGovbot returns the govbot command with the process's clock.
@@ -118,7 +122,8 @@ Exit status:
     0  healthy, or warnings only
     1  the gateway is unreachable or does not answer like auditd
     2  alerts present
-    3  usage error, refused credentials, internal failure`,
+    3  usage error, refused credentials, an untrusted TLS certificate
+       (--ca-cert), internal failure`,
 		Example: `  govbot --gateway http://127.0.0.1:1199
   govbot --gateway http://auditd.internal:1199 --since 6h -o json
   GOVKIT_TOKEN=… govbot --gateway https://auditd.internal --webhook https://hooks.slack.com/services/…`,
@@ -141,6 +146,7 @@ Exit status:
 	f.Var(&opts.StaleAfter, "stale-after", "warn about approvals pending longer than `DURATION`")
 	f.StringVar(&opts.Webhook, "webhook", "", "post the summary to the Slack incoming webhook `URL`")
 	f.IntVar(&opts.MaxEvents, "max-events", DefaultMaxEvents, "analyse at most the latest `N` events of the window")
+	cli.AddCACertFlag(f, &opts.CACert)
 	cli.AddOutputFlag(cmd, &opts.Output)
 	cli.AddConfigFlag(cmd)
 	cli.SetEnvName(f, "gateway", "GOVKIT_AUDIT_URL")
@@ -162,6 +168,14 @@ func (o *Options) validate(flags *pflag.FlagSet) error {
 	if _, err := client.New(o.Gateway); err != nil {
 		return cli.Failf("%s: %v", name("gateway"), err).
 			WithHint("pass --gateway http://HOST:PORT (or set GOVKIT_AUDIT_URL) naming auditd")
+	}
+	o.roots = nil
+	if o.CACert != "" {
+		roots, err := client.LoadCACert(o.CACert)
+		if err != nil {
+			return cli.CACertFailure(flags, err)
+		}
+		o.roots = roots
 	}
 	if o.Since <= 0 {
 		return cli.Failf("%s %s is not a positive duration", name("since"), o.Since.String()).

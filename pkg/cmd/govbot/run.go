@@ -75,9 +75,15 @@ func (o *Options) client() (*client.Client, error) {
 	if o.Token != "" {
 		opts = append(opts, client.WithToken(o.Token))
 	}
+	if o.roots != nil {
+		opts = append(opts, client.WithRootCAs(o.roots))
+	}
 	c, err := client.New(o.Gateway, opts...)
 	if err != nil {
 		return nil, cli.Fail(err, "pass --gateway http://HOST:PORT (or set GOVKIT_AUDIT_URL)")
+	}
+	if c.SendsTokenInClear() {
+		fmt.Fprintf(o.IO.ErrOut, "govbot: warning: --gateway %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)\n", o.Gateway)
 	}
 	return c, nil
 }
@@ -221,6 +227,10 @@ func (o *Options) gatewayError(err error) *cli.ExitError {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return cli.Failf("interrupted")
+	case client.IsCertificateError(err):
+		// Like refused credentials: govbot's configuration to fix, not
+		// an outage (DESIGN §11 "Transport").
+		return cli.Failf("%s (%s): %s", where, what, netReason(err)).WithHint(cli.CACertHint)
 	case errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized:
 		hint := "pass --token TOKEN (or set GOVKIT_TOKEN) with a token that has the auditor role"
 		if o.Token != "" {

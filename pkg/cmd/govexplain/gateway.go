@@ -30,6 +30,14 @@ func (o *ExplainOptions) validateGateway() error {
 				WithHint("drop --" + name + ", or drop --gateway to evaluate locally")
 		}
 	}
+	o.roots = nil
+	if o.CACert != "" {
+		roots, err := client.LoadCACert(o.CACert)
+		if err != nil {
+			return cli.CACertFailure(o.flags, err)
+		}
+		o.roots = roots
+	}
 	if o.Event != "" {
 		for _, name := range question {
 			if o.given != nil && o.given(name) {
@@ -51,9 +59,15 @@ func gatewayRun(o *ExplainOptions) error {
 	if o.Token != "" {
 		opts = append(opts, client.WithToken(o.Token))
 	}
+	if o.roots != nil {
+		opts = append(opts, client.WithRootCAs(o.roots))
+	}
 	c, err := client.New(o.Gateway, opts...)
 	if err != nil {
 		return cli.Fail(err, "pass --gateway http://HOST:PORT (auditd's address)")
+	}
+	if c.SendsTokenInClear() {
+		fmt.Fprintf(o.IO.ErrOut, "govexplain: warning: --gateway %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)\n", o.Gateway)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -97,6 +111,9 @@ func (o *ExplainOptions) gatewayError(err error) error {
 	if !errors.As(err, &ae) {
 		if errors.Is(err, context.Canceled) {
 			return cli.Failf("interrupted")
+		}
+		if client.IsCertificateError(err) {
+			return cli.Failf("auditd at %s: %s", o.Gateway, client.NetReason(err)).WithHint(cli.CACertHint)
 		}
 		return cli.Failf("cannot reach auditd at %s: %s", o.Gateway, client.NetReason(err)).
 			WithHint("start auditd, or pass --gateway naming a running one")

@@ -4,6 +4,7 @@
 package govexplain
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
@@ -39,8 +41,13 @@ type ExplainOptions struct {
 	Gateway string
 	Token   string
 	Event   string
+	CACert  string // --ca-cert: the CA of an https:// --gateway
 	// given reports whether a flag was on the command line.
 	given func(name string) bool
+	// flags are the command's, to name a flag as the user set it; roots
+	// is --ca-cert, loaded by validateGateway.
+	flags *pflag.FlagSet
+	roots *x509.CertPool
 	// Now is the clock for schedules when --at is absent (tests pin it).
 	Now func() time.Time
 }
@@ -83,6 +90,7 @@ Exit status follows the enforced effect:
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.tagsSet = c.Flags().Changed("tags") || cli.FlagSource(c.Flags(), "tags") != ""
 			opts.given = func(name string) bool { return c.Flags().Changed(name) }
+			opts.flags = c.Flags()
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -113,6 +121,7 @@ Exit status follows the enforced effect:
 	f.StringVar(&opts.Gateway, "gateway", "", "ask the auditd at `URL` instead of reading --policy (its loaded policy; nothing is recorded)")
 	f.StringVar(&opts.Event, "event", "", "with --gateway: show the decision recorded with event `ID` (no re-evaluation)")
 	f.StringVar(&opts.Token, "token", "", "with --gateway: the bearer `TOKEN` for auditd (prefer GOVKIT_TOKEN: a flag shows in ps)")
+	cli.AddCACertFlag(f, &opts.CACert)
 	cli.SetEnvName(f, "dry-run", "GOVKIT_POLICY_DRY_RUN")
 	cli.SetEnvName(f, "token", "GOVKIT_TOKEN")
 	cli.SkipConfig(f, "resource", "action", "tags", "user", "role", "service", "rows", "pods", "at", "event")

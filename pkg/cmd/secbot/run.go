@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,9 +80,18 @@ func run(o *Options) error {
 	if o.Token != "" {
 		copts = append(copts, client.WithToken(o.Token))
 	}
+	if o.roots != nil {
+		copts = append(copts, client.WithRootCAs(o.roots))
+	}
 	c, err := client.New(o.Gateway, copts...)
 	if err != nil {
 		return cli.Fail(err, "pass --gateway http://HOST:PORT (or set GOVKIT_AUDIT_URL) naming auditd")
+	}
+	if c.SendsTokenInClear() {
+		log.logf("warning: --gateway %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)", o.Gateway)
+	}
+	if err := checkTrust(ctx, c, o.Gateway); err != nil {
+		return err
 	}
 	r := &responder{
 		o: o, c: c, log: log, m: newMetrics(),
@@ -417,10 +427,29 @@ func (r *responder) apiProblem(err error) string {
 		}
 		return fmt.Sprintf("auditd answered %d: %s", ae.StatusCode, msg)
 	}
+	if client.IsCertificateError(err) {
+		return fmt.Sprintf("auditd at %s: %s: pass --ca-cert FILE (or set GOVKIT_CA_CERT) with the CA that signed its certificate", r.o.Gateway, client.NetReason(err))
+	}
 	if client.IsTransient(err) {
 		return fmt.Sprintf("cannot reach auditd at %s (%s)", r.o.Gateway, client.Reason(err))
 	}
 	return err.Error()
+}
+
+// checkTrust ends secbot at start when an https:// --gateway presents a
+// certificate it does not trust: that is configuration, not an outage, and
+// no retry fixes it (DESIGN §11 "Transport"). Any other failure is an
+// outage secbot rides out.
+func checkTrust(ctx context.Context, c *client.Client, gateway string) error {
+	if !strings.HasPrefix(gateway, "https://") {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	if _, err := c.Health(cctx); client.IsCertificateError(err) {
+		return cli.Failf("auditd at %s: %s", gateway, client.NetReason(err)).WithHint(cli.CACertHint)
+	}
+	return nil
 }
 
 // streamProblem describes why the stream ended.

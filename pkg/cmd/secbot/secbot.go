@@ -7,6 +7,7 @@ package secbot
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"strconv"
@@ -45,6 +46,7 @@ type Options struct {
 	// (client.Live) starts at the chain's current head.
 	SinceSeq int64
 	Output   cli.Format
+	CACert   string // --ca-cert: the CA of an https:// auditd
 
 	// Now is the clock of alerts and the cooldown; nil means time.Now.
 	Now func() time.Time
@@ -57,6 +59,8 @@ type Options struct {
 	// the stream and between retries of an incident; zero means the
 	// defaults (tests shorten them).
 	MinBackoff, MaxBackoff time.Duration
+
+	roots *x509.CertPool // --ca-cert, loaded by validate
 }
 
 // NewCmdSecbot returns the secbot command with the process's clock.
@@ -144,6 +148,7 @@ failure it cannot recover from.`,
 	f.StringVar(&opts.Socket, "socket", "", "follow auditd's event stream on the Unix socket `PATH` (auditd --socket)")
 	f.StringVar(&opts.Gateway, "gateway", client.DefaultURL, "auditd's `URL`: incidents are created there, approvals and the chain head read")
 	f.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN` (auditd with a tokens file); prefer GOVKIT_TOKEN, a flag shows in ps")
+	cli.AddCACertFlag(f, &opts.CACert)
 	f.StringVar(&opts.Listen, "listen", DefaultListen, "serve /health, /metrics and /callback on `HOST:PORT` ('' serves nothing)")
 	f.DurationVar(&opts.Cooldown, "cooldown", detect.DefaultCooldown, "at most one incident per pattern and agent per `DURATION`")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the incidents secbot would create, and create none")
@@ -175,6 +180,14 @@ func (o *Options) validate(flags *pflag.FlagSet) error {
 	if _, err := client.New(o.Gateway); err != nil {
 		return cli.Failf("%s: %v", name("gateway"), err).
 			WithHint("pass --gateway http://HOST:PORT (or set GOVKIT_AUDIT_URL) naming auditd")
+	}
+	o.roots = nil
+	if o.CACert != "" {
+		roots, err := client.LoadCACert(o.CACert)
+		if err != nil {
+			return cli.CACertFailure(flags, err)
+		}
+		o.roots = roots
 	}
 	if o.Listen != "" {
 		if err := checkListen(o.Listen); err != nil {
