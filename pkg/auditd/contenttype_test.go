@@ -16,7 +16,7 @@ import (
 // browser sends without a CORS preflight. Nothing refused is stored.
 func TestBodyContentType(t *testing.T) {
 	d := startGoverned(t, nil)
-	event := `{"event_type":"tool_execution","agent":"a1","tool":{"name":"bash","raw_command":"ls"}}`
+	event := `{"event_type":"tool_execution","session_id":"s1","tool":{"name":"bash","raw_command":"ls"}}`
 	decision := jsonOf(t, prodWriteDecision())
 	incident := `{"incident_id":"i-1","severity":"low","title":"t","pattern":"p"}`
 	approvalReq := `{"resource":{"type":"database","name":"prod-db"},"action":"write","reason":"r"}`
@@ -37,11 +37,11 @@ func TestBodyContentType(t *testing.T) {
 		{"event with a malformed type", "/api/events", "application/json; charset", event, false, 415, "does not parse"},
 		{"event as a JSON suffix type", "/api/events", "application/merge-patch+json", event, false, 415, `this one is "application/merge-patch+json"`},
 		{"event as JSON", "/api/events", "application/json", event, false, 201, ""},
-		{"event as JSON with charset", "/api/events", "application/json; charset=utf-8", `{"event_type":"tool_execution","agent":"a2"}`, false, 201, ""},
-		{"event as JSON, upper case", "/api/events", "Application/JSON", `{"event_type":"tool_execution","agent":"a3"}`, false, 201, ""},
-		{"event as JSON, chunked", "/api/events", "application/json", `{"event_type":"tool_execution","agent":"a4"}`, true, 201, ""},
-		{"batch as JSON Lines", "/api/events", "application/x-ndjson", `{"event_type":"tool_execution","agent":"a5"}` + "\n", false, 201, ""},
-		{"batch as jsonl", "/api/events", "application/jsonl", `{"event_type":"tool_execution","agent":"a6"}` + "\n", false, 201, ""},
+		{"event as JSON with charset", "/api/events", "application/json; charset=utf-8", `{"event_type":"tool_execution","session_id":"s2"}`, false, 201, ""},
+		{"event as JSON, upper case", "/api/events", "Application/JSON", `{"event_type":"tool_execution","session_id":"s3"}`, false, 201, ""},
+		{"event as JSON, chunked", "/api/events", "application/json", `{"event_type":"tool_execution","session_id":"s4"}`, true, 201, ""},
+		{"batch as JSON Lines", "/api/events", "application/x-ndjson", `{"event_type":"tool_execution","session_id":"s5"}` + "\n", false, 201, ""},
+		{"batch as jsonl", "/api/events", "application/jsonl", `{"event_type":"tool_execution","session_id":"s6"}` + "\n", false, 201, ""},
 		{"decision as text/plain", govapi.PathDecisions, "text/plain", decision, false, 415, "POST " + govapi.PathDecisions + " takes a body of Content-Type application/json; "},
 		{"decision as JSON Lines", govapi.PathDecisions, "application/x-ndjson", decision, false, 415, `this one is "application/x-ndjson"`},
 		{"decision untyped", govapi.PathDecisions, "", decision, false, 415, "no Content-Type"},
