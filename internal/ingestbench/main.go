@@ -383,11 +383,13 @@ func event(client, i int) audit.Event {
 // eventWith is event with the trace number and the event number as text.
 func eventWith(client int, trace, n string) audit.Event {
 	return audit.Event{
-		EventType:   audit.TypeToolExecution,
-		TraceID:     fmt.Sprintf("trace-%d-%s", client, trace),
-		SessionID:   fmt.Sprintf("session-%d", client),
-		Agent:       fmt.Sprintf("agent-%d", client),
-		Principal:   &audit.Principal{UserID: "alice@example.com", Roles: []string{"sre"}},
+		EventType: audit.TypeToolExecution,
+		TraceID:   fmt.Sprintf("trace-%d-%s", client, trace),
+		SessionID: fmt.Sprintf("session-%d", client),
+		Agent:     fmt.Sprintf("agent-%d", client),
+		// No policy roles: auditd takes those from the caller's token, and
+		// the benchmark runs auditd in local mode (DESIGN §11).
+		Principal:   &audit.Principal{UserID: "alice@example.com"},
 		ActionClass: audit.ActionRead,
 		Resource:    &audit.Resource{Type: "host", Name: "web-1", Tags: []string{"production"}},
 		Tool: &audit.Tool{
