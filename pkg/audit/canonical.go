@@ -647,6 +647,10 @@ func appendNode(dst []byte, n *node) []byte {
 	return append(dst, '}')
 }
 
+// AppendJCSString appends s, valid UTF-8, as an RFC 8785 string: for
+// packages that write canonical JSON themselves (pkg/redact).
+func AppendJCSString(dst []byte, s string) []byte { return appendString(dst, s) }
+
 // appendString appends s as a JCS string (RFC 8785 §3.2.2.2): only '"',
 // '\' and control characters are escaped; "<", ">", "&" and U+2028 stay
 // literal, unlike encoding/json.

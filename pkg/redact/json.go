@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/govkit/govkit/pkg/audit"
 )
 
 // maxJSONDepth bounds nesting; deeper input is redacted as text.
@@ -109,7 +111,7 @@ func (w *jsonWalker) value(i, depth int) (int, bool) {
 			return end, true
 		}
 		if red, kinds := w.r.Redact(s); kinds != nil {
-			w.replace(i, end, appendJSONString(nil, red), kinds...)
+			w.replace(i, end, audit.AppendJCSString(nil, red), kinds...)
 		}
 		return end, true
 	default:
@@ -159,7 +161,7 @@ func (w *jsonWalker) object(i, depth int) (int, bool) {
 				return 0, false
 			}
 			if replaceable(w.src[vs:ve], key) {
-				w.replace(vs, ve, appendJSONString(nil, Marker+kind+"]"), kind)
+				w.replace(vs, ve, audit.AppendJCSString(nil, Marker+kind+"]"), kind)
 			}
 			i = ve
 		} else if i, ok = w.value(vs, depth+1); !ok {
@@ -214,7 +216,7 @@ func (w *jsonWalker) array(i, depth int) (int, bool) {
 			}
 			if !w.quiet {
 				if red, kinds := argv.next(w.r, s); kinds != nil {
-					w.replace(i, end, appendJSONString(nil, red), kinds...)
+					w.replace(i, end, audit.AppendJCSString(nil, red), kinds...)
 				}
 			}
 			i = end
@@ -359,36 +361,3 @@ func hex4(src []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// appendJSONString appends s as a JSON string the way RFC 8785 writes it:
-// only ", \ and control characters are escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
