@@ -360,4 +360,3 @@ func hex4(src []byte, i int) (rune, bool) {
 	}
 	return r, true
 }
-
