@@ -107,7 +107,7 @@ HTTP API:
     GET  /v1/approvals/pending, /v1/approvals/{id} (wait= holds a pending one)
     POST /v1/approvals/{id}/approve, /v1/approvals/{id}/deny  {"reason":"…"}
 
-Governance API (DESIGN §8):
+Governance API:
 
     GET  /api/v1/governance            status: the policy in force (file,
                                        sha256, policies, last reload error),
@@ -160,7 +160,7 @@ token has the gateway role. Tags come from --infra: a request naming tags for
 a resource the infra file lists is refused (403 tags_not_allowed), and for
 one it does not list only a gateway may name them.
 
-Secrets never enter the chain (DESIGN §11): before an event is sealed,
+Secrets never enter the chain: before an event is sealed,
 auditd replaces PEM private keys, Authorization values, AWS, GCP, Azure,
 GitHub, GitLab, Slack, OpenAI, Anthropic and govkit keys, JWTs, URL
 passwords, password=, --password and mysql -p values, PGPASSWORD= and
@@ -170,7 +170,7 @@ the event's redactions ([{"field","kind"}]). --redact-pattern NAME=REGEX
 adds a format (repeatable; GOVKIT_REDACT_PATTERNS takes several, one a line
 or separated by commas). Redaction cannot be turned off.
 
-Transport (DESIGN §11): with --tls-cert FILE and --tls-key FILE (PEM; both
+Transport: with --tls-cert FILE and --tls-key FILE (PEM; both
 or neither) auditd serves HTTPS only, TLS 1.2 at least, and reads the pair
 again on SIGHUP. A listener beyond loopback needs --tokens and TLS, or
 --insecure-plaintext (plain HTTP, e.g. behind a TLS proxy; logged as a
@@ -247,7 +247,7 @@ load, and a listener the transport rules refuse).`,
 	f.StringVar(&opts.Notify.SMTP.User, "smtp-user", "", "SMTP `USER` (AUTH PLAIN, only over TLS)")
 	f.StringVar(&opts.Notify.SMTP.Password, "smtp-password", "", "SMTP `PASSWORD`; prefer GOVKIT_SMTP_PASSWORD, a flag shows in ps")
 	f.StringVar(&opts.Notify.SMTP.From, "smtp-from", "", "the `ADDRESS` approval emails come from")
-	f.StringVar(&opts.PolicyFile, "policy", "", "decide and explain with the policy `FILE` (YAML, DESIGN §5); reloaded on SIGHUP")
+	f.StringVar(&opts.PolicyFile, "policy", "", "decide and explain with the policy `FILE` (YAML; see policies.example.yaml); reloaded on SIGHUP")
 	f.StringVar(&opts.InfraFile, "infra", "", "the infrastructure `FILE` that gives resources their tags; reloaded on SIGHUP")
 	f.BoolVar(&opts.PolicyDryRun, "policy-dry-run", false, "global dry-run: decisions record the policy's effect but enforce allow")
 	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the policy file's default_effect with `EFFECT`: deny, allow or require_approval")

@@ -132,7 +132,7 @@ Exit status follows the enforced effect:
 // addPolicyFlag: --policy, also GOVKIT_POLICY_FILE (seed 003's
 // HELPDESK_POLICY_FILE).
 func addPolicyFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVar(p, "policy", "", "the policy `FILE` (YAML, DESIGN §5)")
+	cmd.Flags().StringVar(p, "policy", "", "the policy `FILE` (YAML; see policies.example.yaml)")
 	cli.SetEnvName(cmd.Flags(), "policy", "GOVKIT_POLICY_FILE")
 }
 
