@@ -217,14 +217,14 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 		// A concurrent append took the event_id first with another event.
 		res.err = reusedID(req.ev.EventID)
 	}
-	switch status, msg := appendStatus(res); status {
+	switch a := appendAnswer(res); a.status {
 	case http.StatusCreated:
 		w.Header().Set("Location", "/api/events/"+url.PathEscape(req.ev.EventID))
-		writeJSON(w, status, res.json)
+		writeJSON(w, a.status, res.json)
 	case http.StatusOK:
-		writeJSON(w, status, res.json)
+		writeJSON(w, a.status, res.json)
 	default:
-		s.failCode(w, status, errorCode(res.err), msg)
+		s.failDetail(w, a.status, a.code, a.msg, a.detail)
 	}
 }
 
@@ -278,26 +278,16 @@ func reusedID(id string) error {
 		"event_id %s is taken by another event (a retry must come from the same caller with the same event): choose a new event_id", id)
 }
 
-// appendStatus is the HTTP status of the writer's answer to one append:
-// 201 created, 200 stored already, or an error status and its message.
-func appendStatus(res appendResult) (status int, msg string) {
-	var bad *requestError
-	var ref *refusal
-	var down *unavailableError
+// appendAnswer is the answer to the writer's result for one append: 201
+// created, 200 stored already, or errorAnswer's for its error.
+func appendAnswer(res appendResult) apiError {
 	switch {
-	case errors.As(res.err, &ref):
-		return ref.status, ref.msg
-	case errors.As(res.err, &bad):
-		return http.StatusBadRequest, res.err.Error()
-	case errors.As(res.err, &down):
-		return http.StatusServiceUnavailable, "not stored: " + res.err.Error()
 	case res.err != nil:
-		return http.StatusInternalServerError, "storing the event: " + res.err.Error()
+		return errorAnswer(res.err, "storing the event: ")
 	case res.created:
-		return http.StatusCreated, ""
-	default:
-		return http.StatusOK, ""
+		return apiError{status: http.StatusCreated}
 	}
+	return apiError{status: http.StatusOK}
 }
 
 func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) {

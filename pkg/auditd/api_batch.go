@@ -182,8 +182,8 @@ func (s *Server) postEventBatch(w http.ResponseWriter, r *http.Request) {
 			// event (DESIGN §11): its line is refused, and not shown.
 			res.err = reusedID(reqs[i].ev.EventID)
 		}
-		if status, msg := appendStatus(results[i]); status != http.StatusCreated && status != http.StatusOK {
-			s.failCode(w, status, errorCode(results[i].err), fmt.Sprintf("line %d: %s", i+1, msg))
+		if a := appendAnswer(results[i]); a.status != http.StatusCreated && a.status != http.StatusOK {
+			s.failDetail(w, a.status, a.code, fmt.Sprintf("line %d: %s", i+1, a.msg), a.detail)
 			return
 		}
 	}

@@ -7,12 +7,22 @@ import (
 	"github.com/govkit/govkit/pkg/approval"
 )
 
-// answerError answers err with the status its type stands for: a rule's
-// refusal (its own status and code), a bad request (400), an unknown
+// apiError is how the API answers an error: status, code, message and
+// the detail of a refusal.
+type apiError struct {
+	status int
+	code   string
+	msg    string
+	detail any
+}
+
+// errorAnswer maps err to its answer, in one place for every handler: a
+// rule's refusal (its own status and code), a bad request (400), an unknown
 // approval (404), a refused approval step (403, 409 or 410 by its code), a
 // database that cannot take writes or a server shutting down (503), or
-// else an internal error (500).
-func (s *Server) answerError(w http.ResponseWriter, err error) {
+// else an internal error (500), whose message starts with doing ("storing
+// the event: ").
+func errorAnswer(err error, doing string) apiError {
 	var (
 		ref   *refusal
 		bad   *requestError
@@ -25,20 +35,32 @@ func (s *Server) answerError(w http.ResponseWriter, err error) {
 	case errors.As(err, &down):
 		// The database cannot take writes (health.go): 503 with the reason
 		// /health reports, for every write endpoint alike.
-		s.failCode(w, http.StatusServiceUnavailable, down.code, "not stored: "+err.Error())
+		return apiError{http.StatusServiceUnavailable, down.code, "not stored: " + err.Error(), nil}
 	case errors.As(err, &ref):
-		s.failDetail(w, ref.status, ref.code, ref.msg, ref.detail)
+		return apiError{ref.status, ref.code, ref.msg, ref.detail}
 	case errors.Is(err, errNotFound):
-		s.fail(w, http.StatusNotFound, err.Error())
+		return apiError{status: http.StatusNotFound, msg: err.Error()}
 	case errors.As(err, &bad), errors.As(err, &field), errors.As(err, &afld):
-		s.fail(w, http.StatusBadRequest, err.Error())
+		return apiError{status: http.StatusBadRequest, msg: err.Error()}
 	case errors.As(err, &aref):
-		s.failCode(w, approvalRefusalStatus(aref.Code), aref.Code, aref.Msg)
+		return apiError{status: approvalRefusalStatus(aref.Code), code: aref.Code, msg: aref.Msg}
 	case errors.Is(err, errClosed):
-		s.fail(w, http.StatusServiceUnavailable, err.Error())
-	default:
-		s.fail(w, http.StatusInternalServerError, err.Error())
+		return apiError{status: http.StatusServiceUnavailable, msg: err.Error()}
 	}
+	return apiError{status: http.StatusInternalServerError, msg: doing + err.Error()}
+}
+
+// answerError answers err as errorAnswer maps it.
+func (s *Server) answerError(w http.ResponseWriter, err error) {
+	a := errorAnswer(err, "")
+	s.failDetail(w, a.status, a.code, a.msg, a.detail)
+}
+
+// appendError answers an append that failed: an unexpected failure says it
+// was storing.
+func (s *Server) appendError(w http.ResponseWriter, err error) {
+	a := errorAnswer(err, "storing the event: ")
+	s.failDetail(w, a.status, a.code, a.msg, a.detail)
 }
 
 // approvalRefusalStatus is the HTTP status of a refused approval step
@@ -51,14 +73,4 @@ func approvalRefusalStatus(code string) int {
 		return http.StatusGone
 	}
 	return http.StatusConflict
-}
-
-// errorCode is the code an error answer carries for err: a rule's refusal
-// or the reason the database takes no writes; "" for others.
-func errorCode(err error) string {
-	var ref *refusal
-	if errors.As(err, &ref) {
-		return ref.code
-	}
-	return unavailableCode(err)
 }

@@ -335,17 +335,3 @@ func storedRef(line []byte) (govapi.EventRef, error) {
 	}
 	return ref, nil
 }
-
-// appendError answers an append that failed: answerError's status, but
-// an unexpected failure says it was storing.
-func (s *Server) appendError(w http.ResponseWriter, err error) {
-	var (
-		bad  *requestError
-		down *unavailableError
-	)
-	if errors.As(err, &bad) || errors.As(err, &down) || errors.Is(err, errClosed) {
-		s.answerError(w, err)
-		return
-	}
-	s.fail(w, http.StatusInternalServerError, "storing the event: "+err.Error())
-}

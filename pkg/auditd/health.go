@@ -40,15 +40,6 @@ type unavailableError struct {
 func (e *unavailableError) Error() string { return e.err.Error() }
 func (e *unavailableError) Unwrap() error { return e.err }
 
-// unavailableCode is the error code of an unavailableError, else "".
-func unavailableCode(err error) string {
-	var u *unavailableError
-	if errors.As(err, &u) {
-		return u.code
-	}
-	return ""
-}
-
 // dbHealth is the truth /health tells about the database: nil while the
 // last commit succeeded, else why not. A read-only or replaced database
 // stays degraded (sticky); a failed commit, until one succeeds.

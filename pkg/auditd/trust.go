@@ -156,7 +156,7 @@ var serverEventTypes = []string{audit.TypePolicyDecision, audit.TypeIncident, "c
 // the decisions, approval changes, incidents and checkpoints above, and
 // anything named approval_*, auditd_* or checkpoint_*, now or later.
 func reservedEventType(t string) bool {
-	return slices.Contains(serverEventTypes, t) || approval.IsEventType(t) ||
+	return slices.Contains(serverEventTypes, t) ||
 		strings.HasPrefix(t, "approval_") || strings.HasPrefix(t, "auditd_") || strings.HasPrefix(t, "checkpoint_")
 }
 

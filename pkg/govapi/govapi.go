@@ -194,9 +194,10 @@ type DecisionRecord struct {
 // by POST /api/v1/decisions: what the DecisionRecord does not hold.
 //
 // Caller is who called auditd, authenticated (a token's name; in local mode
-// the X-Govkit-User header): the principal's user_id and roles are asserted
-// by the caller — an agent acting for a person says who — so the chain keeps
-// both, and an auditor can tell an assertion from an authentication.
+// the X-Govkit-User header). The principal is the token's own unless the
+// caller is a gateway, which names the principal it authenticated itself
+// (DESIGN §11); the event's caller member says the same inside the hashed
+// body, and these fields stay for readers of earlier events.
 type DecisionEventData struct {
 	Caller      string   `json:"caller,omitempty"`
 	CallerRoles []string `json:"caller_roles,omitempty"`
