@@ -1,41 +1,14 @@
-// Package govapi is the wire format of auditd's governance API (DESIGN §8;
-// seed 003 "Gateway API Endpoints", "Audit Enrichment"), shared by auditd
-// and pkg/client so that the two cannot drift apart.
+// Package govapi is the contract of auditd's whole HTTP API — routes,
+// request and response bodies, query strings and error codes — shared by
+// auditd and pkg/client so that the two cannot drift apart.
 package govapi
 
 import (
 	"encoding/json"
 	"time"
 
-	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/policy"
 )
-
-// Routes of the governance API. Events, pending approvals and verification
-// answer exactly like GET /api/events, GET /v1/approvals/pending and
-// GET /api/verify (the seed's gateway paths, served by auditd itself).
-const (
-	PathStatus       = "/api/v1/governance"
-	PathEvents       = "/api/v1/governance/events"
-	PathPending      = "/api/v1/governance/approvals/pending"
-	PathVerify       = "/api/v1/governance/verify"
-	PathExplain      = "/api/v1/governance/explain"
-	PathEventExplain = "/api/v1/governance/events/{id}/explain"
-	PathDecisions    = "/api/v1/decisions"
-	PathIncidents    = "/api/v1/incidents"
-)
-
-// ErrorBody is every error answer of auditd's API. Code names the rule
-// that refused the request (stable: clients branch on it, never on Error);
-// Detail carries what a refused caller needs to see why, such as the
-// decision behind 409 approval_not_required or the trace behind 403
-// policy_denied.
-type ErrorBody struct {
-	SchemaVersion int    `json:"schema_version"`
-	Error         string `json:"error"`
-	Code          string `json:"code,omitempty"`
-	Detail        any    `json:"detail,omitempty"`
-}
 
 // Status is GET /api/v1/governance: what governs right now.
 type Status struct {
@@ -213,32 +186,6 @@ type DecisionEventData struct {
 	// the same request.
 	RequestSHA256 string `json:"request_sha256"`
 }
-
-// ApprovalInput is the body of POST /v1/approvals. auditd evaluates the
-// loaded policy for it (DESIGN §11): the principal comes from the token and
-// the tags from the infra file, and the quorum and the policy_decision
-// shown to approvers from the evaluation — a body that sets quorum or
-// policy_decision is refused (400). Agent and Principal are for gateway
-// tokens, which act for a principal they authenticated themselves.
-type ApprovalInput struct {
-	approval.Input
-	Agent     string                   `json:"agent,omitempty"`
-	Principal *policy.RequestPrincipal `json:"principal,omitempty"`
-}
-
-// ConsumeInput is the body of POST /v1/approvals/{id}/consume: the hash of
-// the action about to run (approval.ActionHash), which must be the one
-// approved.
-type ConsumeInput struct {
-	ActionHash string `json:"action_hash"`
-}
-
-// Approval refusal codes beside pkg/approval's (DESIGN §11).
-const (
-	CodeApprovalNotRequired = "approval_not_required" // 409: the policy allows the action; detail is the decision
-	CodePolicyDenied        = "policy_denied"         // 403: the policy denies it; detail is the trace
-	CodeNoPolicy            = "no_policy"             // 503
-)
 
 // Incident severities.
 const (
