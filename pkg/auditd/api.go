@@ -84,10 +84,10 @@ func (s *Server) Handler() http.Handler {
 		// The governance API (DESIGN §8, governance*.go). Events, pending
 		// approvals and verification are the handlers above, with their
 		// roles, under the seed's gateway paths.
-		govapi.PathStatus:       {"GET": {s.governanceStatus, readers}},
-		govapi.PathEvents:       {"GET": {s.queryEvents, auditor}},
-		govapi.PathPending:      {"GET": {s.pendingApprovals, readers}},
-		govapi.PathVerify:       {"GET": {s.verify, auditor}},
+		govapi.PathGovernance:       {"GET": {s.governanceStatus, readers}},
+		govapi.PathGovernanceEvents:       {"GET": {s.queryEvents, auditor}},
+		govapi.PathGovernancePending:      {"GET": {s.pendingApprovals, readers}},
+		govapi.PathGovernanceVerify:       {"GET": {s.verify, auditor}},
 		govapi.PathExplain:      {"GET": {s.explainHypothetical, readers}},
 		govapi.PathEventExplain: {"GET": {s.explainEvent, []token.Role{token.Auditor, token.Approver}}},
 		govapi.PathDecisions:    {"POST": {s.postDecision, agent}},

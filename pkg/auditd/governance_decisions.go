@@ -298,7 +298,7 @@ func (e *notDecisionError) Error() string {
 	if e.typ == audit.TypePolicyDecision {
 		return fmt.Sprintf("event %s is a policy_decision event without a decision trace (it was not recorded by POST /api/v1/decisions), so there is nothing to explain", e.id)
 	}
-	return fmt.Sprintf("event %s is a %s event, not a policy_decision: only policy decisions carry a trace to explain (list them with GET %s?event_type=policy_decision)", e.id, e.typ, govapi.PathEvents)
+	return fmt.Sprintf("event %s is a %s event, not a policy_decision: only policy decisions carry a trace to explain (list them with GET %s?event_type=policy_decision)", e.id, e.typ, govapi.PathGovernanceEvents)
 }
 
 func (s *Server) authMode() string {

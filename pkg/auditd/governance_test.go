@@ -810,11 +810,11 @@ func TestGovernanceAliases(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []struct{ alias, orig string }{
-		{govapi.PathEvents + "?event_type=policy_decision", "/api/events?event_type=policy_decision"},
-		{govapi.PathEvents + "?limit=2", "/api/events?limit=2"},
-		{govapi.PathPending, "/v1/approvals/pending"},
-		{govapi.PathVerify, "/api/verify"},
-		{govapi.PathEvents + "?bogus=1", "/api/events?bogus=1"},
+		{govapi.PathGovernanceEvents + "?event_type=policy_decision", "/api/events?event_type=policy_decision"},
+		{govapi.PathGovernanceEvents + "?limit=2", "/api/events?limit=2"},
+		{govapi.PathGovernancePending, "/v1/approvals/pending"},
+		{govapi.PathGovernanceVerify, "/api/verify"},
+		{govapi.PathGovernanceEvents + "?bogus=1", "/api/events?bogus=1"},
 	} {
 		c1, b1 := call(t, "GET", d.url+p.alias, nil)
 		c2, b2 := call(t, "GET", d.url+p.orig, nil)
@@ -826,7 +826,7 @@ func TestGovernanceAliases(t *testing.T) {
 	if err != nil || len(page.Events) != 1 {
 		t.Errorf("governance events: %+v, %v", page, err)
 	}
-	if code, _ := call(t, "POST", d.url+govapi.PathStatus, nil); code != http.StatusMethodNotAllowed {
+	if code, _ := call(t, "POST", d.url+govapi.PathGovernance, nil); code != http.StatusMethodNotAllowed {
 		t.Errorf("POST status: %d, want 405", code)
 	}
 	if code, _ := call(t, "GET", d.url+govapi.PathDecisions, nil); code != http.StatusMethodNotAllowed {
@@ -889,10 +889,10 @@ func TestGovernanceTokens(t *testing.T) {
 		body         []byte
 		allowed      map[string]bool // token → allowed
 	}{
-		{"GET", govapi.PathStatus, nil, map[string]bool{agent: true, approver: true, auditor: true}},
-		{"GET", govapi.PathEvents, nil, map[string]bool{auditor: true}},
-		{"GET", govapi.PathPending, nil, map[string]bool{agent: true, approver: true, auditor: true}},
-		{"GET", govapi.PathVerify, nil, map[string]bool{auditor: true}},
+		{"GET", govapi.PathGovernance, nil, map[string]bool{agent: true, approver: true, auditor: true}},
+		{"GET", govapi.PathGovernanceEvents, nil, map[string]bool{auditor: true}},
+		{"GET", govapi.PathGovernancePending, nil, map[string]bool{agent: true, approver: true, auditor: true}},
+		{"GET", govapi.PathGovernanceVerify, nil, map[string]bool{auditor: true}},
 		{"GET", explainQ, nil, map[string]bool{agent: true, approver: true, auditor: true}},
 		{"GET", eventExplain, nil, map[string]bool{approver: true, auditor: true}},
 		{"POST", govapi.PathDecisions, dec, map[string]bool{agent: true}},

@@ -17,7 +17,7 @@ import (
 // Governance returns auditd's governance status (GET /api/v1/governance).
 func (c *Client) Governance(ctx context.Context) (govapi.Status, error) {
 	var s govapi.Status
-	_, err := c.do(ctx, http.MethodGet, govapi.PathStatus, nil, nil, &s)
+	_, err := c.do(ctx, http.MethodGet, govapi.PathGovernance, nil, nil, &s)
 	return s, err
 }
 
@@ -92,7 +92,7 @@ func (c *Client) ExplainEvent(ctx context.Context, eventID string) (govapi.Expla
 // (GET /api/v1/governance/events), which takes the filters of Query.
 func (c *Client) GovernanceEvents(ctx context.Context, f store.Filter) (Page, error) {
 	var p Page
-	_, err := c.do(ctx, http.MethodGet, govapi.PathEvents, FilterQuery(f), nil, &p)
+	_, err := c.do(ctx, http.MethodGet, govapi.PathGovernanceEvents, FilterQuery(f), nil, &p)
 	return p, err
 }
 
@@ -100,7 +100,7 @@ func (c *Client) GovernanceEvents(ctx context.Context, f store.Filter) (Page, er
 // governance API (GET /api/v1/governance/approvals/pending).
 func (c *Client) GovernancePending(ctx context.Context) ([]approval.Request, error) {
 	var l ApprovalList
-	_, err := c.do(ctx, http.MethodGet, govapi.PathPending, nil, nil, &l)
+	_, err := c.do(ctx, http.MethodGet, govapi.PathGovernancePending, nil, nil, &l)
 	return l.Approvals, err
 }
 
@@ -108,7 +108,7 @@ func (c *Client) GovernancePending(ctx context.Context) ([]approval.Request, err
 // /api/v1/governance/verify); the report is Verify's.
 func (c *Client) GovernanceVerify(ctx context.Context) (audit.Report, error) {
 	var r audit.Report
-	_, err := c.do(ctx, http.MethodGet, govapi.PathVerify, nil, nil, &r)
+	_, err := c.do(ctx, http.MethodGet, govapi.PathGovernanceVerify, nil, nil, &r)
 	return r, err
 }
 

@@ -107,17 +107,17 @@ var errNotAuditd = errors.New("the answer is not auditd's governance status (no 
 func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (*Report, error) {
 	st, err := c.Governance(ctx)
 	if err != nil {
-		return nil, &phaseError{1, "GET " + govapi.PathStatus, err}
+		return nil, &phaseError{1, "GET " + govapi.PathGovernance, err}
 	}
 	if st.SchemaVersion == 0 {
-		return nil, &phaseError{1, "GET " + govapi.PathStatus, errNotAuditd}
+		return nil, &phaseError{1, "GET " + govapi.PathGovernance, errNotAuditd}
 	}
 
 	since := time.Duration(o.Since)
 	from := now.Add(-since)
 	an := newAnalyzer(now, o.MaxEvents)
 	if err := scanEvents(ctx, c, an, from, st.Chain.HeadSeq); err != nil {
-		return nil, &phaseError{3, "GET " + govapi.PathEvents, err}
+		return nil, &phaseError{3, "GET " + govapi.PathGovernanceEvents, err}
 	}
 	looked := map[string]approval.Request{}
 	for _, id := range an.deferredIDs() {
@@ -132,11 +132,11 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 	}
 	pending, err := c.GovernancePending(ctx)
 	if err != nil {
-		return nil, &phaseError{5, "GET " + govapi.PathPending, err}
+		return nil, &phaseError{5, "GET " + govapi.PathGovernancePending, err}
 	}
 	verify, err := c.GovernanceVerify(ctx)
 	if err != nil {
-		return nil, &phaseError{6, "GET " + govapi.PathVerify, err}
+		return nil, &phaseError{6, "GET " + govapi.PathGovernanceVerify, err}
 	}
 
 	act, dec := an.finish(looked)
