@@ -2,6 +2,7 @@ package auditd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,11 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -24,20 +22,20 @@ import (
 	"github.com/govkit/govkit/pkg/token"
 )
 
-// Handler returns the HTTP API (DESIGN §6):
+// Handler returns the HTTP API (DESIGN §6; routes and bodies in pkg/govapi):
 //
 //	POST /api/events       append one event: 201 and the stored event; 200 and the
 //	                       original when its event_id is stored already. With
 //	                       Content-Type application/x-ndjson (or application/jsonl):
 //	                       up to 1000 events, one per line (api_batch.go)
-//	GET  /api/events       query: filters ANDed, seq-cursor pagination (Page)
+//	GET  /api/events       query: filters ANDed, seq-cursor pagination (govapi.Page)
 //	GET  /api/events/{id}  one event
 //	GET  /api/verify       the chain's verification report (verify-chain's object)
-//	GET  /health           liveness and the chain head (Health)
+//	GET  /health           liveness and the chain head (govapi.Health)
 //	GET  /metrics          Prometheus metrics
 //
 // the approvals API of DESIGN §7 (api_approvals.go), and the governance API
-// of DESIGN §8 (governance*.go; paths in pkg/govapi):
+// of DESIGN §8 (governance*.go):
 //
 //	GET  /api/v1/governance                      status: policy, infra, chain, pending approvals
 //	GET  /api/v1/governance/events               = GET /api/events
@@ -48,12 +46,14 @@ import (
 //	POST /api/v1/decisions                       decide, request an approval if required, record
 //	POST /api/v1/incidents                       record an incident (auditor, admin or gateway)
 //
-// With a tokens file every endpoint but /health needs a bearer token of the
-// roles listed below (auth.go). A request body must be JSON (Content-Type
-// application/json; JSON Lines too for POST /api/events), else 415
-// (contenttype.go). Every error is JSON:
+// Each endpoint reads its request, calls an operation of the Server
+// (Append, Decide, RequestApproval, …) and answers its result; every error
+// is answered by errorAnswer (errors.go) as JSON:
 // {"schema_version":1,"error":"…"}, with a "code" when a rule refused the
-// request.
+// request. With a tokens file every endpoint but /health needs a bearer
+// token of the roles listed below (auth.go). A request body must be JSON
+// (Content-Type application/json; JSON Lines too for POST /api/events),
+// else 415 (contenttype.go).
 func (s *Server) Handler() http.Handler {
 	type route struct {
 		h     http.HandlerFunc
@@ -65,33 +65,34 @@ func (s *Server) Handler() http.Handler {
 	// Incidents make govbot exit 2: only watchers and enforcement points
 	// report them, never an agent (DESIGN §11).
 	reporters := []token.Role{token.Auditor, token.Gateway}
+	e := s.serve
 	// Paths without methods, so that the literal /v1/approvals/pending
 	// outranks /v1/approvals/{id}; methods are dispatched below, with a
 	// JSON 405 for the others.
 	paths := map[string]map[string]route{
-		"/api/events":                {"POST": {s.postEvent, agent}, "GET": {s.queryEvents, auditor}},
-		"/api/events/{id}":           {"GET": {s.getEvent, auditor}},
-		"/api/verify":                {"GET": {s.verify, auditor}},
-		"/health":                    {"GET": {s.health, nil}}, // the one endpoint without auth (DESIGN §7)
-		"/metrics":                   {"GET": {metrics, auditor}},
-		"/v1/approvals":              {"POST": {s.postApproval, agent}, "GET": {s.listApprovals, readers}},
-		"/v1/approvals/pending":      {"GET": {s.pendingApprovals, readers}},
-		"/v1/approvals/{id}":         {"GET": {s.getApproval, readers}},
-		"/v1/approvals/{id}/approve": {"POST": {s.approve, approver}},
-		"/v1/approvals/{id}/deny":    {"POST": {s.deny, approver}},
-		"/v1/approvals/{id}/consume": {"POST": {s.consumeApproval, agent}},
-		"/v1/approvals/{id}/cancel":  {"POST": {s.cancelApproval, agent}},
+		govapi.PathEvents:           {"POST": {e(s.postEvent), agent}, "GET": {e(s.queryEvents), auditor}},
+		govapi.PathEvent:            {"GET": {e(s.getEvent), auditor}},
+		govapi.PathVerify:           {"GET": {e(s.verify), auditor}},
+		govapi.PathHealth:           {"GET": {e(s.health), nil}}, // the one endpoint without auth (DESIGN §7)
+		govapi.PathMetrics:          {"GET": {metrics, auditor}},
+		govapi.PathApprovals:        {"POST": {e(s.postApproval), agent}, "GET": {e(s.listApprovals), readers}},
+		govapi.PathApprovalsPending: {"GET": {e(s.pendingApprovals), readers}},
+		govapi.PathApproval:         {"GET": {e(s.getApproval), readers}},
+		govapi.PathApprove:          {"POST": {e(s.approve), approver}},
+		govapi.PathDeny:             {"POST": {e(s.deny), approver}},
+		govapi.PathConsume:          {"POST": {e(s.consumeApproval), agent}},
+		govapi.PathCancel:           {"POST": {e(s.cancelApproval), agent}},
 		// The governance API (DESIGN §8, governance*.go). Events, pending
-		// approvals and verification are the handlers above, with their
+		// approvals and verification are the endpoints above, with their
 		// roles, under the seed's gateway paths.
-		govapi.PathGovernance:       {"GET": {s.governanceStatus, readers}},
-		govapi.PathGovernanceEvents:       {"GET": {s.queryEvents, auditor}},
-		govapi.PathGovernancePending:      {"GET": {s.pendingApprovals, readers}},
-		govapi.PathGovernanceVerify:       {"GET": {s.verify, auditor}},
-		govapi.PathExplain:      {"GET": {s.explainHypothetical, readers}},
-		govapi.PathEventExplain: {"GET": {s.explainEvent, []token.Role{token.Auditor, token.Approver}}},
-		govapi.PathDecisions:    {"POST": {s.postDecision, agent}},
-		govapi.PathIncidents:    {"POST": {s.postIncident, reporters}},
+		govapi.PathGovernance:        {"GET": {e(s.governanceStatus), readers}},
+		govapi.PathGovernanceEvents:  {"GET": {e(s.queryEvents), auditor}},
+		govapi.PathGovernancePending: {"GET": {e(s.pendingApprovals), readers}},
+		govapi.PathGovernanceVerify:  {"GET": {e(s.verify), auditor}},
+		govapi.PathExplain:           {"GET": {e(s.explainHypothetical), readers}},
+		govapi.PathEventExplain:      {"GET": {e(s.explainEvent), []token.Role{token.Auditor, token.Approver}}},
+		govapi.PathDecisions:         {"POST": {e(s.postDecision), agent}},
+		govapi.PathIncidents:         {"POST": {e(s.postIncident), reporters}},
 	}
 	mux := http.NewServeMux()
 	for path, methods := range paths {
@@ -111,121 +112,134 @@ func (s *Server) Handler() http.Handler {
 		slices.Sort(allow)
 		allowed := strings.Join(allow, ", ")
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			if h, ok := handlers[r.Method]; ok {
-				if r.Method == http.MethodPost && s.cfg.ReadOnly {
-					// Every POST records something (issue 13: a
-					// read-only auditd serves queries only).
-					s.failCode(w, http.StatusServiceUnavailable, ReasonReadOnly, errReadOnly.Error())
-					return
-				}
-				// JSON bodies only, so that a web page cannot post (415;
-				// contenttype.go).
-				if s.checkBodyType(w, r, path) {
-					h(w, r)
-				}
+			h, ok := handlers[r.Method]
+			if !ok {
+				w.Header().Set("Allow", allowed)
+				s.answerError(w, &Refusal{Kind: NoRoute, status: http.StatusMethodNotAllowed,
+					Msg: fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allowed)})
 				return
 			}
-			w.Header().Set("Allow", allowed)
-			s.fail(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allowed))
+			if r.Method == http.MethodPost && s.cfg.ReadOnly {
+				// Every POST records something (issue 13: a read-only
+				// auditd serves queries only).
+				s.answerError(w, refuse(Unavailable, govapi.ReasonReadOnly, "%s", errReadOnly))
+				return
+			}
+			// JSON bodies only, so that a web page cannot post (415;
+			// contenttype.go).
+			if err := checkBodyType(w, r, path); err != nil {
+				s.answerError(w, err)
+				return
+			}
+			h(w, r)
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s", r.URL.Path))
+		s.answerError(w, refuse(NoRoute, "", "no such endpoint: %s", r.URL.Path))
 	})
 	return mux
 }
 
-// Page is the body of GET /api/events. NextAfterSeq is the cursor for the
-// next page: the seq of the last event returned (the request's after_seq
-// when none was). HasMore tells whether another matching event exists now;
-// polling with after_seq=NextAfterSeq later returns events committed since.
-type Page struct {
-	SchemaVersion int               `json:"schema_version"`
-	Events        []json.RawMessage `json:"events"`
-	NextAfterSeq  int64             `json:"next_after_seq"`
-	HasMore       bool              `json:"has_more"`
+// StoredEvent is an event as auditd stored it: its event_id and its JSON
+// (the stored canonical body with event_hash), served byte for byte.
+type StoredEvent struct {
+	EventID string
+	JSON    json.RawMessage
 }
 
-// Health is the body of GET /health. Status is "ok" (200), or "degraded"
-// (503) while auditd cannot make writes durable: Reason is then one of the
-// Reason* codes and Error says what happened (DESIGN §11 "Health tells the
-// truth"). Chain is the result of the last verification: unverified,
-// verified or broken.
-type Health struct {
-	SchemaVersion int    `json:"schema_version"`
-	Status        string `json:"status"`
-	Reason        string `json:"reason,omitempty"`
-	Error         string `json:"error,omitempty"`
-	HeadSeq       int64  `json:"head_seq"`
-	HeadHash      string `json:"head_hash"`
-	Chain         string `json:"chain"`
-}
-
-// VerifyReport is the body of GET /api/verify: audit.Report with the schema
-// version every govkit object carries.
-type VerifyReport struct {
-	SchemaVersion int `json:"schema_version"`
-	audit.Report
-}
-
-func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
+func (s *Server) postEvent(r *http.Request) (reply, error) {
 	if isJSONLines(r.Header.Get("Content-Type")) {
-		s.postEventBatch(w, r) // api_batch.go
-		return
+		return s.postEventBatch(r) // api_batch.go
 	}
 	// The writer holds a batch open a little while appends are on their
-	// way (writer.collect); the writer's answer ends this one's count.
+	// way (writer.collect): count this one while its body is read, and
+	// let appendHeld end the count.
 	s.w.pending.Add(1)
+	held := true
+	defer func() {
+		if held {
+			s.w.pending.Add(-1)
+		}
+	}()
+	body, err := readBody(r)
+	if err != nil {
+		return reply{}, err
+	}
+	ev, err := audit.DecodeEvent(body)
+	if err != nil {
+		return reply{}, &requestError{err}
+	}
+	held = false
+	res, err := s.appendHeld(r.Context(), identity(r), ev)
+	if err != nil {
+		return reply{}, err
+	}
+	rep, _ := rawReply(res.status(), res.Value.JSON)
+	if res.Created {
+		rep.location = govapi.WithID(govapi.PathEvent, res.Value.EventID)
+	}
+	return rep, nil
+}
+
+// Append records ev as caller's (bindEvent: the caller, and the agent and
+// principal its credential allows) and returns it as stored once it is
+// durable. With an event_id it is idempotent for the same caller and the
+// same event (Created false); anything else under a stored event_id is a
+// Conflict event_id_reused.
+func (s *Server) Append(ctx context.Context, caller token.Identity, ev audit.Event) (Recorded[StoredEvent], error) {
+	s.w.pending.Add(1)
+	return s.appendHeld(ctx, caller, ev)
+}
+
+// appendHeld is Append for an event already counted as pending
+// (writer.collect); it ends the count.
+func (s *Server) appendHeld(ctx context.Context, caller token.Identity, ev audit.Event) (Recorded[StoredEvent], error) {
 	submitted := false
 	defer func() {
 		if !submitted {
 			s.w.pending.Add(-1)
 		}
 	}()
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
+	if err := s.bindEvent(caller, &ev); err != nil {
+		return Recorded[StoredEvent]{}, err
 	}
-	ev, err := audit.DecodeEvent(body)
-	if err != nil {
-		s.fail(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	if err := s.bindEvent(identity(r), &ev); err != nil {
-		s.answerError(w, err)
-		return
-	}
-	req, stored, err := s.newAppendReq(r.Context(), ev, s.cfg.Now().UTC().Round(0))
+	req, stored, err := s.newAppendReq(ctx, ev, s.cfg.Now().UTC().Round(0))
 	switch {
 	case err != nil:
-		s.answerError(w, err)
-		return
+		return Recorded[StoredEvent]{}, err
 	case req == nil:
 		s.m.duplicates.Inc()
-		s.writeStored(w, http.StatusOK, stored)
-		return
+		line, err := storedJSON(stored)
+		return Recorded[StoredEvent]{Value: StoredEvent{ev.EventID, line}}, err
 	}
-	if err := s.w.enqueue(r.Context(), req); err != nil {
-		s.fail(w, http.StatusServiceUnavailable, err.Error())
-		return
+	if err := s.w.enqueue(ctx, req); err != nil {
+		return Recorded[StoredEvent]{}, queueError(err)
 	}
 	submitted = true
 	// Wait for the commit even if the client went away: the event is being
 	// stored either way, and the answer costs nothing.
-	res := <-req.done
-	if res.err == nil && !res.created && !sameEvent(req.draft, res.json) {
+	return s.appended(req, <-req.done)
+}
+
+// appended is the result of req's commit: the stored event, or why not.
+func (s *Server) appended(req *appendReq, res appendResult) (Recorded[StoredEvent], error) {
+	switch {
+	case res.err != nil:
+		return Recorded[StoredEvent]{}, internal("storing the event: ", res.err)
+	case !res.created && !sameEvent(req.draft, res.json):
 		// A concurrent append took the event_id first with another event.
-		res.err = reusedID(req.ev.EventID)
+		return Recorded[StoredEvent]{}, reusedID(req.ev.EventID)
 	}
-	switch a := appendAnswer(res); a.status {
-	case http.StatusCreated:
-		w.Header().Set("Location", "/api/events/"+url.PathEscape(req.ev.EventID))
-		writeJSON(w, a.status, res.json)
-	case http.StatusOK:
-		writeJSON(w, a.status, res.json)
-	default:
-		s.failDetail(w, a.status, a.code, a.msg, a.detail)
+	return Recorded[StoredEvent]{Value: StoredEvent{req.ev.EventID, res.json}, Created: res.created}, nil
+}
+
+// queueError is why an event could not be queued: auditd shutting down, or
+// the caller gone (503 either way: nothing was stored).
+func queueError(err error) error {
+	if errors.Is(err, errClosed) {
+		return err
 	}
+	return refuse(Unavailable, "", "not queued: %v", err)
 }
 
 // newAppendReq makes a posted event, bound to its caller (bindEvent) and
@@ -274,265 +288,187 @@ func sameEvent(draft *audit.Draft, stored []byte) bool {
 }
 
 func reusedID(id string) error {
-	return refuse(http.StatusConflict, CodeEventIDReused,
+	return refuse(Conflict, govapi.CodeEventIDReused,
 		"event_id %s is taken by another event (a retry must come from the same caller with the same event): choose a new event_id", id)
 }
 
-// appendAnswer is the answer to the writer's result for one append: 201
-// created, 200 stored already, or errorAnswer's for its error.
-func appendAnswer(res appendResult) apiError {
-	switch {
-	case res.err != nil:
-		return errorAnswer(res.err, "storing the event: ")
-	case res.created:
-		return apiError{status: http.StatusCreated}
-	}
-	return apiError{status: http.StatusOK}
-}
-
-func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	rec, ok, err := s.st.Get(r.Context(), id)
+// Event returns the stored event with id, or NotFound.
+func (s *Server) Event(ctx context.Context, id string) (StoredEvent, error) {
+	rec, ok, err := s.st.Get(ctx, id)
 	switch {
 	case err != nil:
-		s.fail(w, http.StatusInternalServerError, "reading the event: "+err.Error())
+		return StoredEvent{}, fmt.Errorf("reading the event: %w", err)
 	case !ok:
-		s.fail(w, http.StatusNotFound, "no event with event_id "+strconv.Quote(truncate(id, 100)))
-	default:
-		s.writeStored(w, http.StatusOK, rec)
+		return StoredEvent{}, refuse(NotFound, "", "no event with event_id %q", truncate(id, 100))
 	}
+	line, err := storedJSON(rec)
+	return StoredEvent{id, line}, err
 }
 
-func (s *Server) queryEvents(w http.ResponseWriter, r *http.Request) {
-	q, err := parseQuery(r.URL.RawQuery)
-	var f store.Filter
-	if err == nil {
-		f, err = ParseFilter(q)
-	}
+func (s *Server) getEvent(r *http.Request) (reply, error) {
+	ev, err := s.Event(r.Context(), r.PathValue("id"))
 	if err != nil {
-		s.fail(w, http.StatusBadRequest, err.Error())
-		return
+		return reply{}, err
 	}
-	recs, err := s.st.Query(r.Context(), f)
+	return rawReply(http.StatusOK, ev.JSON)
+}
+
+// Events returns one page of the events q selects, as stored.
+func (s *Server) Events(ctx context.Context, q govapi.EventQuery) (govapi.Page[json.RawMessage], error) {
+	f := store.Filter{
+		Agent: q.Agent, TraceID: q.TraceID, SessionID: q.SessionID, ActionClass: q.ActionClass,
+		ToolName: q.ToolName, EventType: q.EventType, Since: q.Since, Until: q.Until,
+		AfterSeq: q.AfterSeq, Limit: cmp.Or(q.Limit, govapi.DefaultLimit),
+	}
+	if f.Limit < 1 || f.Limit > govapi.MaxLimit || f.AfterSeq < 0 {
+		return govapi.Page[json.RawMessage]{}, badField("limit", "must be between 1 and %d (after_seq >= 0)", govapi.MaxLimit)
+	}
+	recs, err := s.st.Query(ctx, f)
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, "querying events: "+err.Error())
-		return
+		return govapi.Page[json.RawMessage]{}, fmt.Errorf("querying events: %w", err)
 	}
-	next, more := f.AfterSeq, false
-	if len(recs) > 0 {
-		next = recs[len(recs)-1].Seq
+	page := govapi.Page[json.RawMessage]{SchemaVersion: audit.SchemaVersion, Events: make([]json.RawMessage, len(recs)), NextAfterSeq: f.AfterSeq}
+	for i, rec := range recs {
+		if page.Events[i], err = storedJSON(rec); err != nil {
+			return govapi.Page[json.RawMessage]{}, err
+		}
+		page.NextAfterSeq = rec.Seq
 	}
 	if len(recs) >= f.Limit {
 		// A full page: look one event ahead so that has_more is exact.
 		probe := f
-		probe.AfterSeq, probe.Limit = next, 1
-		ahead, err := s.st.Query(r.Context(), probe)
+		probe.AfterSeq, probe.Limit = page.NextAfterSeq, 1
+		ahead, err := s.st.Query(ctx, probe)
 		if err != nil {
-			s.fail(w, http.StatusInternalServerError, "querying events: "+err.Error())
-			return
+			return govapi.Page[json.RawMessage]{}, fmt.Errorf("querying events: %w", err)
 		}
-		more = len(ahead) > 0
+		page.HasMore = len(ahead) > 0
 	}
-	buf := make([]byte, 0, 64+len(recs)*512)
-	buf = append(buf, `{"schema_version":1,"events":[`...)
-	for i, rec := range recs {
-		line, err := storedJSON(rec)
-		if err != nil {
-			s.fail(w, http.StatusInternalServerError, err.Error())
-			return
-		}
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, line...)
-	}
-	buf = fmt.Appendf(buf, `],"next_after_seq":%d,"has_more":%t}`, next, more)
-	writeJSON(w, http.StatusOK, buf)
+	return page, nil
 }
 
-// Query parameters of GET /api/events.
-var filterParams = map[string]bool{
-	"agent": true, "trace_id": true, "session_id": true, "action_class": true, "tool_name": true,
-	"event_type": true, "since": true, "until": true, "after_seq": true, "limit": true,
+func (s *Server) queryEvents(r *http.Request) (reply, error) {
+	v, err := query(r)
+	if err != nil {
+		return reply{}, err
+	}
+	q, err := govapi.ParseEventQuery(v)
+	if err != nil {
+		return reply{}, &requestError{err}
+	}
+	page, err := s.Events(r.Context(), q)
+	if err != nil {
+		return reply{}, err
+	}
+	return jsonReply(http.StatusOK, page)
 }
 
-// ParseFilter reads GET /api/events's query parameters strictly: an unknown
-// or repeated parameter, or a bad value, is an error naming it. Limit is
-// always set (store.DefaultLimit when absent).
-func ParseFilter(q url.Values) (store.Filter, error) {
-	if err := checkParams(q, filterParams); err != nil {
-		return store.Filter{}, err
+// query reads r's query string strictly (govapi.ParseQuery).
+func query(r *http.Request) (url.Values, error) {
+	v, err := govapi.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, &requestError{err}
 	}
-	f := store.Filter{
-		Agent: q.Get("agent"), TraceID: q.Get("trace_id"), SessionID: q.Get("session_id"),
-		ActionClass: q.Get("action_class"), ToolName: q.Get("tool_name"), EventType: q.Get("event_type"),
-		Limit: store.DefaultLimit,
-	}
-	var err error
-	for name, t := range map[string]*time.Time{"since": &f.Since, "until": &f.Until} {
-		if v := q.Get(name); v != "" {
-			if *t, err = time.Parse(time.RFC3339Nano, v); err != nil {
-				return store.Filter{}, fmt.Errorf("%s=%q is not an RFC 3339 time (like 2026-03-09T14:00:00Z)", name, truncate(v, 40))
-			}
-		}
-	}
-	if f.AfterSeq, f.Limit, err = cursorParams(q); err != nil {
-		return store.Filter{}, err
-	}
-	return f, nil
+	return v, nil
 }
 
-// parseQuery parses a raw query string strictly, as url.ParseQuery does
-// but refusing what r.URL.Query() silently drops (issue 13): a pair that
-// is not URL-encoded (agent=%zz, a=%), a ';' separator, invalid UTF-8 and
-// control characters. A dropped agent=%zz would otherwise answer an
-// unfiltered page. The error names the parameter.
-func parseQuery(raw string) (url.Values, error) {
-	q := url.Values{}
-	for raw != "" {
-		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
-		if pair == "" {
-			continue
+// noQuery refuses any query parameter on an endpoint that takes none.
+func noQuery(r *http.Request) error {
+	v, err := query(r)
+	if err == nil {
+		if err = govapi.CheckParams(v); err != nil {
+			err = &requestError{err}
 		}
-		k, v, _ := strings.Cut(pair, "=")
-		name, err := url.QueryUnescape(k)
-		if err != nil || strings.Contains(pair, ";") {
-			name = k // as sent: unescaping failed
-		}
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("query parameter %q is not URL-encoded: %v", truncate(name, 40), err)
-		case strings.Contains(pair, ";"):
-			return nil, fmt.Errorf("query parameter %q holds a ';': separate parameters with '&', and encode a ';' in a value as %%3B", truncate(name, 40))
-		}
-		val, err := url.QueryUnescape(v)
-		if err != nil {
-			return nil, fmt.Errorf("query parameter %s: the value is not URL-encoded: %v", strconv.Quote(truncate(name, 40)), err)
-		}
-		for _, s := range [2]string{name, val} {
-			if !utf8.ValidString(s) {
-				return nil, fmt.Errorf("query parameter %q is not valid UTF-8", truncate(strings.ToValidUTF8(name, "\ufffd"), 40))
-			}
-			if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
-				return nil, fmt.Errorf("query parameter %q has a control character at byte %d", truncate(strings.Map(printable, name), 40), i)
-			}
-		}
-		q[name] = append(q[name], val)
 	}
-	return q, nil
+	return err
 }
 
-// printable replaces a control character, for echoing a name in an error.
-func printable(r rune) rune {
-	if unicode.IsControl(r) {
-		return '?'
+// readBody reads a request body of at most govapi.MaxBody bytes.
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, govapi.MaxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, refuse(TooLarge, "", "request body larger than %d bytes (1 MiB)", govapi.MaxBody)
+	case err != nil:
+		return nil, &requestError{fmt.Errorf("reading the request body: %w", err)}
 	}
-	return r
+	return body, nil
 }
 
-// checkParams refuses a query parameter that is not known or is repeated,
-// naming it.
-func checkParams(q url.Values, known map[string]bool) error {
-	for k, v := range q {
-		if !known[k] {
-			return fmt.Errorf("unknown query parameter %q", truncate(k, 40))
-		}
-		if len(v) > 1 {
-			return fmt.Errorf("query parameter %q given more than once", k)
-		}
+// decodeBody reads one JSON object into v strictly: unknown fields, a
+// second value, what audit.CheckRequestJSON refuses (duplicate members,
+// invalid UTF-8, integers beyond 2^53, NUL) and bodies over govapi.MaxBody are
+// refused naming the problem. An empty body is allowed when emptyOK.
+func decodeBody(r *http.Request, v any, emptyOK bool) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if emptyOK && len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	// encoding/json alone would take the last of duplicate members (also
+	// ones that differ in case), replace invalid UTF-8 with U+FFFD and
+	// round big integers: refused first, as POST /api/events refuses them
+	// (issue 13 "Bad input, everywhere").
+	if err := audit.CheckRequestJSON(body); err != nil {
+		return &requestError{fmt.Errorf("request body: %w", err)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &requestError{fmt.Errorf("request body: %w", err)}
+	}
+	if dec.More() {
+		return &requestError{errors.New("request body: more than one JSON value")}
 	}
 	return nil
 }
 
-// cursorParams reads the pagination parameters after_seq (default 0) and
-// limit (default store.DefaultLimit).
-func cursorParams(q url.Values) (afterSeq int64, limit int, err error) {
-	limit = store.DefaultLimit
-	if v := q.Get("after_seq"); v != "" {
-		if afterSeq, err = strconv.ParseInt(v, 10, 64); err != nil || afterSeq < 0 {
-			return 0, 0, fmt.Errorf("after_seq=%q is not a seq (an integer >= 0)", truncate(v, 40))
-		}
+func (s *Server) verify(r *http.Request) (reply, error) {
+	if err := noQuery(r); err != nil {
+		return reply{}, err
 	}
-	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > store.MaxLimit {
-			return 0, 0, fmt.Errorf("limit=%q is not between 1 and %d", truncate(v, 40), store.MaxLimit)
-		}
-	}
-	return afterSeq, limit, nil
-}
-
-// readBody reads a request body of at most MaxBody bytes, answering 413
-// beyond it.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes (1 MiB)", MaxBody))
-		} else {
-			s.fail(w, http.StatusBadRequest, "reading the request body: "+err.Error())
-		}
-		return nil, false
-	}
-	return body, true
-}
-
-func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.Verify(r.Context())
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, "verifying the chain: "+err.Error())
-		return
+		return reply{}, fmt.Errorf("verifying the chain: %w", err)
 	}
 	if rep.BrokenLinks == nil {
 		rep.BrokenLinks = []audit.BrokenLink{}
 	}
-	b, err := json.Marshal(VerifyReport{SchemaVersion: audit.SchemaVersion, Report: rep})
-	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, b)
+	return jsonReply(http.StatusOK, govapi.VerifyReport{SchemaVersion: audit.SchemaVersion, Report: rep})
 }
 
-// health answers from state the writer keeps (health.go), never by
-// touching the database: a load balancer may poll it often.
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+// Health is what GET /health says: the chain head, the last verification,
+// and whether writes are durable. It answers from state the writer keeps
+// (health.go), never by touching the database: a load balancer may poll
+// it often.
+func (s *Server) Health() govapi.Health {
 	seq, hash := s.head.get()
-	h := Health{SchemaVersion: audit.SchemaVersion, Status: "ok", HeadSeq: seq, HeadHash: hash, Chain: s.chain()}
-	status := http.StatusOK
+	h := govapi.Health{SchemaVersion: audit.SchemaVersion, Status: govapi.HealthOK, HeadSeq: seq, HeadHash: hash, Chain: s.chain()}
 	if h.Reason, h.Error = s.dbHealth.get(); h.Reason != "" {
-		h.Status, status = "degraded", http.StatusServiceUnavailable
+		h.Status = govapi.HealthDegraded
 	}
-	b, _ := json.Marshal(h)
-	writeJSON(w, status, b)
+	return h
 }
 
-func (s *Server) writeStored(w http.ResponseWriter, code int, rec audit.Record) {
-	line, err := storedJSON(rec)
-	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err.Error())
-		return
+func (s *Server) health(r *http.Request) (reply, error) {
+	h := s.Health()
+	status := http.StatusOK
+	if h.Status != govapi.HealthOK {
+		status = http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, line)
+	return jsonReply(status, h)
 }
 
-// fail answers with a JSON error object and counts it.
-func (s *Server) fail(w http.ResponseWriter, status int, msg string) { s.failCode(w, status, "", msg) }
-
-// failCode is fail with the code of the rule that refused the request.
-func (s *Server) failCode(w http.ResponseWriter, status int, code, msg string) {
-	s.failDetail(w, status, code, msg, nil)
-}
-
-// failDetail is failCode with the decision or trace behind a refusal.
-func (s *Server) failDetail(w http.ResponseWriter, status int, code, msg string, detail any) {
-	s.m.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
-	b, err := json.Marshal(govapi.ErrorBody{SchemaVersion: audit.SchemaVersion, Error: msg, Code: code, Detail: detail})
-	if err != nil {
-		b, _ = json.Marshal(govapi.ErrorBody{SchemaVersion: audit.SchemaVersion, Error: msg, Code: code})
+// internal marks err, a failure no rule explains, with what auditd was
+// doing; a typed error keeps its own message.
+func internal(doing string, err error) error {
+	if errorAnswer(err).status != http.StatusInternalServerError {
+		return err
 	}
-	writeJSON(w, status, b)
+	return fmt.Errorf("%s%w", doing, err)
 }
 
 func writeJSON(w http.ResponseWriter, code int, body []byte) {
@@ -545,9 +481,4 @@ func writeJSON(w http.ResponseWriter, code int, body []byte) {
 }
 
 // truncate bounds untrusted input echoed in an error (DESIGN §3).
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+func truncate(s string, n int) string { return govapi.Truncate(s, n) }

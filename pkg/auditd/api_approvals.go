@@ -1,11 +1,9 @@
 package auditd
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
+	"context"
+	"errors"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
@@ -15,161 +13,178 @@ import (
 	"github.com/govkit/govkit/pkg/token"
 )
 
-// MaxWait bounds a long-poll's wait= parameter: under the 30 s timeout of
-// pkg/client and of most proxies.
-const MaxWait = 25 * time.Second
+// The approvals API (DESIGN §7, §11): each endpoint reads its request and
+// calls an operation — RequestApproval, Consume (approval_ops.go), Cancel,
+// Vote, Approval, Approvals, PendingApprovals — whose errors errorAnswer
+// maps.
 
-// ApprovalList is the body of GET /v1/approvals and /v1/approvals/pending.
-// NextAfterSeq is the cursor for following changes: the audit seq of the
-// last change listed, or without after_seq the newest change overall.
-type ApprovalList struct {
-	SchemaVersion int                `json:"schema_version"`
-	Approvals     []approval.Request `json:"approvals"`
-	NextAfterSeq  int64              `json:"next_after_seq"`
-	HasMore       bool               `json:"has_more"`
-}
-
-// DecisionInput is the body of POST /v1/approvals/{id}/approve and /deny.
-// The approver is the caller (DESIGN §7), never a field.
-type DecisionInput struct {
-	Reason string `json:"reason,omitempty"`
-}
-
-func (s *Server) postApproval(w http.ResponseWriter, r *http.Request) {
+func (s *Server) postApproval(r *http.Request) (reply, error) {
 	var in govapi.ApprovalInput
-	if !s.decodeBody(w, r, &in, false) {
-		return
+	if err := decodeBody(r, &in, false); err != nil {
+		return reply{}, err
 	}
 	req, err := s.RequestApproval(r.Context(), identity(r), in)
 	if err != nil {
-		s.answerError(w, err)
-		return
+		return reply{}, err
 	}
-	w.Header().Set("Location", "/v1/approvals/"+url.PathEscape(req.ID))
-	s.writeApproval(w, http.StatusCreated, req)
+	rep, err := jsonReply(http.StatusCreated, req)
+	rep.location = govapi.WithID(govapi.PathApproval, req.ID)
+	return rep, err
 }
 
 // consumeApproval is POST /v1/approvals/{id}/consume (DESIGN §11).
-func (s *Server) consumeApproval(w http.ResponseWriter, r *http.Request) {
+func (s *Server) consumeApproval(r *http.Request) (reply, error) {
 	var in govapi.ConsumeInput
-	if !s.decodeBody(w, r, &in, false) {
-		return
+	if err := decodeBody(r, &in, false); err != nil {
+		return reply{}, err
 	}
-	req, err := s.Consume(r.Context(), identity(r), r.PathValue("id"), in.ActionHash)
-	if err != nil {
-		s.answerError(w, err)
-		return
-	}
-	s.writeApproval(w, http.StatusOK, req)
+	return approvalReply(s.Consume(r.Context(), identity(r), r.PathValue("id"), in.ActionHash))
 }
 
 // cancelApproval is POST /v1/approvals/{id}/cancel: the requester (or an
 // admin) withdraws a request.
-func (s *Server) cancelApproval(w http.ResponseWriter, r *http.Request) {
-	if !s.decodeBody(w, r, &struct{}{}, true) {
-		return
+func (s *Server) cancelApproval(r *http.Request) (reply, error) {
+	if err := decodeBody(r, &struct{}{}, true); err != nil {
+		return reply{}, err
 	}
-	who, ok := s.actor(w, r)
-	if !ok {
-		return
-	}
-	id := identity(r)
-	req, err := s.ap.cancel(r.Context(), r.PathValue("id"), who, s.cfg.Tokens != nil && id.Has(token.Admin), s.callerOf(id))
-	if err != nil {
-		s.answerError(w, err)
-		return
-	}
-	s.writeApproval(w, http.StatusOK, req)
+	return approvalReply(s.Cancel(r.Context(), identity(r), r.PathValue("id")))
 }
 
-func (s *Server) approve(w http.ResponseWriter, r *http.Request) { s.decide(w, r, approval.Approve) }
-func (s *Server) deny(w http.ResponseWriter, r *http.Request)    { s.decide(w, r, approval.Deny) }
+func (s *Server) approve(r *http.Request) (reply, error) { return s.vote(r, approval.Approve) }
+func (s *Server) deny(r *http.Request) (reply, error)    { return s.vote(r, approval.Deny) }
 
-func (s *Server) decide(w http.ResponseWriter, r *http.Request, d approval.Decision) {
-	var in DecisionInput
-	if !s.decodeBody(w, r, &in, true) {
-		return
+func (s *Server) vote(r *http.Request, d approval.Decision) (reply, error) {
+	var in govapi.VoteInput
+	if err := decodeBody(r, &in, true); err != nil {
+		return reply{}, err
 	}
-	who, ok := s.actor(w, r)
-	if !ok {
-		return
-	}
-	req, err := s.ap.decide(r.Context(), r.PathValue("id"), who, d, in.Reason, s.callerOf(identity(r)))
-	if err != nil {
-		s.approvalError(w, err)
-		return
-	}
-	s.writeApproval(w, http.StatusOK, req)
+	return approvalReply(s.Vote(r.Context(), identity(r), r.PathValue("id"), d, in.Reason))
 }
 
-func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
-	wait, ok := s.waitParam(w, r, map[string]bool{"wait": true})
-	if !ok {
-		return
+func (s *Server) getApproval(r *http.Request) (reply, error) {
+	v, err := query(r)
+	if err == nil {
+		err = govapi.CheckParams(v, "wait")
 	}
+	var wait time.Duration
+	if err == nil {
+		wait, err = govapi.ParseWait(v)
+	}
+	if err != nil {
+		return reply{}, badRequest(err)
+	}
+	return approvalReply(s.Approval(r.Context(), identity(r), r.PathValue("id"), wait))
+}
+
+func (s *Server) listApprovals(r *http.Request) (reply, error) {
+	v, err := query(r)
+	if err != nil {
+		return reply{}, err
+	}
+	q, err := govapi.ParseApprovalQuery(v)
+	if err != nil {
+		return reply{}, &requestError{err}
+	}
+	list, err := s.Approvals(r.Context(), identity(r), q)
+	if err != nil {
+		return reply{}, err
+	}
+	return jsonReply(http.StatusOK, list)
+}
+
+func (s *Server) pendingApprovals(r *http.Request) (reply, error) {
+	if err := noQuery(r); err != nil {
+		return reply{}, err
+	}
+	list, err := s.PendingApprovals(r.Context(), identity(r))
+	if err != nil {
+		return reply{}, err
+	}
+	return jsonReply(http.StatusOK, list)
+}
+
+func approvalReply(req approval.Request, err error) (reply, error) {
+	if err != nil {
+		return reply{}, err
+	}
+	return jsonReply(http.StatusOK, req)
+}
+
+// Cancel withdraws request approvalID on behalf of caller: its requester,
+// or an admin, while it is pending or approved and unused.
+func (s *Server) Cancel(ctx context.Context, caller token.Identity, approvalID string) (approval.Request, error) {
+	who, err := actor(caller)
+	if err != nil {
+		return approval.Request{}, err
+	}
+	return s.ap.cancel(ctx, approvalID, who, s.cfg.Tokens != nil && caller.Has(token.Admin), s.callerOf(caller))
+}
+
+// Vote records caller's approve or deny of request approvalID (a deny
+// needs a reason) and returns the request after it. The voter is who
+// authenticated (DESIGN §7), never a field.
+func (s *Server) Vote(ctx context.Context, caller token.Identity, approvalID string, d approval.Decision, reason string) (approval.Request, error) {
+	who, err := actor(caller)
+	if err != nil {
+		return approval.Request{}, err
+	}
+	return s.ap.decide(ctx, approvalID, who, d, reason, s.callerOf(caller))
+}
+
+// Approval returns request approvalID, holding the answer up to wait (at
+// most govapi.MaxWait) while it is pending: a long-poll. An agent may read
+// only its own requests.
+func (s *Server) Approval(ctx context.Context, caller token.Identity, approvalID string, wait time.Duration) (approval.Request, error) {
 	// Ownership first: an agent must not be held for another's request.
-	row, err := s.ap.get(r.Context(), r.PathValue("id"))
+	row, err := s.ap.get(ctx, approvalID)
 	if err != nil {
-		s.approvalError(w, err)
-		return
+		return approval.Request{}, err
 	}
-	if id := identity(r); ownOnly(id) && row.Request.RequestedBy != id.Name {
-		s.fail(w, http.StatusForbidden, fmt.Sprintf("%s may read only its own approval requests (role agent)", id.Name))
-		return
+	if ownOnly(caller) && row.Request.RequestedBy != caller.Name {
+		return approval.Request{}, refuse(Forbidden, "", "%s may read only its own approval requests (role agent)", caller.Name)
 	}
 	if wait > 0 {
-		if row, err = s.ap.wait(r.Context(), row.Request.ID, wait); err != nil {
-			s.approvalError(w, err)
-			return
+		if row, err = s.ap.wait(ctx, row.Request.ID, min(wait, govapi.MaxWait)); err != nil {
+			return approval.Request{}, err
 		}
 	}
-	s.writeApproval(w, http.StatusOK, row.Request)
+	return row.Request, nil
 }
 
-func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
-	wait, ok := s.waitParam(w, r, map[string]bool{"wait": true, "status": true, "after_seq": true, "limit": true})
-	if !ok {
-		return
+// Approvals lists the requests q selects that caller may see (an agent:
+// its own), holding the answer up to q.Wait until one changes after
+// q.AfterSeq. Without a cursor it lists the newest changes, and its
+// cursor is the newest change overall, from which a watcher follows.
+func (s *Server) Approvals(ctx context.Context, caller token.Identity, q govapi.ApprovalQuery) (govapi.ApprovalList, error) {
+	f := store.ApprovalFilter{Status: q.Status, AfterSeq: q.AfterSeq, Limit: q.Limit, Newest: q.AfterSeq == 0}
+	if f.Limit == 0 {
+		f.Limit = govapi.DefaultLimit
 	}
-	q, _ := parseQuery(r.URL.RawQuery) // checked by waitParam
-	f := store.ApprovalFilter{Status: approval.Status(q.Get("status"))}
+	return s.approvalList(ctx, caller, f, min(q.Wait, govapi.MaxWait))
+}
+
+// PendingApprovals lists the pending requests caller may see, oldest
+// first.
+func (s *Server) PendingApprovals(ctx context.Context, caller token.Identity) (govapi.ApprovalList, error) {
+	return s.approvalList(ctx, caller, store.ApprovalFilter{Status: approval.Pending, ByCreation: true, Limit: govapi.MaxLimit}, 0)
+}
+
+func (s *Server) approvalList(ctx context.Context, caller token.Identity, f store.ApprovalFilter, wait time.Duration) (govapi.ApprovalList, error) {
 	if f.Status != "" && !f.Status.Valid() {
-		s.fail(w, http.StatusBadRequest, fmt.Sprintf("status=%q is not pending, approved, denied, expired, cancelled or consumed", truncate(q.Get("status"), 40)))
-		return
+		return govapi.ApprovalList{}, badField("status", "%q is not an approval status", truncate(string(f.Status), 40))
 	}
-	var err error
-	if f.AfterSeq, f.Limit, err = cursorParams(q); err != nil {
-		s.fail(w, http.StatusBadRequest, err.Error())
-		return
+	if ownOnly(caller) {
+		f.RequestedBy = caller.Name
 	}
-	// Without a cursor: the newest changes, and a cursor at the newest
-	// change overall, from which a watcher follows.
-	f.Newest = f.AfterSeq == 0
-	s.writeList(w, r, f, wait)
-}
-
-func (s *Server) pendingApprovals(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.waitParam(w, r, map[string]bool{}); !ok {
-		return
-	}
-	s.writeList(w, r, store.ApprovalFilter{Status: approval.Pending, ByCreation: true, Limit: store.MaxLimit}, 0)
-}
-
-func (s *Server) writeList(w http.ResponseWriter, r *http.Request, f store.ApprovalFilter, wait time.Duration) {
-	if id := identity(r); ownOnly(id) {
-		f.RequestedBy = id.Name
-	}
-	head, err := s.st.ApprovalsSeq(r.Context())
+	head, err := s.st.ApprovalsSeq(ctx)
 	if err != nil {
-		s.approvalError(w, err)
-		return
+		return govapi.ApprovalList{}, err
 	}
-	rows, err := s.ap.list(r.Context(), f, wait)
+	rows, err := s.ap.list(ctx, f, wait)
 	if err != nil {
-		s.approvalError(w, err)
-		return
+		return govapi.ApprovalList{}, err
 	}
-	list := ApprovalList{SchemaVersion: audit.SchemaVersion, Approvals: make([]approval.Request, len(rows)), NextAfterSeq: f.AfterSeq}
+	list := govapi.ApprovalList{SchemaVersion: audit.SchemaVersion, Approvals: make([]approval.Request, len(rows)), NextAfterSeq: f.AfterSeq}
 	for i, row := range rows {
 		list.Approvals[i] = row.Request
 		list.NextAfterSeq = max(list.NextAfterSeq, row.Seq)
@@ -178,12 +193,7 @@ func (s *Server) writeList(w http.ResponseWriter, r *http.Request, f store.Appro
 		list.NextAfterSeq = max(list.NextAfterSeq, head)
 	}
 	list.HasMore = len(rows) == f.Limit && !f.Newest && f.Status != approval.Pending
-	b, err := json.Marshal(list)
-	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, b)
+	return list, nil
 }
 
 // ownOnly reports whether id may see only its own requests: an agent that
@@ -195,79 +205,12 @@ func ownOnly(id token.Identity) bool {
 
 // actor is the caller's name for a request or a vote; local mode needs the
 // X-Govkit-User header for it.
-func (s *Server) actor(w http.ResponseWriter, r *http.Request) (string, bool) {
-	name := identity(r).Name
-	if name == "" {
-		s.fail(w, http.StatusBadRequest, "no user name: auditd runs without a tokens file and takes the user from the "+UserHeader+" header (the approvals CLI sends $USER)")
-		return "", false
+func actor(caller token.Identity) (string, error) {
+	if caller.Name == "" {
+		return "", &requestError{errors.New("no user name: auditd runs without a tokens file and takes the user from the " + govapi.UserHeader + " header (the approvals CLI sends $USER)")}
 	}
-	return name, true
+	return caller.Name, nil
 }
 
-// waitParam checks the query parameters against known and reads wait=.
-func (s *Server) waitParam(w http.ResponseWriter, r *http.Request, known map[string]bool) (time.Duration, bool) {
-	q, err := parseQuery(r.URL.RawQuery)
-	if err == nil {
-		err = checkParams(q, known)
-	}
-	if err != nil {
-		s.fail(w, http.StatusBadRequest, err.Error())
-		return 0, false
-	}
-	v := q.Get("wait")
-	if v == "" {
-		return 0, true
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 || d > MaxWait {
-		s.fail(w, http.StatusBadRequest, fmt.Sprintf("wait=%q is not a duration between 0s and %s", truncate(v, 40), MaxWait))
-		return 0, false
-	}
-	return d, true
-}
-
-// decodeBody reads one JSON object into v strictly: unknown fields, a
-// second value, what audit.CheckRequestJSON refuses (duplicate members,
-// invalid UTF-8, integers beyond 2^53, NUL) and bodies over MaxBody are
-// refused naming the problem.
-// An empty body is allowed when emptyOK.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return false
-	}
-	if emptyOK && len(bytes.TrimSpace(body)) == 0 {
-		return true
-	}
-	// encoding/json alone would take the last of duplicate members (also
-	// ones that differ in case), replace invalid UTF-8 with U+FFFD and
-	// round big integers: refused first, as POST /api/events refuses them
-	// (issue 13 "Bad input, everywhere").
-	if err := audit.CheckRequestJSON(body); err != nil {
-		s.fail(w, http.StatusBadRequest, "request body: "+err.Error())
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		s.fail(w, http.StatusBadRequest, "request body: "+err.Error())
-		return false
-	}
-	if dec.More() {
-		s.fail(w, http.StatusBadRequest, "request body: more than one JSON value")
-		return false
-	}
-	return true
-}
-
-// approvalError answers an error of the approval workflow with its status.
-func (s *Server) approvalError(w http.ResponseWriter, err error) { s.answerError(w, err) }
-
-func (s *Server) writeApproval(w http.ResponseWriter, code int, req approval.Request) {
-	b, err := json.Marshal(req)
-	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	writeJSON(w, code, b)
-}
+// badRequest marks err as the request's fault (400).
+func badRequest(err error) error { return &requestError{err} }

@@ -14,10 +14,11 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
 )
 
-// batchAnswer is auditd.Batch, or an error, as a client reads it.
+// batchAnswer is govapi.BatchAnswer, or an error, as a client reads it.
 type batchAnswer struct {
 	SchemaVersion int           `json:"schema_version"`
 	Events        []audit.Event `json:"events"`
@@ -86,7 +87,7 @@ func TestBatchAppendStoresInOrder(t *testing.T) {
 		{"CRLF", "application/x-ndjson", "\r\n", 4, false},
 		{"no final newline", "application/x-ndjson", "\n", 3, true},
 		{"over one commit (MaxBatch 256)", "application/x-ndjson", "\n", 300, false},
-		{"the most events", "application/x-ndjson", "\n", auditd.MaxBatchEvents, false},
+		{"the most events", "application/x-ndjson", "\n", govapi.MaxBatchEvents, false},
 	} {
 		evs := toolEvents(tc.name, tc.n)
 		body := jsonLines(t, evs, tc.end)
@@ -126,7 +127,7 @@ func TestBatchBadInputWritesNothing(t *testing.T) {
 	}
 	good := string(jsonLines(t, toolEvents("a1", 2), "\n"))
 	line := func(s string) string { return s + "\n" }
-	many := string(jsonLines(t, toolEvents("a1", auditd.MaxBatchEvents+1), "\n"))
+	many := string(jsonLines(t, toolEvents("a1", govapi.MaxBatchEvents+1), "\n"))
 	big := line(`{"event_type":"x","data":"` + strings.Repeat("a", 1<<20) + `"}`)
 	for _, tc := range []struct {
 		name, contentType, body string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/govkit/govkit/pkg/approval"
@@ -49,7 +48,7 @@ func (s *Server) RequestApproval(ctx context.Context, id token.Identity, in gova
 	}
 	g := s.gov.cur.Load()
 	if g == nil || g.engine == nil {
-		return approval.Request{}, refuse(http.StatusServiceUnavailable, govapi.CodeNoPolicy, "%s", errNoPolicy)
+		return approval.Request{}, refuse(Unavailable, govapi.CodeNoPolicy, "%s", errNoPolicy)
 	}
 	tags, note, err := s.tagsFor(id, g, in.Resource.Type, in.Resource.Name, in.Resource.Tags)
 	if err != nil {
@@ -64,13 +63,13 @@ func (s *Server) RequestApproval(ctx context.Context, id token.Identity, in gova
 	target := fmt.Sprintf("%s on %s:%s", in.Action, in.Resource.Type, in.Resource.Name)
 	switch trace.Decision.EnforcedEffect {
 	case policy.EffectAllow:
-		return approval.Request{}, &refusal{status: http.StatusConflict, code: govapi.CodeApprovalNotRequired,
-			msg:    fmt.Sprintf("the policy allows %s for %s without approval: no request was opened", target, principal.UserID),
-			detail: trace.Decision}
+		return approval.Request{}, &Refusal{Kind: Conflict, Code: govapi.CodeApprovalNotRequired,
+			Msg:    fmt.Sprintf("the policy allows %s for %s without approval: no request was opened", target, principal.UserID),
+			Detail: trace.Decision}
 	case policy.EffectDeny:
-		return approval.Request{}, &refusal{status: http.StatusForbidden, code: govapi.CodePolicyDenied,
-			msg:    fmt.Sprintf("the policy denies %s for %s: no approval can release it (%s)", target, principal.UserID, trace.Explanation),
-			detail: govapi.Explanation{SchemaVersion: audit.SchemaVersion, DecisionTrace: trace, Note: note}}
+		return approval.Request{}, &Refusal{Kind: Forbidden, Code: govapi.CodePolicyDenied,
+			Msg:    fmt.Sprintf("the policy denies %s for %s: no approval can release it (%s)", target, principal.UserID, trace.Explanation),
+			Detail: govapi.Explanation{SchemaVersion: audit.SchemaVersion, DecisionTrace: trace, Note: note}}
 	}
 	trace = trace.ApprovalRequested(req)
 	dr := govapi.DecisionRequest{Agent: agent, Principal: principal, Resource: govapi.Resource{Type: in.Resource.Type, Name: in.Resource.Name}, Action: in.Action}
@@ -89,7 +88,7 @@ func (s *Server) RequestApproval(ctx context.Context, id token.Identity, in gova
 // the decision record that required it (DESIGN §7 policy_decision).
 func (s *Server) openApproval(ctx context.Context, ai approval.Input, record govapi.DecisionRecord, requester, requestedFor string, caller *audit.Caller) (approval.Request, error) {
 	if requester == "" {
-		return approval.Request{}, &requestError{errors.New("the action requires approval and nobody can be named as its requester: in local mode, send the " + UserHeader + " header (the CLIs send $USER)")}
+		return approval.Request{}, &requestError{errors.New("the action requires approval and nobody can be named as its requester: in local mode, send the " + govapi.UserHeader + " header (the CLIs send $USER)")}
 	}
 	// Canonical (RFC 8785), as the chain stores it: the approval request
 	// then carries byte for byte the record the decision event holds.
@@ -122,8 +121,9 @@ func (s *Server) Consume(ctx context.Context, id token.Identity, approvalID, act
 	if !audit.IsHash(actionHash) {
 		return approval.Request{}, badField("action_hash", "must be 64 lowercase hex digits: the approval.ActionHash of the action about to run (approvals show prints the approved one)")
 	}
-	if id.Name == "" {
-		return approval.Request{}, &requestError{errors.New("no user name: auditd runs without a tokens file and takes the user from the " + UserHeader + " header (the approvals CLI sends $USER)")}
+	who, err := actor(id)
+	if err != nil {
+		return approval.Request{}, err
 	}
-	return s.ap.consume(ctx, approvalID, id.Name, actsForOthers(id), actionHash, s.callerOf(id))
+	return s.ap.consume(ctx, approvalID, who, actsForOthers(id), actionHash, s.callerOf(id))
 }

@@ -34,7 +34,7 @@ type approvals struct {
 	changed chan struct{}
 
 	// stop is closed at shutdown: long-polls answer at once instead of
-	// holding the HTTP server's graceful stop for up to MaxWait.
+	// holding the HTTP server's graceful stop for up to govapi.MaxWait.
 	stop     chan struct{}
 	stopOnce sync.Once
 }

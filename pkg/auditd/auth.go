@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -13,11 +14,6 @@ import (
 type Authenticator interface {
 	Authenticate(bearer string) (token.Identity, bool)
 }
-
-// UserHeader names the acting user in local mode (DESIGN §7); the CLIs
-// fill it from $USER. With tokens it is ignored: the identity is the
-// token's name, never something a request says.
-const UserHeader = "X-Govkit-User"
 
 type identityKey struct{}
 
@@ -31,9 +27,9 @@ func identity(r *http.Request) token.Identity {
 // localIdentity is the caller in local mode: whoever the header names, with
 // every role (anyone who can reach loopback could open the file anyway).
 func localIdentity(r *http.Request) (token.Identity, error) {
-	name := r.Header.Get(UserHeader)
+	name := r.Header.Get(govapi.UserHeader)
 	if len(name) > 256 || strings.ContainsFunc(name, func(c rune) bool { return c < ' ' || c == 0x7f }) {
-		return token.Identity{}, fmt.Errorf("the %s header is not a user name (one line, at most 256 bytes)", UserHeader)
+		return token.Identity{}, fmt.Errorf("the %s header is not a user name (one line, at most 256 bytes)", govapi.UserHeader)
 	}
 	return token.Identity{Name: name, Roles: []token.Role{token.Admin}}, nil
 }
@@ -48,7 +44,7 @@ func (s *Server) authorize(h http.HandlerFunc, roles ...token.Role) http.Handler
 		if s.cfg.Tokens == nil {
 			var err error
 			if id, err = localIdentity(r); err != nil {
-				s.fail(w, http.StatusBadRequest, err.Error())
+				s.answerError(w, &requestError{err})
 				return
 			}
 		} else {
@@ -61,12 +57,12 @@ func (s *Server) authorize(h http.HandlerFunc, roles ...token.Role) http.Handler
 			}
 			if bearer == "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="auditd"`)
-				s.fail(w, http.StatusUnauthorized, "no bearer token: pass --token or set GOVKIT_TOKEN (auditd token create makes one)")
+				s.answerError(w, refuse(Unauthenticated, "", "no bearer token: pass --token or set GOVKIT_TOKEN (auditd token create makes one)"))
 				return
 			}
 			if id, ok = s.cfg.Tokens.Authenticate(bearer); !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="auditd", error="invalid_token"`)
-				s.fail(w, http.StatusUnauthorized, "invalid token: it is not in auditd's tokens file (revoked, or mistyped)")
+				s.answerError(w, refuse(Unauthenticated, "", "invalid token: it is not in auditd's tokens file (revoked, or mistyped)"))
 				return
 			}
 		}
@@ -75,7 +71,7 @@ func (s *Server) authorize(h http.HandlerFunc, roles ...token.Role) http.Handler
 			allowed = allowed || id.Has(role)
 		}
 		if !allowed {
-			s.fail(w, http.StatusForbidden, fmt.Sprintf("%s may not %s %s: that needs the role %s (it has %s)",
+			s.answerError(w, refuse(Forbidden, "", "%s may not %s %s: that needs the role %s (it has %s)",
 				id.Name, r.Method, r.URL.Path, joinRoles(roles, " or "), joinRoles(id.Roles, ", ")))
 			return
 		}

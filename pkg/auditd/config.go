@@ -18,9 +18,6 @@ import (
 // DefaultAddr is where auditd listens by default: loopback only.
 const DefaultAddr = "127.0.0.1:1199"
 
-// MaxBody bounds a request body (DESIGN §3: 1 MiB).
-const MaxBody = 1 << 20
-
 // Config is the daemon's typed configuration (DESIGN §3: packages never read
 // flags or the environment themselves).
 type Config struct {

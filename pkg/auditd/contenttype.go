@@ -2,22 +2,21 @@ package auditd
 
 import (
 	"fmt"
+
+	"github.com/govkit/govkit/pkg/govapi"
 	"mime"
 	"net/http"
 	"strings"
 )
 
-// codeUnsupportedMediaType is the code of a 415.
-const codeUnsupportedMediaType = "unsupported_media_type"
-
 // jsonBody is the media type of every request body auditd takes; POST
 // /api/events also takes JSON Lines (eventBodies; api_batch.go).
 var (
-	jsonBody    = []string{"application/json"}
-	eventBodies = []string{"application/json", "application/x-ndjson", "application/jsonl"}
+	jsonBody    = []string{govapi.ContentTypeJSON}
+	eventBodies = []string{govapi.ContentTypeJSON, govapi.ContentTypeJSONLines, "application/jsonl"}
 )
 
-// checkBodyType answers 415 and returns false when r carries a body whose
+// checkBodyType refuses (415, govapi.CodeUnsupportedMediaType) a request whose
 // Content-Type is not one that path takes (DESIGN §11 "Transport", issue
 // 13). A web page can make a browser POST to a local auditd without asking
 // (no CORS preflight) only with text/plain, a form type, or no type at all;
@@ -25,22 +24,21 @@ var (
 // type, or of none, is refused before anything reads it. Parameters are
 // allowed, but a charset must be UTF-8, JSON's only encoding (RFC 8259).
 // A request without a body (approve and deny may have none) needs no type.
-func (s *Server) checkBodyType(w http.ResponseWriter, r *http.Request, path string) bool {
+func checkBodyType(w http.ResponseWriter, r *http.Request, path string) error {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.ContentLength == 0 {
-		return true // ContentLength is -1 for a chunked body of unknown length
+		return nil // ContentLength is -1 for a chunked body of unknown length
 	}
 	accepted := jsonBody
-	if path == "/api/events" {
+	if path == govapi.PathEvents {
 		accepted = eventBodies
 	}
 	ct := r.Header.Get("Content-Type")
 	if ok, why := acceptsBodyType(ct, accepted); !ok {
 		w.Header().Set("Accept", strings.Join(accepted, ", "))
-		s.failCode(w, http.StatusUnsupportedMediaType, codeUnsupportedMediaType,
-			fmt.Sprintf("%s %s takes a body of Content-Type %s; %s", r.Method, path, orList(accepted), why))
-		return false
+		return refuse(UnsupportedType, govapi.CodeUnsupportedMediaType,
+			"%s %s takes a body of Content-Type %s; %s", r.Method, path, orList(accepted), why)
 	}
-	return true
+	return nil
 }
 
 // acceptsBodyType tells whether the Content-Type ct is one of accepted,

@@ -1,7 +1,7 @@
 package auditd
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -189,14 +189,14 @@ func summarize(cfg *policy.Config) []govapi.PolicySummary {
 // errNoPolicy is the answer of decisions and explain without --policy.
 const errNoPolicy = "no policy loaded: start auditd with --policy FILE"
 
-// policyInForce returns the governance to evaluate with, or answers 503.
-func (s *Server) policyInForce(w http.ResponseWriter) (*governance, bool) {
+// policyInForce returns the governance to evaluate with; without a policy,
+// Unavailable no_policy.
+func (s *Server) policyInForce() (*governance, error) {
 	g := s.gov.cur.Load()
 	if g == nil || g.engine == nil {
-		s.failCode(w, http.StatusServiceUnavailable, "no_policy", errNoPolicy)
-		return nil, false
+		return nil, refuse(Unavailable, govapi.CodeNoPolicy, "%s", errNoPolicy)
 	}
-	return g, true
+	return g, nil
 }
 
 // tagsFor returns the tags to evaluate a resource with: the request's own
@@ -232,16 +232,23 @@ func (s *Server) evaluate(g *governance, req policy.Request, post bool) policy.D
 	return g.engine.Explain(req)
 }
 
-func (s *Server) governanceStatus(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.waitParam(w, r, map[string]bool{}); !ok {
-		return
+func (s *Server) governanceStatus(r *http.Request) (reply, error) {
+	if err := noQuery(r); err != nil {
+		return reply{}, err
 	}
+	st, err := s.Governance(r.Context())
+	if err != nil {
+		return reply{}, err
+	}
+	return jsonReply(http.StatusOK, st)
+}
+
+// Governance is what governs right now: the policy and infra files in
+// force, the chain head and the pending approvals.
+func (s *Server) Governance(ctx context.Context) (govapi.Status, error) {
 	st := govapi.Status{
 		SchemaVersion: audit.SchemaVersion, Version: build.String(), StartedAt: s.gov.startedAt,
-		Auth: "local", Policy: s.PolicyStatus(),
-	}
-	if s.cfg.Tokens != nil {
-		st.Auth = "tokens"
+		Auth: s.authMode(), Policy: s.PolicyStatus(),
 	}
 	if g := s.gov.cur.Load(); g != nil && g.Infra != nil {
 		at := g.loadedAt
@@ -249,22 +256,21 @@ func (s *Server) governanceStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	st.Chain.HeadSeq, st.Chain.HeadHash = s.head.get()
 	st.Chain.State = s.chain()
-	n, err := s.pendingCount(r)
+	n, err := s.pendingCount(ctx)
 	if err != nil {
-		s.approvalError(w, err)
-		return
+		return govapi.Status{}, err
 	}
 	st.Approvals.Pending = n
-	s.writeGov(w, http.StatusOK, st)
+	return st, nil
 }
 
 // pendingCount counts pending approval requests, expiring due ones first
 // so that a request past its expiry is not counted as pending.
-func (s *Server) pendingCount(r *http.Request) (int, error) {
-	f := store.ApprovalFilter{Status: approval.Pending, Limit: store.MaxLimit}
+func (s *Server) pendingCount(ctx context.Context) (int, error) {
+	f := store.ApprovalFilter{Status: approval.Pending, Limit: govapi.MaxLimit}
 	n := 0
 	for {
-		rows, err := s.ap.list(r.Context(), f, 0)
+		rows, err := s.ap.list(ctx, f, 0)
 		if err != nil {
 			return 0, err
 		}
@@ -274,20 +280,6 @@ func (s *Server) pendingCount(r *http.Request) (int, error) {
 		}
 		f.AfterSeq = rows[len(rows)-1].Seq
 	}
-}
-
-// writeGov answers v as JSON without HTML escaping: explanations say
-// "rows_affected=1500 > limit=1000", and the decision objects of pkg/policy
-// are written the same way.
-func (s *Server) writeGov(w http.ResponseWriter, code int, v any) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		s.fail(w, http.StatusInternalServerError, "encoding the answer: "+err.Error())
-		return
-	}
-	writeJSON(w, code, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 // keyLocks serializes work per key: two retries of one decision (same

@@ -1,12 +1,12 @@
 package auditd
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
@@ -17,34 +17,45 @@ import (
 	"github.com/govkit/govkit/pkg/token"
 )
 
-// postDecision is POST /api/v1/decisions: evaluate a proposed action
-// against the policy in force, request an approval when the enforced effect
-// requires one, and record the decision with its full trace as a
-// policy_decision event — allowed and denied decisions too (seed 003
-// "Policy Evaluation Flow", "Audit Enrichment"; H-11, H-60).
-func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
+func (s *Server) postDecision(r *http.Request) (reply, error) {
 	var in govapi.DecisionRequest
-	if !s.decodeBody(w, r, &in, false) {
-		return
+	if err := decodeBody(r, &in, false); err != nil {
+		return reply{}, err
 	}
+	res, err := s.Decide(r.Context(), identity(r), in)
+	if err != nil {
+		return reply{}, err
+	}
+	rep, err := jsonReply(res.status(), res.Value)
+	if res.Created {
+		rep.location = govapi.WithID(govapi.PathEvent, res.Value.Event.EventID)
+	}
+	return rep, err
+}
+
+// Decide evaluates a proposed action for caller against the policy in
+// force, requests an approval when the enforced effect requires one, and
+// records the decision with its full trace as a policy_decision event —
+// allowed and denied decisions too (seed 003 "Policy Evaluation Flow",
+// "Audit Enrichment"; H-11, H-60). With an event_id it is idempotent: a
+// retry by the same caller with the same request gets the decision
+// recorded first (Created false) and never a second approval.
+func (s *Server) Decide(ctx context.Context, caller token.Identity, in govapi.DecisionRequest) (Recorded[govapi.DecisionResult], error) {
+	var none Recorded[govapi.DecisionResult]
 	if err := validateDecision(&in); err != nil {
-		s.fail(w, http.StatusBadRequest, err.Error())
-		return
+		return none, err
 	}
-	caller := identity(r)
 	// Who the decision is for comes from the token, unless a gateway
 	// names it (DESIGN §11): before issue 13 an agent token could assert
 	// principal.roles [dba] and turn a deny into an allow.
 	principal, agent, err := s.principalFor(caller, in.Principal, in.Agent)
 	if err != nil {
-		s.answerError(w, err)
-		return
+		return none, err
 	}
 	in.Principal, in.Agent = principal, agent
 	fingerprint, err := requestFingerprint(in, s.cfg.Redactor)
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err.Error())
-		return
+		return none, err
 	}
 
 	clientID := in.EventID != ""
@@ -53,24 +64,22 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		// gets the decision recorded first and never a second approval.
 		unlock := s.gov.decisionLocks.lock(in.EventID)
 		defer unlock()
-		rec, found, err := s.st.Get(r.Context(), in.EventID)
+		rec, found, err := s.st.Get(ctx, in.EventID)
 		if err != nil {
-			s.fail(w, http.StatusInternalServerError, "looking up event_id: "+err.Error())
-			return
+			return none, fmt.Errorf("looking up event_id: %w", err)
 		}
 		if found {
 			s.m.duplicates.Inc()
-			s.answerRecordedDecision(w, r, rec.Body, fingerprint, caller)
-			return
+			return s.recordedDecision(ctx, rec.Body, fingerprint, caller)
 		}
 	} else {
 		in.EventID = audit.NewEventID(s.cfg.Now(), s.cfg.Rand)
 	}
 	// After the lookup: a decision recorded before a restart without
 	// --policy is still answered.
-	g, ok := s.policyInForce(w)
-	if !ok {
-		return
+	g, err := s.policyInForce()
+	if err != nil {
+		return none, err
 	}
 
 	// The infra file is authoritative for tags (DESIGN §11): before issue
@@ -78,8 +87,7 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 	// step outside the change freeze.
 	tags, note, err := s.tagsFor(caller, g, in.Resource.Type, in.Resource.Name, in.Resource.Tags)
 	if err != nil {
-		s.answerError(w, err)
-		return
+		return none, err
 	}
 	req := policy.Request{
 		Principal: in.Principal,
@@ -97,8 +105,7 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 	record := decisionRecord(in, tags, note, trace, g.SHA256)
 	recordJSON, err := audit.Canonical(record)
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, "encoding the decision: "+err.Error())
-		return
+		return none, fmt.Errorf("encoding the decision: %w", err)
 	}
 
 	res := govapi.DecisionResult{Explanation: govapi.Explanation{SchemaVersion: audit.SchemaVersion, DecisionTrace: trace, Note: note}}
@@ -113,10 +120,9 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		if in.Tool != nil {
 			ai.Tool, ai.RawCommand = in.Tool.Name, in.Tool.RawCommand
 		}
-		ap, err := s.openApproval(r.Context(), ai, record, in.Agent, in.Principal.UserID, ev.Caller)
+		ap, err := s.openApproval(ctx, ai, record, in.Agent, in.Principal.UserID, ev.Caller)
 		if err != nil {
-			s.answerError(w, err)
-			return
+			return none, err
 		}
 		ev.ApprovalID = ap.ID
 		res.ApprovalID, res.ApprovalExpiresAt = ap.ID, &ap.ExpiresAt
@@ -126,17 +132,15 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		RowsAffected: in.RowsAffected, PodsAffected: in.PodsAffected, Reason: in.Reason, RequestSHA256: fingerprint,
 	})
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, "encoding the decision: "+err.Error())
-		return
+		return none, fmt.Errorf("encoding the decision: %w", err)
 	}
 
-	stored, err := s.append(r.Context(), ev, clientID)
+	stored, err := s.append(ctx, ev, clientID)
 	if err != nil {
 		if res.ApprovalID != "" {
 			s.cfg.Logf("error: approval %s was requested for decision %s, which could not be recorded (%v); the request expires unused", res.ApprovalID, in.EventID, err)
 		}
-		s.appendError(w, err)
-		return
+		return none, internal("storing the event: ", err)
 	}
 	if !stored.created {
 		// The same event_id was stored meanwhile by POST /api/events:
@@ -144,23 +148,22 @@ func (s *Server) postDecision(w http.ResponseWriter, r *http.Request) {
 		if res.ApprovalID != "" {
 			s.cfg.Logf("warning: approval %s was requested for decision %s, whose event_id another append took meanwhile; the request expires unused", res.ApprovalID, in.EventID)
 		}
-		s.answerRecordedDecision(w, r, stored.json, fingerprint, caller)
-		return
+		return s.recordedDecision(ctx, stored.json, fingerprint, caller)
 	}
 	ref, err := storedRef(stored.json)
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err.Error())
-		return
+		return none, err
 	}
 	res.Event = &ref
 	s.m.decisions.WithLabelValues(string(trace.Decision.EnforcedEffect)).Inc()
-	w.Header().Set("Location", "/api/events/"+url.PathEscape(ref.EventID))
-	s.writeGov(w, http.StatusCreated, res)
+	return Recorded[govapi.DecisionResult]{Value: res, Created: true}, nil
 }
 
-// answerRecordedDecision answers a retry with the decision recorded under
-// its event_id (200), or 409 when that event is something else.
-func (s *Server) answerRecordedDecision(w http.ResponseWriter, r *http.Request, body []byte, fingerprint string, caller token.Identity) {
+// recordedDecision answers a retry with the decision recorded under its
+// event_id, or Conflict event_id_reused when that event is something else
+// or another caller's.
+func (s *Server) recordedDecision(ctx context.Context, body []byte, fingerprint string, caller token.Identity) (Recorded[govapi.DecisionResult], error) {
+	var none Recorded[govapi.DecisionResult]
 	var stored struct {
 		EventID   string          `json:"event_id"`
 		EventType string          `json:"event_type"`
@@ -168,8 +171,7 @@ func (s *Server) answerRecordedDecision(w http.ResponseWriter, r *http.Request, 
 		Data      json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(body, &stored); err != nil {
-		s.fail(w, http.StatusInternalServerError, "reading the stored event: "+err.Error())
-		return
+		return none, fmt.Errorf("reading the stored event: %w", err)
 	}
 	var data govapi.DecisionEventData
 	_ = json.Unmarshal(stored.Data, &data)
@@ -177,25 +179,22 @@ func (s *Server) answerRecordedDecision(w http.ResponseWriter, r *http.Request, 
 	// with this very request (DESIGN §11: no reading by re-posting an id).
 	if stored.EventType != audit.TypePolicyDecision || data.RequestSHA256 != fingerprint ||
 		stored.Caller == nil || stored.Caller.Name != s.callerOf(caller).Name {
-		s.answerError(w, reusedID(stored.EventID))
-		return
+		return none, reusedID(stored.EventID)
 	}
 	ex, approvalID, err := explanationOf(body)
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err.Error())
-		return
+		return none, err
 	}
 	res := govapi.DecisionResult{Explanation: ex, ApprovalID: approvalID}
 	if approvalID != "" {
-		row, err := s.ap.get(r.Context(), approvalID)
+		row, err := s.ap.get(ctx, approvalID)
 		if err != nil {
-			s.approvalError(w, err)
-			return
+			return none, err
 		}
 		at := row.Request.ExpiresAt
 		res.ApprovalExpiresAt = &at
 	}
-	s.writeGov(w, http.StatusOK, res)
+	return Recorded[govapi.DecisionResult]{Value: res}, nil
 }
 
 // decisionRecord is the policy_decision member of the event: every field

@@ -1,153 +1,108 @@
 package auditd
 
 import (
-	"errors"
+	"context"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/policy"
 )
 
-// Query parameters of GET /api/v1/governance/explain (seed 003
-// "Hypothetical check request parameters", plus service and the counts
-// that govexplain's --service, --rows and --pods take).
-var explainParams = map[string]bool{
-	"resource_type": true, "resource_name": true, "action": true, "tags": true, "user_id": true,
-	"role": true, "service": true, "rows_affected": true, "pods_affected": true,
-}
-
-// explainHypothetical is GET /api/v1/governance/explain: what would the
-// policy in force decide? It evaluates exactly as POST /api/v1/decisions
-// would — same engine, infra file and clock, so the answer predicts the
-// decision — and records nothing: no event, no approval (H-59).
-func (s *Server) explainHypothetical(w http.ResponseWriter, r *http.Request) {
-	q, err := parseQuery(r.URL.RawQuery)
-	var in policy.Request
-	var post bool
-	if err == nil {
-		in, post, err = parseExplainQuery(q)
-	}
+// explainHypothetical is GET /api/v1/governance/explain.
+func (s *Server) explainHypothetical(r *http.Request) (reply, error) {
+	v, err := query(r)
 	if err != nil {
-		s.fail(w, http.StatusBadRequest, err.Error())
-		return
+		return reply{}, err
 	}
-	g, ok := s.policyInForce(w)
-	if !ok {
-		return
+	q, err := govapi.ParseExplainQuery(v)
+	if err != nil {
+		return reply{}, badRequest(err)
 	}
-	tags, note := g.tagsFor(in.Resource.Type, in.Resource.Name, in.Resource.Tags)
-	in.Resource.Tags = tags
-	// Counts are only known after execution: like govexplain --rows, that
-	// is the blast-radius check (seed 003 "Guardrails").
-	trace := s.evaluate(g, in, post)
-	s.writeGov(w, http.StatusOK, govapi.Explanation{SchemaVersion: audit.SchemaVersion, DecisionTrace: trace, Note: note})
+	ex, err := s.Explain(q)
+	if err != nil {
+		return reply{}, err
+	}
+	return jsonReply(http.StatusOK, ex)
 }
 
-// parseExplainQuery reads the hypothetical request strictly: unknown or
-// repeated parameters and bad values are errors naming them. tags absent
-// leaves Resource.Tags nil (the infra file's); tags present but empty means
-// no tags. post reports known counts.
-func parseExplainQuery(q url.Values) (req policy.Request, post bool, err error) {
-	if err := checkParams(q, explainParams); err != nil {
-		return req, false, err
+// Explain answers what the policy in force would decide for q. It
+// evaluates exactly as Decide would — same engine, infra file and clock,
+// so the answer predicts the decision — and records nothing: no event, no
+// approval (H-59). Counts make it the blast-radius check after execution,
+// like govexplain --rows (seed 003 "Guardrails"). Unlike Decide, q may
+// name any principal and tags: a hypothetical asks "what if".
+func (s *Server) Explain(q govapi.ExplainQuery) (govapi.Explanation, error) {
+	req, err := explainRequest(q)
+	if err != nil {
+		return govapi.Explanation{}, err
 	}
-	for _, name := range []string{"resource_type", "resource_name", "action"} {
-		if q.Get(name) == "" {
-			return req, false, errors.New("query parameter " + name + " is required (resource_type, resource_name and action name the request)")
-		}
+	g, err := s.policyInForce()
+	if err != nil {
+		return govapi.Explanation{}, err
 	}
-	if err := checkName("resource_type", q.Get("resource_type"), true); err != nil {
-		return req, false, err
-	}
-	if err := checkName("resource_name", q.Get("resource_name"), true); err != nil {
-		return req, false, err
-	}
-	if err := checkAction("action", q.Get("action")); err != nil {
-		return req, false, err
-	}
-	for _, name := range []string{"user_id", "service"} {
-		if err := checkName(name, q.Get(name), false); err != nil {
-			return req, false, err
-		}
-	}
-	req = policy.Request{
-		Principal: policy.RequestPrincipal{UserID: q.Get("user_id"), Service: q.Get("service")},
-		Resource:  policy.RequestResource{Type: q.Get("resource_type"), Name: q.Get("resource_name")},
-		Action:    policy.Action(q.Get("action")),
-	}
-	if q.Has("tags") {
-		if req.Resource.Tags, err = commaList("tags", q.Get("tags")); err != nil {
-			return req, false, err
-		}
-	}
-	if req.Principal.Roles, err = commaList("role", q.Get("role")); err != nil {
-		return req, false, err
-	}
+	tags, note := g.tagsFor(req.Resource.Type, req.Resource.Name, req.Resource.Tags)
+	req.Resource.Tags = tags
+	post := req.Context.RowsAffected > 0 || req.Context.PodsAffected > 0
+	trace := s.evaluate(g, req, post)
+	return govapi.Explanation{SchemaVersion: audit.SchemaVersion, DecisionTrace: trace, Note: note}, nil
+}
+
+// explainRequest checks the names of a hypothetical request and makes it
+// a policy request.
+func explainRequest(q govapi.ExplainQuery) (policy.Request, error) {
 	for _, c := range []struct {
-		name string
-		n    *int
-	}{{"rows_affected", &req.Context.RowsAffected}, {"pods_affected", &req.Context.PodsAffected}} {
-		v := q.Get(c.name)
-		if v == "" {
-			continue
-		}
-		if *c.n, err = strconv.Atoi(v); err != nil || *c.n < 0 {
-			return req, false, badField(c.name, "%q is not a count (an integer >= 0)", truncate(v, 40))
+		field, value string
+		required     bool
+	}{{"resource_type", q.ResourceType, true}, {"resource_name", q.ResourceName, true}, {"user_id", q.UserID, false}, {"service", q.Service, false}} {
+		if err := checkName(c.field, c.value, c.required); err != nil {
+			return policy.Request{}, err
 		}
 	}
-	return req, req.Context.RowsAffected > 0 || req.Context.PodsAffected > 0, nil
-}
-
-// commaList splits a comma-separated parameter into names (spaces around
-// each trimmed); "" is the empty list.
-func commaList(field, v string) ([]string, error) {
-	if v == "" {
-		return []string{}, nil
+	if err := checkAction("action", q.Action); err != nil {
+		return policy.Request{}, err
 	}
-	parts := strings.Split(v, ",")
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
+	if q.Tags != nil {
+		if err := checkNames("tags", q.Tags); err != nil {
+			return policy.Request{}, err
+		}
 	}
-	if err := checkNames(field, parts); err != nil {
-		return nil, err
+	if err := checkNames("role", q.Roles); err != nil {
+		return policy.Request{}, err
 	}
-	return parts, nil
+	if q.RowsAffected < 0 || q.PodsAffected < 0 {
+		return policy.Request{}, badField("rows_affected", "and pods_affected are counts (integers >= 0)")
+	}
+	return policy.Request{
+		Principal: policy.RequestPrincipal{UserID: q.UserID, Roles: q.Roles, Service: q.Service},
+		Resource:  policy.RequestResource{Type: q.ResourceType, Name: q.ResourceName, Tags: q.Tags},
+		Action:    policy.Action(q.Action),
+		Context:   policy.RequestContext{RowsAffected: q.RowsAffected, PodsAffected: q.PodsAffected},
+	}, nil
 }
 
 // explainEvent is GET /api/v1/governance/events/{id}/explain: the trace
 // recorded with a policy_decision event, as it was then. Nothing is
 // evaluated again, so a policy changed or reloaded since cannot change the
 // answer (H-58; seed 003 "Retrospective").
-func (s *Server) explainEvent(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.waitParam(w, r, map[string]bool{}); !ok {
-		return
+func (s *Server) explainEvent(r *http.Request) (reply, error) {
+	if err := noQuery(r); err != nil {
+		return reply{}, err
 	}
-	id := r.PathValue("id")
-	rec, ok, err := s.st.Get(r.Context(), id)
-	switch {
-	case err != nil:
-		s.fail(w, http.StatusInternalServerError, "reading the event: "+err.Error())
-		return
-	case !ok:
-		s.fail(w, http.StatusNotFound, "no event with event_id "+strconv.Quote(truncate(id, 100)))
-		return
+	ex, err := s.ExplainEvent(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return reply{}, err
 	}
-	if _, err := storedJSON(rec); err != nil {
-		s.fail(w, http.StatusInternalServerError, err.Error())
-		return
+	return jsonReply(http.StatusOK, ex)
+}
+
+// ExplainEvent returns the trace recorded with the policy_decision event
+// eventID; any other event is Unprocessable (not_a_decision).
+func (s *Server) ExplainEvent(ctx context.Context, eventID string) (govapi.Explanation, error) {
+	ev, err := s.Event(ctx, eventID)
+	if err != nil {
+		return govapi.Explanation{}, err
 	}
-	ex, _, err := explanationOf(rec.Body)
-	var notDecision *notDecisionError
-	switch {
-	case errors.As(err, &notDecision):
-		s.failCode(w, http.StatusUnprocessableEntity, "not_a_decision", err.Error())
-	case err != nil:
-		s.fail(w, http.StatusInternalServerError, err.Error())
-	default:
-		s.writeGov(w, http.StatusOK, ex)
-	}
+	ex, _, err := explanationOf(ev.JSON)
+	return ex, err
 }

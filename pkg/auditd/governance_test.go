@@ -266,7 +266,7 @@ func TestDecisionsAllowDenyRequireApproval(t *testing.T) {
 	untagged := prodWriteDecision()
 	untagged.Resource.Tags = []string{}
 	_, err = alice.Decide(ctx, untagged)
-	refusal(t, err, http.StatusForbidden, auditd.CodeTagsNotAllowed)
+	refusal(t, err, http.StatusForbidden, govapi.CodeTagsNotAllowed)
 	if !strings.Contains(err.Error(), "resource database:prod-db is listed in the infra file infra.yaml") {
 		t.Errorf("err = %v", err)
 	}
@@ -274,7 +274,7 @@ func TestDecisionsAllowDenyRequireApproval(t *testing.T) {
 	staging := prodWriteDecision()
 	staging.Resource = govapi.Resource{Type: "database", Name: "mystery-db", Tags: []string{"staging"}}
 	_, err = alice.Decide(ctx, staging)
-	refusal(t, err, http.StatusForbidden, auditd.CodeTagsNotAllowed)
+	refusal(t, err, http.StatusForbidden, govapi.CodeTagsNotAllowed)
 
 	// After execution, too many rows deny, and no approval is requested.
 	post := prodWriteDecision()
@@ -365,7 +365,7 @@ func TestDecisionValidation(t *testing.T) {
 			}
 		})
 	}
-	big := append([]byte(`{"reason":"`), bytes.Repeat([]byte("x"), auditd.MaxBody)...)
+	big := append([]byte(`{"reason":"`), bytes.Repeat([]byte("x"), govapi.MaxBody)...)
 	if code, body := call(t, "POST", d.url+govapi.PathDecisions, big); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("a body over 1 MiB: %d %s, want 413", code, body)
 	}
@@ -628,7 +628,7 @@ func TestExplainEventErrors(t *testing.T) {
 	// that no policy gave.
 	forged := audit.Event{EventID: "forged", EventType: audit.TypePolicyDecision, PolicyDecision: json.RawMessage(`{"effect":"allow"}`)}
 	_, err = d.c.Append(ctx, forged)
-	refusal(t, err, http.StatusBadRequest, auditd.CodeReservedEventType)
+	refusal(t, err, http.StatusBadRequest, govapi.CodeReservedEventType)
 	if !strings.Contains(err.Error(), "ask for a decision with POST /api/v1/decisions") {
 		t.Errorf("err = %v", err)
 	}
@@ -877,7 +877,7 @@ func TestGovernanceTokens(t *testing.T) {
 	// An agent token cannot assert another principal (DESIGN §11).
 	req.Principal.UserID = "alice@example.com"
 	_, err = as(agent).Decide(ctx, req)
-	refusal(t, err, http.StatusForbidden, auditd.CodePrincipalNotAllowed)
+	refusal(t, err, http.StatusForbidden, govapi.CodePrincipalNotAllowed)
 	req.Principal.UserID = ""
 
 	inc := []byte(`{"type":"x","severity":"info","source":"t","message":"m"}`)

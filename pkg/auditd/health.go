@@ -6,23 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
-)
-
-// Reasons GET /health gives for "status":"degraded" (DESIGN §11 "Health
-// tells the truth"); the same codes answer the writes refused for them.
-const (
-	// ReasonReadOnly: auditd runs with --read-only, or the store refused a
-	// write as read-only. Every write endpoint answers 503.
-	ReasonReadOnly = "read_only"
-	// ReasonDatabaseReplaced: the database file was removed or replaced
-	// under auditd. Writes would go into a file nobody reads again, so
-	// auditd refuses them until it is restarted.
-	ReasonDatabaseReplaced = "database_replaced"
-	// ReasonDiskFull: the last commit failed because the disk is full.
-	ReasonDiskFull = "disk_full"
-	// ReasonWriteFailed: the last commit failed for another reason.
-	ReasonWriteFailed = "write_failed"
 )
 
 // errReadOnly answers every write of an auditd started read-only.
@@ -92,11 +77,11 @@ func commitError(err error) (*unavailableError, error) {
 	case errors.As(err, &u):
 		return u, err
 	case errors.Is(err, store.ErrFull):
-		u = &unavailableError{ReasonDiskFull, err}
+		u = &unavailableError{govapi.ReasonDiskFull, err}
 		return u, u
 	case errors.Is(err, store.ErrReadOnly):
-		u = &unavailableError{ReasonReadOnly, err}
+		u = &unavailableError{govapi.ReasonReadOnly, err}
 		return u, u
 	}
-	return &unavailableError{ReasonWriteFailed, err}, err
+	return &unavailableError{govapi.ReasonWriteFailed, err}, err
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/govkit/govkit/internal/auditdproc"
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
-	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 )
@@ -77,9 +77,9 @@ func TestDatabaseRemovedUnderAuditd(t *testing.T) {
 			for i := range 2 {
 				_, err := c.Append(ctx, toolEvent("a1", "rm -rf /"))
 				var ce *client.Error
-				if !errors.As(err, &ce) || ce.StatusCode != http.StatusServiceUnavailable || ce.Code != auditd.ReasonDatabaseReplaced ||
+				if !errors.As(err, &ce) || ce.StatusCode != http.StatusServiceUnavailable || ce.Code != govapi.ReasonDatabaseReplaced ||
 					!strings.Contains(ce.Message, "restarted") {
-					t.Fatalf("append %d after the file went: %v, want 503 %s", i, err, auditd.ReasonDatabaseReplaced)
+					t.Fatalf("append %d after the file went: %v, want 503 %s", i, err, govapi.ReasonDatabaseReplaced)
 				}
 			}
 			// The batch endpoint and auditd's own writes refuse too.
@@ -87,7 +87,7 @@ func TestDatabaseRemovedUnderAuditd(t *testing.T) {
 				t.Fatalf("batch after the file went: %v", err)
 			}
 			h, err := c.Health(ctx)
-			if err != nil || h.Status != "degraded" || h.Reason != auditd.ReasonDatabaseReplaced || !strings.Contains(h.Error, "removed or replaced") {
+			if err != nil || h.Status != "degraded" || h.Reason != govapi.ReasonDatabaseReplaced || !strings.Contains(h.Error, "removed or replaced") {
 				t.Fatalf("health after: %+v, %v", h, err)
 			}
 			resp, err := http.Get(p.URL + "/health")
@@ -191,14 +191,14 @@ func TestReadOnlyDatabase(t *testing.T) {
 	}
 	_, err = c.Append(ctx, toolEvent("a1", "ls"))
 	var ce *client.Error
-	if !errors.As(err, &ce) || ce.StatusCode != http.StatusServiceUnavailable || ce.Code != auditd.ReasonReadOnly {
+	if !errors.As(err, &ce) || ce.StatusCode != http.StatusServiceUnavailable || ce.Code != govapi.ReasonReadOnly {
 		t.Fatalf("append read-only: %v, want 503 read_only", err)
 	}
 	if _, err := c.RequestApproval(ctx, approval.Input{Resource: audit.Resource{Type: "database", Name: "prod"}, Action: "write"}); !isStatus(err, http.StatusServiceUnavailable) {
 		t.Fatalf("approval request read-only: %v", err)
 	}
 	h, err := c.Health(ctx)
-	if err != nil || h.Status != "degraded" || h.Reason != auditd.ReasonReadOnly || h.HeadSeq != 1 {
+	if err != nil || h.Status != "degraded" || h.Reason != govapi.ReasonReadOnly || h.HeadSeq != 1 {
 		t.Fatalf("health read-only: %+v, %v", h, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 )
@@ -90,8 +91,8 @@ func TestHealthFollowsCommits(t *testing.T) {
 		code       string
 		wantReason string
 	}{
-		{fmt.Errorf("store: append: commit: %w: database or disk is full (13)", store.ErrFull), http.StatusServiceUnavailable, auditd.ReasonDiskFull, auditd.ReasonDiskFull},
-		{errors.New("store: append: commit: disk I/O error (10)"), http.StatusInternalServerError, "", auditd.ReasonWriteFailed},
+		{fmt.Errorf("store: append: commit: %w: database or disk is full (13)", store.ErrFull), http.StatusServiceUnavailable, govapi.ReasonDiskFull, govapi.ReasonDiskFull},
+		{errors.New("store: append: commit: disk I/O error (10)"), http.StatusInternalServerError, "", govapi.ReasonWriteFailed},
 	} {
 		fs.fail.Store(&tc.err)
 		_, err := c.Append(ctx, toolEvent("a1", "ls"))

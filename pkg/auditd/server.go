@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/stream"
 )
@@ -88,7 +89,7 @@ func New(cfg Config, st store.Store) (*Server, error) {
 	s.registerGovernanceMetrics()
 	s.w = newWriter(st, &s.cfg, s.hub, s.m, s.head, last, s.dbHealth)
 	if cfg.ReadOnly {
-		s.w.failed = &unavailableError{ReasonReadOnly, errReadOnly}
+		s.w.failed = &unavailableError{govapi.ReasonReadOnly, errReadOnly}
 		s.dbHealth.set(s.w.failed, true)
 	}
 	go s.w.run()

@@ -3,12 +3,12 @@ package auditd
 import (
 	"cmp"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/policy"
 	"github.com/govkit/govkit/pkg/token"
 )
@@ -19,32 +19,6 @@ import (
 // turn a deny into an allow, send tags [staging] for a production database,
 // post events as another agent, and re-post another agent's event_id to
 // read it back.
-
-// Refusal codes of the trust boundary (stable: clients branch on them).
-const (
-	CodePrincipalNotAllowed = "principal_not_allowed"
-	CodeTagsNotAllowed      = "tags_not_allowed"
-	CodeEventIDReused       = "event_id_reused"
-	CodeReservedEventType   = "event_type_reserved"
-)
-
-// refusal is a request refused by a rule: an HTTP status, a stable code and
-// a message that says what to do. Operations return it; the HTTP layer
-// answers it as {"error", "code"} with its status.
-type refusal struct {
-	status int
-	code   string
-	msg    string
-	// detail is an optional JSON object answered beside the error (a
-	// decision or a trace), so a refused caller sees why.
-	detail any
-}
-
-func (e *refusal) Error() string { return e.msg }
-
-func refuse(status int, code, format string, args ...any) *refusal {
-	return &refusal{status: status, code: code, msg: fmt.Sprintf(format, args...)}
-}
 
 // callerOf is the record of who made a request, for the hashed body of
 // every event it causes: a token's name and API roles. Local mode has no
@@ -115,7 +89,7 @@ func notAllowed(id token.Identity, format string, args ...any) error {
 	if who == "" {
 		who = "the caller"
 	}
-	return refuse(http.StatusForbidden, CodePrincipalNotAllowed,
+	return refuse(Forbidden, govapi.CodePrincipalNotAllowed,
 		"%s may not assert "+format+" (only a token with the gateway role may act for others; give the token a principal with auditd token create --principal-user/--principal-roles)",
 		append([]any{who}, args...)...)
 }
@@ -128,7 +102,7 @@ func (s *Server) tagsFor(id token.Identity, g *governance, typ, name string, giv
 	if given != nil {
 		if g.Infra != nil {
 			if _, listed := g.Infra.Lookup(typ, name); listed {
-				return nil, "", refuse(http.StatusForbidden, CodeTagsNotAllowed,
+				return nil, "", refuse(Forbidden, govapi.CodeTagsNotAllowed,
 					"resource %s:%s is listed in the infra file %s, which is authoritative for its tags: remove tags from the request",
 					truncate(typ, 64), truncate(name, 64), g.InfraFile)
 			}
@@ -138,7 +112,7 @@ func (s *Server) tagsFor(id token.Identity, g *governance, typ, name string, giv
 			if g.Infra != nil {
 				where = "it is not in the infra file " + g.InfraFile
 			}
-			return nil, "", refuse(http.StatusForbidden, CodeTagsNotAllowed,
+			return nil, "", refuse(Forbidden, govapi.CodeTagsNotAllowed,
 				"tags for resource %s:%s are accepted only from a gateway token, and %s: add the resource and its tags to the infra file, or remove tags from the request",
 				truncate(typ, 64), truncate(name, 64), where)
 		}
@@ -176,7 +150,7 @@ func (s *Server) bindEvent(id token.Identity, ev *audit.Event) error {
 		case strings.HasPrefix(ev.EventType, "approval_"):
 			how = "; request approvals with POST /v1/approvals"
 		}
-		return refuse(http.StatusBadRequest, CodeReservedEventType, "event_type %q is recorded by auditd itself%s", ev.EventType, how)
+		return refuse(Invalid, govapi.CodeReservedEventType, "event_type %q is recorded by auditd itself%s", ev.EventType, how)
 	}
 	var asserted policy.RequestPrincipal
 	if ev.Principal != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/stream"
 )
@@ -330,7 +331,7 @@ func (w *writer) commit(batch []*appendReq) {
 func (w *writer) checkCommit(err error) error {
 	if w.fc != nil {
 		if ferr := w.fc.CheckFile(); errors.Is(ferr, store.ErrReplaced) {
-			w.failed = &unavailableError{ReasonDatabaseReplaced,
+			w.failed = &unavailableError{govapi.ReasonDatabaseReplaced,
 				fmt.Errorf("%w; auditd refuses every write until it is restarted on the database file", ferr)}
 			w.health.set(w.failed, true)
 			w.m.commitErrors.Inc()

@@ -28,4 +28,5 @@ const (
 	CodeNoPolicy            = "no_policy"             // 503: auditd runs without --policy
 
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415: a body that is not JSON
+	CodeNotADecision         = "not_a_decision"         // 422: explain for an event that records no decision
 )

@@ -77,16 +77,21 @@ func ParseEventQuery(v url.Values) (EventQuery, error) {
 	return q, nil
 }
 
-// EventPage is the answer of GET PathEvents. NextAfterSeq is the cursor of
-// the next page: the seq of the last event returned (the query's AfterSeq
-// when none was), so polling with it picks up events committed since.
-// HasMore tells whether another matching event exists now.
-type EventPage struct {
-	SchemaVersion int           `json:"schema_version"`
-	Events        []audit.Event `json:"events"`
-	NextAfterSeq  int64         `json:"next_after_seq"`
-	HasMore       bool          `json:"has_more"`
+// Page is the answer of GET PathEvents: events in seq order. NextAfterSeq
+// is the cursor of the next page: the seq of the last event returned (the
+// query's AfterSeq when none was), so polling with it picks up events
+// committed since. HasMore tells whether another matching event exists
+// now. Clients read the events as audit.Event (EventPage); auditd serves
+// them as stored (json.RawMessage), byte for byte as hashed.
+type Page[E any] struct {
+	SchemaVersion int   `json:"schema_version"`
+	Events        []E   `json:"events"`
+	NextAfterSeq  int64 `json:"next_after_seq"`
+	HasMore       bool  `json:"has_more"`
 }
+
+// EventPage is a Page as clients read it.
+type EventPage = Page[audit.Event]
 
 // BatchAnswer is the answer of a batch append (POST PathEvents with JSON
 // Lines): the events as stored, in the order of the request's lines; how

@@ -25,6 +25,7 @@ import (
 	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/notify"
 	"github.com/govkit/govkit/pkg/policy"
 	"github.com/govkit/govkit/pkg/redact"
@@ -570,7 +571,7 @@ func serveRun(o *ServeOptions) (err error) {
 		log.logf("no policy: POST /api/v1/decisions and the explain endpoints answer 503 (start auditd with --policy FILE)")
 	}
 	if o.Tokens == "" {
-		log.logf("local mode: no tokens file, so no credentials are checked and auditd listens on loopback only; approvers are named by the %s header (the CLIs send $USER)", daemon.UserHeader)
+		log.logf("local mode: no tokens file, so no credentials are checked and auditd listens on loopback only; approvers are named by the %s header (the CLIs send $USER)", govapi.UserHeader)
 	} else {
 		log.logf("clients authenticate with bearer tokens from %s", o.Tokens)
 		if !loopback && cert == nil {
