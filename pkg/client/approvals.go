@@ -13,10 +13,10 @@ import (
 
 // RequestApproval creates an approval request (POST govapi.PathApprovals)
 // by the caller's identity (its token's name, or the govapi.UserHeader in
-// local mode).
-// auditd opens it only when the loaded policy requires approval (DESIGN
-// §11): an allowed action is an *Error with code approval_not_required, a
-// denied one policy_denied. The quorum comes from the policy.
+// local mode). auditd opens it only when the loaded policy requires
+// approval (DESIGN §11): an allowed action is an *Error with code
+// govapi.CodeApprovalNotRequired, a denied one govapi.CodePolicyDenied.
+// The quorum comes from the policy.
 func (c *Client) RequestApproval(ctx context.Context, in approval.Input) (approval.Request, error) {
 	return c.RequestApprovalFor(ctx, govapi.ApprovalInput{Input: in})
 }
@@ -40,8 +40,8 @@ func (c *Client) Approval(ctx context.Context, id string) (approval.Request, err
 }
 
 // WaitApproval is Approval that lets auditd hold the answer up to wait
-// (at most govapi.MaxWait) while the request is pending: a long-poll, so a waiter
-// learns of a decision at once without polling fast.
+// (at most govapi.MaxWait) while the request is pending: a long-poll, so a
+// waiter learns of a decision at once without polling fast.
 func (c *Client) WaitApproval(ctx context.Context, id string, wait time.Duration) (approval.Request, error) {
 	var q url.Values
 	if wait > 0 {

@@ -144,9 +144,9 @@ func (c *Client) AppendResult(ctx context.Context, ev audit.Event) (AppendResult
 	return res, err
 }
 
-// AppendBatch records evs in one request (POST govapi.PathEvents with a
-// JSON Lines body) and at most govapi.MaxBatchEvents of them (the body is
-// bounded by govapi.MaxBody too) and returns them as stored, in order. Durable ingest commits
+// AppendBatch records evs, at most govapi.MaxBatchEvents in at most
+// govapi.MaxBody bytes, in one request (POST govapi.PathEvents with a JSON
+// Lines body) and returns them as stored, in order. Durable ingest commits
 // many events per fsync (DESIGN §6 group commit); a batch fills a commit
 // from one client, where single appends need many concurrent clients to.
 //
