@@ -34,6 +34,7 @@ import (
 	"github.com/govkit/govkit/pkg/cmd/govexplain"
 	"github.com/govkit/govkit/pkg/cmd/secbot"
 	"github.com/govkit/govkit/pkg/cmd/verifychain"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 var update = flag.Bool("update", false, "rewrite golden output: cmp files in testdata/script and README.md's generated tables")
@@ -229,7 +230,7 @@ func cmdGovpost(ts *testscript.TestScript, neg bool, args []string) {
 	for line := range strings.Lines(string(data)) {
 		req, err := http.NewRequest(http.MethodPost, args[0]+args[1], strings.NewReader(line))
 		ts.Check(err)
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", govapi.ContentTypeJSON)
 		if tok := ts.Getenv("GOVKIT_TOKEN"); tok != "" {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}

@@ -26,7 +26,6 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/policy"
-	"github.com/govkit/govkit/pkg/store"
 )
 
 func main() {
@@ -221,7 +220,7 @@ func incidents(url, count, seconds string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
 	defer cancel()
 	for {
-		p, err := c.GovernanceEvents(ctx, store.Filter{EventType: audit.TypeIncident, Limit: store.MaxLimit})
+		p, err := c.GovernanceEvents(ctx, govapi.EventQuery{EventType: audit.TypeIncident, Cursor: govapi.Cursor{Limit: govapi.MaxLimit}})
 		if err == nil && len(p.Events) >= n {
 			for _, ev := range p.Events {
 				var in govapi.IncidentInput

@@ -41,6 +41,7 @@ import (
 	"github.com/govkit/govkit/internal/auditdproc"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver for the plain baseline
@@ -66,8 +67,8 @@ func main() {
 		}
 		clients = append(clients, n)
 	}
-	if *batch < 1 || *batch > client.MaxBatch {
-		fatal(fmt.Errorf("-batch %d is not between 1 and %d", *batch, client.MaxBatch))
+	if *batch < 1 || *batch > govapi.MaxBatchEvents {
+		fatal(fmt.Errorf("-batch %d is not between 1 and %d", *batch, govapi.MaxBatchEvents))
 	}
 	work := *dir
 	if work == "" {
@@ -179,13 +180,13 @@ func rawPoster(base string) poster {
 				body = append(body, '\n')
 			}
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/events", bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+govapi.PathEvents, bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
-		req.Header.Set("Content-Type", "application/json") // auditd answers 415 to any other (DESIGN §11)
+		req.Header.Set("Content-Type", govapi.ContentTypeJSON) // auditd answers 415 to any other (DESIGN §11)
 		if k > 1 {
-			req.Header.Set("Content-Type", "application/x-ndjson")
+			req.Header.Set("Content-Type", govapi.ContentTypeJSONLines)
 		}
 		resp, err := hc.Do(req)
 		if err != nil {
@@ -518,7 +519,7 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 			// the generator and whatever else runs) or by the disk.
 			fmt.Fprintf(os.Stderr, "   machine CPU busy %.0f%% of %d cores\n", 100*float64(busy1-busy0)/float64(total1-total0), runtime.NumCPU())
 		}
-		if resp, err := http.Get(p.URL + "/metrics"); err == nil {
+		if resp, err := http.Get(p.URL + govapi.PathMetrics); err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			printMetrics(string(b))

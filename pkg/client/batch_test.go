@@ -10,17 +10,14 @@ import (
 
 	"github.com/govkit/govkit/internal/auditdtest"
 	"github.com/govkit/govkit/pkg/audit"
-	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 // AppendBatch against a real auditd: the events come back stored, in
 // order; a retry reports them as not created; a bad event fails the batch
 // naming its line, and nothing is stored.
 func TestAppendBatch(t *testing.T) {
-	if client.MaxBatch != auditd.MaxBatchEvents {
-		t.Fatalf("client.MaxBatch %d, auditd.MaxBatchEvents %d", client.MaxBatch, auditd.MaxBatchEvents)
-	}
 	d := auditdtest.Start(t, auditdtest.Options{})
 	c, err := client.New(d.URL)
 	if err != nil {
@@ -70,7 +67,7 @@ func TestAppendBatch(t *testing.T) {
 	if _, err := c.AppendBatch(ctx, []audit.Event{evs[0], {EventType: "x", Seq: 4}}); err == nil || !strings.Contains(err.Error(), "evs[1]: seq is assigned") {
 		t.Fatalf("seq set: %v", err)
 	}
-	if _, err := c.AppendBatch(ctx, make([]audit.Event, client.MaxBatch+1)); err == nil || !strings.Contains(err.Error(), "at most 1000") {
+	if _, err := c.AppendBatch(ctx, make([]audit.Event, govapi.MaxBatchEvents+1)); err == nil || !strings.Contains(err.Error(), "at most 1000") {
 		t.Fatalf("1001 events: %v", err)
 	}
 	if res, err := c.AppendBatch(ctx, nil); res != nil || err != nil {

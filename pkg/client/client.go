@@ -1,5 +1,6 @@
-// Package client is the one Go client of auditd's HTTP API and event stream
-// (DESIGN §6); every govkit CLI and any Go agent talks to auditd through it.
+// Package client is the one Go client of auditd's HTTP API (its contract is
+// pkg/govapi) and event stream (DESIGN §6); every govkit CLI and any Go
+// agent talks to auditd through it.
 package client
 
 import (
@@ -15,24 +16,20 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/build"
-	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 // DefaultURL is auditd's default address (DESIGN §7: GOVKIT_AUDIT_URL).
 const DefaultURL = "http://127.0.0.1:1199"
 
-// maxResponse bounds a response body: a page of store.MaxLimit events of up
-// to 1 MiB each would be 1 GiB, far beyond any real page.
+// maxResponse bounds a response body: a page of govapi.MaxLimit events of
+// up to 1 MiB each would be 1 GiB, far beyond any real page.
 const maxResponse = 256 << 20
-
-// UserHeader carries the acting user's name in local mode (DESIGN §7).
-const UserHeader = "X-Govkit-User"
 
 // Client calls one auditd. It is safe for concurrent use.
 type Client struct {
@@ -50,7 +47,7 @@ type Option func(*Client)
 // WithToken sends token as a bearer token (auditd with a tokens file).
 func WithToken(token string) Option { return func(c *Client) { c.token = token } }
 
-// WithUser names the acting user in the X-Govkit-User header (auditd in
+// WithUser names the acting user in the govapi.UserHeader header (auditd in
 // local mode takes approvers' names from it).
 func WithUser(name string) Option { return func(c *Client) { c.user = name } }
 
@@ -142,16 +139,13 @@ func (c *Client) AppendResult(ctx context.Context, ev audit.Event) (AppendResult
 		return AppendResult{}, err
 	}
 	var res AppendResult
-	code, err := c.do(ctx, http.MethodPost, "/api/events", nil, body, &res.Event)
+	code, err := c.do(ctx, http.MethodPost, govapi.PathEvents, nil, body, &res.Event)
 	res.Created = code == http.StatusCreated
 	return res, err
 }
 
-// MaxBatch is the most events auditd takes in one AppendBatch
-// (auditd.MaxBatchEvents); the request body is bounded by 1 MiB too.
-const MaxBatch = 1000
-
-// AppendBatch records evs in one request (POST /api/events with a JSON
+// AppendBatch records evs, at most govapi.MaxBatchEvents in at most
+// govapi.MaxBody bytes, in one request (POST govapi.PathEvents with a JSON
 // Lines body) and returns them as stored, in order. Durable ingest commits
 // many events per fsync (DESIGN §6 group commit); a batch fills a commit
 // from one client, where single appends need many concurrent clients to.
@@ -166,8 +160,8 @@ func (c *Client) AppendBatch(ctx context.Context, evs []audit.Event) ([]AppendRe
 	if len(evs) == 0 {
 		return nil, nil
 	}
-	if len(evs) > MaxBatch {
-		return nil, fmt.Errorf("a batch holds at most %d events, not %d; split it", MaxBatch, len(evs))
+	if len(evs) > govapi.MaxBatchEvents {
+		return nil, fmt.Errorf("a batch holds at most %d events, not %d; split it", govapi.MaxBatchEvents, len(evs))
 	}
 	var body []byte
 	for i, ev := range evs {
@@ -177,11 +171,8 @@ func (c *Client) AppendBatch(ctx context.Context, evs []audit.Event) ([]AppendRe
 		}
 		body = append(append(body, line...), '\n')
 	}
-	var answer struct {
-		Events        []audit.Event `json:"events"`
-		ExistingLines []int         `json:"existing_lines"`
-	}
-	if _, err := c.doType(ctx, http.MethodPost, "/api/events", nil, "application/x-ndjson", body, &answer); err != nil {
+	var answer govapi.BatchAnswer
+	if _, err := c.doType(ctx, http.MethodPost, govapi.PathEvents, nil, govapi.ContentTypeJSONLines, body, &answer); err != nil {
 		return nil, err
 	}
 	if len(answer.Events) != len(evs) {
@@ -251,36 +242,26 @@ type clientEvent struct {
 // (IsNotFound).
 func (c *Client) Get(ctx context.Context, id string) (audit.Event, error) {
 	var ev audit.Event
-	_, err := c.do(ctx, http.MethodGet, "/api/events/"+url.PathEscape(id), nil, nil, &ev)
+	_, err := c.do(ctx, http.MethodGet, govapi.WithID(govapi.PathEvent, id), nil, nil, &ev)
 	return ev, err
 }
 
-// Page is one page of a query.
-type Page struct {
-	Events []audit.Event `json:"events"`
-	// NextAfterSeq is the cursor of the next page: pass it as
-	// Filter.AfterSeq. It is the last returned seq (the filter's AfterSeq
-	// when the page is empty), so polling with it picks up new events.
-	NextAfterSeq int64 `json:"next_after_seq"`
-	// HasMore tells whether more matching events exist right now.
-	HasMore bool `json:"has_more"`
-}
-
-// Query returns one page of events matching f, in seq order. f.Limit 0
-// means the server's default (store.DefaultLimit).
-func (c *Client) Query(ctx context.Context, f store.Filter) (Page, error) {
-	var p Page
-	_, err := c.do(ctx, http.MethodGet, "/api/events", FilterQuery(f), nil, &p)
+// Query returns one page of events matching q, in seq order (GET
+// govapi.PathEvents). q.Limit 0 means the server's default
+// (govapi.DefaultLimit).
+func (c *Client) Query(ctx context.Context, q govapi.EventQuery) (govapi.EventPage, error) {
+	var p govapi.EventPage
+	_, err := c.do(ctx, http.MethodGet, govapi.PathEvents, q.Values(), nil, &p)
 	return p, err
 }
 
-// QueryAll iterates over every event matching f, following the cursor page
-// by page from f.AfterSeq (f.Limit is the page size). It stops at the first
+// QueryAll iterates over every event matching q, following the cursor page
+// by page from q.AfterSeq (q.Limit is the page size). It stops at the first
 // error, which it yields.
-func (c *Client) QueryAll(ctx context.Context, f store.Filter) iter.Seq2[audit.Event, error] {
+func (c *Client) QueryAll(ctx context.Context, q govapi.EventQuery) iter.Seq2[audit.Event, error] {
 	return func(yield func(audit.Event, error) bool) {
 		for {
-			p, err := c.Query(ctx, f)
+			p, err := c.Query(ctx, q)
 			if err != nil {
 				yield(audit.Event{}, err)
 				return
@@ -290,65 +271,33 @@ func (c *Client) QueryAll(ctx context.Context, f store.Filter) iter.Seq2[audit.E
 					return
 				}
 			}
-			if !p.HasMore || p.NextAfterSeq <= f.AfterSeq {
+			if !p.HasMore || p.NextAfterSeq <= q.AfterSeq {
 				return
 			}
-			f.AfterSeq = p.NextAfterSeq
+			q.AfterSeq = p.NextAfterSeq
 		}
 	}
 }
 
-// FilterQuery is the query string of GET /api/events for f.
-func FilterQuery(f store.Filter) url.Values {
-	q := url.Values{}
-	for _, p := range [...]struct{ name, value string }{
-		{"agent", f.Agent}, {"trace_id", f.TraceID}, {"session_id", f.SessionID},
-		{"action_class", f.ActionClass}, {"tool_name", f.ToolName}, {"event_type", f.EventType},
-	} {
-		if p.value != "" {
-			q.Set(p.name, p.value)
-		}
-	}
-	if !f.Since.IsZero() {
-		q.Set("since", f.Since.UTC().Format(time.RFC3339Nano))
-	}
-	if !f.Until.IsZero() {
-		q.Set("until", f.Until.UTC().Format(time.RFC3339Nano))
-	}
-	if f.AfterSeq != 0 {
-		q.Set("after_seq", strconv.FormatInt(f.AfterSeq, 10))
-	}
-	if f.Limit != 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
-	}
-	return q
-}
-
-// Verify asks auditd to verify the whole chain (verify-chain's report).
+// Verify asks auditd to verify the whole chain (GET govapi.PathVerify) and
+// returns verify-chain's report.
 func (c *Client) Verify(ctx context.Context) (audit.Report, error) {
-	var r audit.Report
-	_, err := c.do(ctx, http.MethodGet, "/api/verify", nil, nil, &r)
-	return r, err
+	return c.verify(ctx, govapi.PathVerify)
 }
 
-// Health is GET /health: Status is "ok", or "degraded" while auditd cannot
-// make writes durable (Reason: read_only, database_replaced, disk_full or
-// write_failed; Error says more). Chain is the last verification's result
-// (unverified, verified or broken).
-type Health struct {
-	Status   string `json:"status"`
-	Reason   string `json:"reason,omitempty"`
-	Error    string `json:"error,omitempty"`
-	HeadSeq  int64  `json:"head_seq"`
-	HeadHash string `json:"head_hash"`
-	Chain    string `json:"chain"`
+// verify reads the govapi.VerifyReport at path.
+func (c *Client) verify(ctx context.Context, path string) (audit.Report, error) {
+	var r govapi.VerifyReport
+	_, err := c.do(ctx, http.MethodGet, path, nil, nil, &r)
+	return r.Report, err
 }
 
-// Health checks that auditd answers and returns its chain head. A degraded
-// auditd (503) still answers: its Health, with no error.
-func (c *Client) Health(ctx context.Context) (Health, error) {
-	var h Health
-	_, err := c.do(ctx, http.MethodGet, "/health", nil, nil, &h)
+// Health checks that auditd answers and returns its chain head (GET
+// govapi.PathHealth). A degraded auditd (503) still answers: its Health,
+// with no error.
+func (c *Client) Health(ctx context.Context) (govapi.Health, error) {
+	var h govapi.Health
+	_, err := c.do(ctx, http.MethodGet, govapi.PathHealth, nil, nil, &h)
 	return h, err
 }
 
@@ -377,7 +326,7 @@ func NetReason(err error) string {
 // a 2xx JSON answer into out; any other answer becomes an *Error. It
 // returns the status code.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte, out any) (int, error) {
-	return c.doType(ctx, method, path, q, "application/json", body, out)
+	return c.doType(ctx, method, path, q, govapi.ContentTypeJSON, body, out)
 }
 
 // doType is do with a body of the given Content-Type.
@@ -394,7 +343,7 @@ func (c *Client) doType(ctx context.Context, method, path string, q url.Values, 
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", govapi.ContentTypeJSON)
 	if body != nil {
 		req.Header.Set("Content-Type", contentType)
 	}
@@ -405,7 +354,7 @@ func (c *Client) doType(ctx context.Context, method, path string, q url.Values, 
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	if c.user != "" {
-		req.Header.Set(UserHeader, c.user)
+		req.Header.Set(govapi.UserHeader, c.user)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -420,8 +369,8 @@ func (c *Client) doType(ctx context.Context, method, path string, q url.Values, 
 		return resp.StatusCode, fmt.Errorf("auditd's answer is larger than %d bytes", maxResponse)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		if h, ok := out.(*Health); ok && resp.StatusCode == http.StatusServiceUnavailable &&
-			json.Unmarshal(data, h) == nil && h.Status == "degraded" {
+		if h, ok := out.(*govapi.Health); ok && resp.StatusCode == http.StatusServiceUnavailable &&
+			json.Unmarshal(data, h) == nil && h.Status == govapi.HealthDegraded {
 			return resp.StatusCode, nil // alive, and saying what is wrong
 		}
 		return resp.StatusCode, responseError(resp.StatusCode, data)
@@ -432,13 +381,10 @@ func (c *Client) doType(ctx context.Context, method, path string, q url.Values, 
 	return resp.StatusCode, nil
 }
 
-// responseError reads auditd's {"error":"…"}, or describes a body that is
-// not one (a proxy's HTML page, say) without echoing it whole.
+// responseError reads auditd's govapi.ErrorBody, or describes a body that
+// is not one (a proxy's HTML page, say) without echoing it whole.
 func responseError(code int, data []byte) *Error {
-	var e struct {
-		Error string `json:"error"`
-		Code  string `json:"code"`
-	}
+	var e govapi.ErrorBody
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
 		return &Error{StatusCode: code, Message: e.Error, Code: e.Code}
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
-	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 func TestEncodeEventLeavesServerFieldsOut(t *testing.T) {
@@ -82,14 +82,16 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-func TestFilterQuery(t *testing.T) {
+// The query string Query sends is the one it sent before govapi held the
+// codec (issue 13: only Go types moved, not the wire).
+func TestEventQueryValues(t *testing.T) {
 	since := time.Date(2026, 3, 9, 14, 0, 0, 5, time.FixedZone("x", 3600))
-	q := FilterQuery(store.Filter{Agent: "a b", ToolName: "bash", Since: since, AfterSeq: 7, Limit: 50})
-	if got := q.Encode(); got != "after_seq=7&agent=a+b&limit=50&since=2026-03-09T13%3A00%3A00.000000005Z&tool_name=bash" {
+	q := govapi.EventQuery{Agent: "a b", ToolName: "bash", Since: since, Cursor: govapi.Cursor{AfterSeq: 7, Limit: 50}}
+	if got := q.Values().Encode(); got != "after_seq=7&agent=a+b&limit=50&since=2026-03-09T13%3A00%3A00.000000005Z&tool_name=bash" {
 		t.Fatal(got)
 	}
-	if len(FilterQuery(store.Filter{})) != 0 {
-		t.Fatal("zero filter has parameters")
+	if len(govapi.EventQuery{}.Values()) != 0 {
+		t.Fatal("zero query has parameters")
 	}
 }
 

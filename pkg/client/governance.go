@@ -4,14 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
-	"github.com/govkit/govkit/pkg/store"
 )
 
 // Governance returns auditd's governance status (GET /api/v1/governance).
@@ -34,45 +30,9 @@ func (c *Client) Decide(ctx context.Context, req govapi.DecisionRequest) (govapi
 	return r, err
 }
 
-// ExplainQuery is a hypothetical request for Explain. Tags nil means "from
-// auditd's infra file".
-type ExplainQuery struct {
-	ResourceType, ResourceName string
-	Action                     string
-	Tags                       []string
-	UserID                     string
-	Roles                      []string
-	Service                    string
-	RowsAffected, PodsAffected int
-}
-
-// Values is q as the query string of GET /api/v1/governance/explain.
-func (q ExplainQuery) Values() url.Values {
-	v := url.Values{"resource_type": {q.ResourceType}, "resource_name": {q.ResourceName}, "action": {q.Action}}
-	if q.Tags != nil {
-		v.Set("tags", strings.Join(q.Tags, ","))
-	}
-	if q.UserID != "" {
-		v.Set("user_id", q.UserID)
-	}
-	if len(q.Roles) > 0 {
-		v.Set("role", strings.Join(q.Roles, ","))
-	}
-	if q.Service != "" {
-		v.Set("service", q.Service)
-	}
-	if q.RowsAffected > 0 {
-		v.Set("rows_affected", strconv.Itoa(q.RowsAffected))
-	}
-	if q.PodsAffected > 0 {
-		v.Set("pods_affected", strconv.Itoa(q.PodsAffected))
-	}
-	return v
-}
-
 // Explain evaluates a hypothetical request against auditd's policy without
 // recording anything (GET /api/v1/governance/explain).
-func (c *Client) Explain(ctx context.Context, q ExplainQuery) (govapi.Explanation, error) {
+func (c *Client) Explain(ctx context.Context, q govapi.ExplainQuery) (govapi.Explanation, error) {
 	var e govapi.Explanation
 	_, err := c.do(ctx, http.MethodGet, govapi.PathExplain, q.Values(), nil, &e)
 	return e, err
@@ -83,23 +43,22 @@ func (c *Client) Explain(ctx context.Context, q ExplainQuery) (govapi.Explanatio
 // re-evaluation, so a changed policy does not change the answer.
 func (c *Client) ExplainEvent(ctx context.Context, eventID string) (govapi.Explanation, error) {
 	var e govapi.Explanation
-	path := strings.Replace(govapi.PathEventExplain, "{id}", url.PathEscape(eventID), 1)
-	_, err := c.do(ctx, http.MethodGet, path, nil, nil, &e)
+	_, err := c.do(ctx, http.MethodGet, govapi.WithID(govapi.PathEventExplain, eventID), nil, nil, &e)
 	return e, err
 }
 
 // GovernanceEvents returns one page of events through the governance API
-// (GET /api/v1/governance/events), which takes the filters of Query.
-func (c *Client) GovernanceEvents(ctx context.Context, f store.Filter) (Page, error) {
-	var p Page
-	_, err := c.do(ctx, http.MethodGet, govapi.PathGovernanceEvents, FilterQuery(f), nil, &p)
+// (GET /api/v1/governance/events), which takes the query of Query.
+func (c *Client) GovernanceEvents(ctx context.Context, q govapi.EventQuery) (govapi.EventPage, error) {
+	var p govapi.EventPage
+	_, err := c.do(ctx, http.MethodGet, govapi.PathGovernanceEvents, q.Values(), nil, &p)
 	return p, err
 }
 
 // GovernancePending returns the pending approval requests through the
 // governance API (GET /api/v1/governance/approvals/pending).
 func (c *Client) GovernancePending(ctx context.Context) ([]approval.Request, error) {
-	var l ApprovalList
+	var l govapi.ApprovalList
 	_, err := c.do(ctx, http.MethodGet, govapi.PathGovernancePending, nil, nil, &l)
 	return l.Approvals, err
 }
@@ -107,9 +66,7 @@ func (c *Client) GovernancePending(ctx context.Context) ([]approval.Request, err
 // GovernanceVerify verifies the chain through the governance API (GET
 // /api/v1/governance/verify); the report is Verify's.
 func (c *Client) GovernanceVerify(ctx context.Context) (audit.Report, error) {
-	var r audit.Report
-	_, err := c.do(ctx, http.MethodGet, govapi.PathGovernanceVerify, nil, nil, &r)
-	return r, err
+	return c.verify(ctx, govapi.PathGovernanceVerify)
 }
 
 // CreateIncident records an incident (POST /api/v1/incidents): appended to

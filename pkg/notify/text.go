@@ -3,13 +3,13 @@ package notify
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 // Bounds on what a message shows of a request: the full request is one
@@ -37,13 +37,14 @@ func Commands(r approval.Request, baseURL string) (approve, deny string) {
 	return approve, deny
 }
 
-// Link is BASE/v1/approvals/ID, or "" without a base URL.
+// Link is the request's govapi.PathApproval under baseURL
+// (BASE/v1/approvals/ID), or "" without a base URL.
 func Link(r approval.Request, baseURL string) string {
 	base := strings.TrimRight(baseURL, "/")
 	if base == "" {
 		return ""
 	}
-	return base + "/v1/approvals/" + url.PathEscape(r.ID)
+	return base + govapi.WithID(govapi.PathApproval, r.ID)
 }
 
 // shellQuote leaves plain words alone and single-quotes anything else, so a

@@ -15,9 +15,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 // Exit codes of request --wait (DESIGN §7); every other subcommand exits 0
@@ -231,19 +233,19 @@ func (o *Options) apiError(err error, id string) error {
 	if errors.As(err, &ae) {
 		msg := ae.Message
 		switch {
-		case ae.Code == "self_approval":
+		case ae.Code == approval.RefusedSelfApproval:
 			return cli.Failf("%s", msg).WithHint(fmt.Sprintf("another approver must decide it: ask one to run '%s'", o.command("approve "+id)))
-		case ae.Code == "expired":
+		case ae.Code == approval.RefusedExpired:
 			return cli.Failf("%s", msg).WithHint("ask the requester for a new request")
-		case ae.Code == "already_voted":
+		case ae.Code == approval.RefusedAlreadyVoted:
 			return cli.Failf("%s", msg).WithHint(fmt.Sprintf("'%s' shows who has voted", o.command("show "+id)))
-		case ae.Code == "not_pending":
+		case ae.Code == approval.RefusedNotPending:
 			return cli.Failf("%s", msg).WithHint(fmt.Sprintf("'%s' shows how it was decided", o.command("show "+id)))
-		case ae.Code == "principal_not_allowed":
+		case ae.Code == govapi.CodePrincipalNotAllowed:
 			return cli.Failf("%s", msg).WithHint("the token's principal decides; ask an admin for a token that acts for the right principal")
-		case ae.Code == "tags_not_allowed":
+		case ae.Code == govapi.CodeTagsNotAllowed:
 			return cli.Failf("%s", msg).WithHint("leave out --tag: auditd takes the resource's tags from its infra file")
-		case ae.Code == "no_policy":
+		case ae.Code == govapi.CodeNoPolicy:
 			return cli.Failf("%s", msg).WithHint("approval requests come from policy: start auditd with --policy FILE")
 		case ae.StatusCode == http.StatusUnauthorized:
 			hint := "pass --token TOKEN (or set GOVKIT_TOKEN)"

@@ -7,11 +7,8 @@ import (
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/cli"
-	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
 )
-
-// maxLimit is auditd's largest page (store.MaxLimit).
-const maxLimit = 1000
 
 // ListOptions are the flags of list.
 type ListOptions struct {
@@ -68,8 +65,8 @@ func (o *ListOptions) validate() error {
 		return cli.Failf("--pending and --status %s cannot be used together", o.Status).
 			WithHint("pass either --pending or --status")
 	}
-	if o.Limit < 0 || o.Limit > maxLimit {
-		return cli.Failf("--limit %d is not between 1 and %d", o.Limit, maxLimit)
+	if o.Limit < 0 || o.Limit > govapi.MaxLimit {
+		return cli.Failf("--limit %d is not between 1 and %d", o.Limit, govapi.MaxLimit)
 	}
 	return nil
 }
@@ -87,8 +84,8 @@ func listRun(o *ListOptions) error {
 	if pending && o.Limit == 0 {
 		reqs, err = c.PendingApprovals(ctx)
 	} else {
-		var l client.ApprovalList
-		l, err = c.Approvals(ctx, client.ApprovalFilter{Status: approval.Status(o.Status), Limit: o.Limit})
+		var l govapi.ApprovalList
+		l, err = c.Approvals(ctx, govapi.ApprovalQuery{Status: approval.Status(o.Status), Cursor: govapi.Cursor{Limit: o.Limit}})
 		reqs = l.Approvals
 	}
 	if err != nil {

@@ -224,7 +224,7 @@ func (o *Options) follow(ctx context.Context, c *client.Client, r approval.Reque
 		// Hold until shortly after the expiry at most (a pending request is
 		// reported expired by the first read after it), and let the last
 		// hold end just before the deadline, so that the answer arrives.
-		hold := min(time.Until(deadline)-holdMargin, client.MaxWait, time.Until(r.ExpiresAt)+holdMargin)
+		hold := min(time.Until(deadline)-holdMargin, govapi.MaxWait, time.Until(r.ExpiresAt)+holdMargin)
 		hold = max(hold, 0)
 		got, err := c.WaitApproval(waitCtx, r.ID, hold)
 		switch {

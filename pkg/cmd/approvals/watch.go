@@ -11,6 +11,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 // WatchOptions are the flags of watch.
@@ -81,7 +82,7 @@ func (w *watcher) run(ctx context.Context) error {
 	// is printed (perhaps twice), never lost.
 	var cursor int64
 	if err := w.retry(ctx, func() error {
-		l, err := w.c.Approvals(ctx, client.ApprovalFilter{Limit: 1})
+		l, err := w.c.Approvals(ctx, govapi.ApprovalQuery{Cursor: govapi.Cursor{Limit: 1}})
 		cursor = l.NextAfterSeq
 		return err
 	}); err != nil {
@@ -105,10 +106,10 @@ func (w *watcher) run(ctx context.Context) error {
 	}
 
 	for {
-		var l client.ApprovalList
+		var l govapi.ApprovalList
 		start := time.Now()
 		err := w.retry(ctx, func() (err error) {
-			l, err = w.c.Approvals(ctx, client.ApprovalFilter{AfterSeq: cursor, Wait: client.MaxWait})
+			l, err = w.c.Approvals(ctx, govapi.ApprovalQuery{Wait: govapi.MaxWait, Cursor: govapi.Cursor{AfterSeq: cursor}})
 			return err
 		})
 		if err != nil {

@@ -190,7 +190,7 @@ func TestPolicyReloadOnSIGHUP(t *testing.T) {
 	// A good file: in force at once.
 	writeFile(t, pol, freezePolicy)
 	hangup("auditd: policy reloaded from " + pol + " (1 policy, sha256 ")
-	ex, err := c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"})
+	ex, err := c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"})
 	if err != nil || ex.Decision.EnforcedEffect != policy.EffectDeny || ex.Decision.PolicyName != "freeze-everything" {
 		t.Fatalf("after the reload: %+v, %v", ex.Decision, err)
 	}
@@ -214,7 +214,7 @@ func TestPolicyReloadOnSIGHUP(t *testing.T) {
 	if !st2.Policy.Loaded || st2.Policy.SHA256 != st1.Policy.SHA256 || !strings.Contains(st2.Policy.ReloadError, pol+":6: policies[0].enforcement") || st2.Policy.ReloadErrorAt == nil {
 		t.Errorf("status after a failed reload: %+v", st2.Policy)
 	}
-	if ex, err := c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"}); err != nil || ex.Decision.PolicyName != "freeze-everything" {
+	if ex, err := c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"}); err != nil || ex.Decision.PolicyName != "freeze-everything" {
 		t.Errorf("the old policy is not in force: %+v, %v", ex.Decision, err)
 	}
 

@@ -20,6 +20,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/notify"
 	"github.com/govkit/govkit/pkg/token"
 )
@@ -124,7 +125,7 @@ func TestServeTokensAndNotifications(t *testing.T) {
 	mu.Unlock()
 
 	// The metric is readable by the auditor role.
-	mreq, _ := http.NewRequest("GET", url+"/metrics", nil)
+	mreq, _ := http.NewRequest("GET", url+govapi.PathMetrics, nil)
 	mreq.Header.Set("Authorization", "Bearer "+bobTok)
 	resp, err := http.DefaultClient.Do(mreq)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
-	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 // Timing of the monitor.
@@ -227,7 +227,7 @@ func (m *monitor) destinations() string {
 
 // waitForAuditd asks auditd's /health until it answers, saying once that
 // it is being retried: auditor may start before auditd.
-func (m *monitor) waitForAuditd(ctx context.Context) (client.Health, error) {
+func (m *monitor) waitForAuditd(ctx context.Context) (govapi.Health, error) {
 	delay, said := m.reconnectMin(), false
 	for {
 		h, err := m.health(ctx)
@@ -238,23 +238,23 @@ func (m *monitor) waitForAuditd(ctx context.Context) (client.Health, error) {
 			return h, nil
 		}
 		if ctx.Err() != nil {
-			return client.Health{}, ctx.Err()
+			return govapi.Health{}, ctx.Err()
 		}
 		if m.refused(err) {
-			return client.Health{}, m.fatalErr()
+			return govapi.Health{}, m.fatalErr()
 		}
 		if !said {
 			m.logf("cannot reach auditd at %s (%s); retrying", m.o.AuditURL, client.Reason(err))
 			said = true
 		}
 		if cli.Sleep(ctx, delay) != nil {
-			return client.Health{}, ctx.Err()
+			return govapi.Health{}, ctx.Err()
 		}
 		delay = min(2*delay, m.reconnectMax())
 	}
 }
 
-func (m *monitor) health(ctx context.Context) (client.Health, error) {
+func (m *monitor) health(ctx context.Context) (govapi.Health, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return m.c.Health(ctx)
@@ -264,7 +264,7 @@ func (m *monitor) health(ctx context.Context) (client.Health, error) {
 // it: --since-seq when given, else the state's cursor, else auditd's head h
 // (a first run watches from now on, as the seed's auditor does;
 // --since-seq 0 audits the history). The caller reconciles it with h.
-func (m *monitor) position(h client.Health) (int64, error) {
+func (m *monitor) position(h govapi.Health) (int64, error) {
 	m.mu.Lock()
 	var after int64
 	switch {
@@ -298,7 +298,7 @@ func (m *monitor) position(h client.Health) (int64, error) {
 // an auditd restart is seen at once), and returns where to resume: after,
 // or auditd's head when the log now ends before it. A stream asked to
 // resume past the head would skip the events written after a truncation.
-func (m *monitor) reconcile(ctx context.Context, h client.Health, after int64) (int64, error) {
+func (m *monitor) reconcile(ctx context.Context, h govapi.Health, after int64) (int64, error) {
 	if err := m.checkHeads(ctx, h.HeadSeq, h.HeadHash, true); err != nil {
 		return after, err
 	}
@@ -367,7 +367,7 @@ func (m *monitor) checkHeads(ctx context.Context, size int64, head string, withC
 
 // hashAt returns the event_hash of the event at seq ("" when there is none).
 func (m *monitor) hashAt(ctx context.Context, seq int64) (string, error) {
-	p, err := m.c.Query(ctx, store.Filter{AfterSeq: seq - 1, Limit: 1})
+	p, err := m.c.Query(ctx, govapi.EventQuery{Cursor: govapi.Cursor{AfterSeq: seq - 1, Limit: 1}})
 	if err != nil {
 		return "", err
 	}
@@ -643,7 +643,7 @@ func (m *monitor) runOnce(parent context.Context) error {
 		return m.end(webhookDrainOnce, m.apiError(ctx, err))
 	}
 	replayed := 0
-	for ev, err := range m.c.QueryAll(ctx, store.Filter{AfterSeq: after, Limit: store.MaxLimit}) {
+	for ev, err := range m.c.QueryAll(ctx, govapi.EventQuery{Cursor: govapi.Cursor{AfterSeq: after, Limit: govapi.MaxLimit}}) {
 		if err != nil {
 			return m.end(webhookDrainOnce, m.apiError(ctx, err))
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
-	"github.com/govkit/govkit/pkg/store"
 )
 
 // run makes the report, prints it, posts it to --webhook, and exits by
@@ -163,9 +161,9 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 // the latest matter most to a daily report.
 func scanEvents(ctx context.Context, c *client.Client, an *analyzer, from time.Time, head int64) error {
 	limit := an.act.MaxEvents
-	f := store.Filter{Since: from, Limit: store.MaxLimit}
+	f := govapi.EventQuery{Since: from, Cursor: govapi.Cursor{Limit: govapi.MaxLimit}}
 	if head > 0 {
-		probe, err := c.GovernanceEvents(ctx, store.Filter{Since: from, Limit: 1})
+		probe, err := c.GovernanceEvents(ctx, govapi.EventQuery{Since: from, Cursor: govapi.Cursor{Limit: 1}})
 		if err != nil {
 			return err
 		}
@@ -246,18 +244,12 @@ func (o *Options) gatewayError(err error) *cli.ExitError {
 		return unreachable("%s answered %s with %d: %s", where, what, ae.StatusCode, flatten(ae.Message, 200))
 	case errors.Is(err, errNotAuditd), errors.As(err, &syntax), errors.As(err, &typ):
 		return unreachable("%s does not answer like auditd: %s did not return auditd's JSON", where, what)
-	case isNetError(err):
+	case client.IsTransient(err):
+		// Answers of auditd (*client.Error) and certificates are handled
+		// above: what is left is a failure to talk to it at all.
 		return unreachable("cannot reach %s: %s", where, netReason(err))
 	}
 	return unreachable("%s: %s failed: %v", where, what, err)
-}
-
-// isNetError reports whether err is a failure to talk to the server at
-// all (refused, reset, DNS, timeout).
-func isNetError(err error) bool {
-	var ue *url.Error
-	var ne net.Error
-	return errors.As(err, &ue) || errors.As(err, &ne)
 }
 
 // netReason is client.NetReason of a phase's network error, except that

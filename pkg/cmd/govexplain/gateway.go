@@ -76,7 +76,7 @@ func gatewayRun(o *ExplainOptions) error {
 		ex, err = c.ExplainEvent(ctx, o.Event)
 	} else {
 		typ, name, _ := o.resource()
-		q := client.ExplainQuery{
+		q := govapi.ExplainQuery{
 			ResourceType: typ, ResourceName: name, Action: o.Action,
 			UserID: o.User, Roles: o.Roles, Service: o.Service,
 			RowsAffected: o.Rows, PodsAffected: o.Pods,

@@ -19,7 +19,6 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/govapi"
-	"github.com/govkit/govkit/pkg/store"
 )
 
 // Source is the source of every incident secbot creates.
@@ -257,7 +256,7 @@ func (r *responder) start(ctx context.Context, warn bool) (int64, detect.ChainLi
 	}
 	cctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	p, err := r.c.Query(cctx, store.Filter{AfterSeq: since - 1, Limit: 1})
+	p, err := r.c.Query(cctx, govapi.EventQuery{Cursor: govapi.Cursor{AfterSeq: since - 1, Limit: 1}})
 	if err != nil || len(p.Events) != 1 || p.Events[0].Seq != since {
 		return since, detect.ChainLink{} // the first prev_hash goes unchecked
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/govapi"
-	"github.com/govkit/govkit/pkg/store"
 )
 
 // daemon is a real auditd in the test process (auditdtest: a SQLite file,
@@ -97,7 +96,7 @@ func (d *daemon) as(user string) *client.Client {
 func (d *daemon) incidents() []govapi.IncidentInput {
 	d.t.Helper()
 	var out []govapi.IncidentInput
-	for ev, err := range d.c.QueryAll(context.Background(), store.Filter{EventType: audit.TypeIncident, Limit: 1000}) {
+	for ev, err := range d.c.QueryAll(context.Background(), govapi.EventQuery{EventType: audit.TypeIncident, Cursor: govapi.Cursor{Limit: govapi.MaxLimit}}) {
 		if err != nil {
 			d.t.Fatal(err)
 		}
