@@ -15,7 +15,6 @@ import (
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
-	"github.com/govkit/govkit/pkg/store"
 )
 
 // batchAnswer is govapi.BatchAnswer, or an error, as a client reads it.
@@ -314,7 +313,7 @@ func TestBatchConcurrent(t *testing.T) {
 		t.Fatalf("verify %+v, %v; want %d events", rep, err, total)
 	}
 	var n int64
-	for ev, err := range d.c.QueryAll(ctx, store.Filter{Limit: store.MaxLimit}) {
+	for ev, err := range d.c.QueryAll(ctx, govapi.EventQuery{Cursor: govapi.Cursor{Limit: govapi.MaxLimit}}) {
 		if err != nil {
 			t.Fatal(err)
 		}

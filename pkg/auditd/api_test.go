@@ -18,7 +18,6 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
-	"github.com/govkit/govkit/pkg/store"
 )
 
 // 64 writers × 500 events against a real server and SQLite file: seq is
@@ -74,7 +73,7 @@ func TestConcurrentAppends(t *testing.T) {
 	}
 	// Every acknowledged event is stored under its seq, and nothing else.
 	var n int64
-	for ev, err := range d.c.QueryAll(ctx, store.Filter{Limit: store.MaxLimit}) {
+	for ev, err := range d.c.QueryAll(ctx, govapi.EventQuery{Cursor: govapi.Cursor{Limit: govapi.MaxLimit}}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +316,7 @@ func TestQueryFiltersAndPagination(t *testing.T) {
 	if _, err := d.c.Append(ctx, audit.Event{EventType: audit.TypeDelegation, Agent: "a2"}); err != nil {
 		t.Fatal(err)
 	}
-	count := func(f store.Filter) int {
+	count := func(f govapi.EventQuery) int {
 		t.Helper()
 		n := 0
 		for _, err := range d.c.QueryAll(ctx, f) {
@@ -329,20 +328,20 @@ func TestQueryFiltersAndPagination(t *testing.T) {
 		return n
 	}
 	for _, tc := range []struct {
-		f    store.Filter
+		f    govapi.EventQuery
 		want int
 	}{
-		{store.Filter{}, 16},
-		{store.Filter{Agent: "a1"}, 10},
-		{store.Filter{Agent: "a2"}, 6},
-		{store.Filter{Agent: "a2", EventType: audit.TypeToolExecution}, 5},
-		{store.Filter{ToolName: "psql"}, 5},
-		{store.Filter{ActionClass: audit.ActionRead, TraceID: "t1"}, 5},
-		{store.Filter{SessionID: "s-a1", ToolName: "psql"}, 0},
-		{store.Filter{Since: mid}, 6},
-		{store.Filter{Until: mid}, 10},
-		{store.Filter{AfterSeq: 12}, 4},
-		{store.Filter{Agent: "a1", Limit: 3}, 10}, // QueryAll follows the cursor
+		{govapi.EventQuery{}, 16},
+		{govapi.EventQuery{Agent: "a1"}, 10},
+		{govapi.EventQuery{Agent: "a2"}, 6},
+		{govapi.EventQuery{Agent: "a2", EventType: audit.TypeToolExecution}, 5},
+		{govapi.EventQuery{ToolName: "psql"}, 5},
+		{govapi.EventQuery{ActionClass: audit.ActionRead, TraceID: "t1"}, 5},
+		{govapi.EventQuery{SessionID: "s-a1", ToolName: "psql"}, 0},
+		{govapi.EventQuery{Since: mid}, 6},
+		{govapi.EventQuery{Until: mid}, 10},
+		{govapi.EventQuery{Cursor: govapi.Cursor{AfterSeq: 12}}, 4},
+		{govapi.EventQuery{Agent: "a1", Cursor: govapi.Cursor{Limit: 3}}, 10}, // QueryAll follows the cursor
 	} {
 		if got := count(tc.f); got != tc.want {
 			t.Errorf("%+v: %d events, want %d", tc.f, got, tc.want)
@@ -350,7 +349,7 @@ func TestQueryFiltersAndPagination(t *testing.T) {
 	}
 
 	// The cursor by hand: pages of 4 over the 10 events of a1.
-	f := store.Filter{Agent: "a1", Limit: 4}
+	f := govapi.EventQuery{Agent: "a1", Cursor: govapi.Cursor{Limit: 4}}
 	var pages []string
 	for {
 		p, err := d.c.Query(ctx, f)
@@ -373,11 +372,11 @@ func TestQueryFiltersAndPagination(t *testing.T) {
 	}
 	// An exactly full last page says there is no more; an empty one keeps
 	// the cursor.
-	p, err := d.c.Query(ctx, store.Filter{Agent: "a2", AfterSeq: 10, Limit: 6})
+	p, err := d.c.Query(ctx, govapi.EventQuery{Agent: "a2", Cursor: govapi.Cursor{AfterSeq: 10, Limit: 6}})
 	if err != nil || len(p.Events) != 6 || p.HasMore || p.NextAfterSeq != 16 {
 		t.Fatalf("full last page: %d events next=%d more=%v, %v", len(p.Events), p.NextAfterSeq, p.HasMore, err)
 	}
-	p, err = d.c.Query(ctx, store.Filter{AfterSeq: 16})
+	p, err = d.c.Query(ctx, govapi.EventQuery{Cursor: govapi.Cursor{AfterSeq: 16}})
 	if err != nil || len(p.Events) != 0 || p.NextAfterSeq != 16 || p.HasMore {
 		t.Fatalf("empty page: %+v, %v", p, err)
 	}

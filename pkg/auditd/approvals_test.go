@@ -18,7 +18,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/client"
-	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -101,7 +101,7 @@ func refusal(t *testing.T, err error, status int, code string) {
 func approvalEvents(t *testing.T, d *daemon) []audit.Event {
 	t.Helper()
 	var evs []audit.Event
-	for ev, err := range d.c.QueryAll(ctxT(t), store.Filter{Limit: 1000}) {
+	for ev, err := range d.c.QueryAll(ctxT(t), govapi.EventQuery{Cursor: govapi.Cursor{Limit: 1000}}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,12 +384,12 @@ func TestApprovalLongPoll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := d.c.Approvals(ctx, client.ApprovalFilter{})
+	list, err := d.c.Approvals(ctx, govapi.ApprovalQuery{})
 	if err != nil || len(list.Approvals) != 1 || list.NextAfterSeq == 0 {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
 	got := make(chan approval.Request, 1)
-	changes := make(chan client.ApprovalList, 1)
+	changes := make(chan govapi.ApprovalList, 1)
 	go func() {
 		r, err := d.as(t, "alice").WaitApproval(ctx, req.ID, 20*time.Second)
 		if err != nil {
@@ -398,7 +398,7 @@ func TestApprovalLongPoll(t *testing.T) {
 		got <- r
 	}()
 	go func() {
-		l, err := d.c.Approvals(ctx, client.ApprovalFilter{AfterSeq: list.NextAfterSeq, Wait: 20 * time.Second})
+		l, err := d.c.Approvals(ctx, govapi.ApprovalQuery{Wait: 20 * time.Second, Cursor: govapi.Cursor{AfterSeq: list.NextAfterSeq}})
 		if err != nil {
 			t.Error(err)
 		}
@@ -468,7 +468,7 @@ func TestApprovalTokens(t *testing.T) {
 	}
 	_, err = as(agent8).Approval(ctx, req.ID)
 	refusal(t, err, http.StatusForbidden, "")
-	if l, err := as(agent8).Approvals(ctx, client.ApprovalFilter{}); err != nil || len(l.Approvals) != 0 {
+	if l, err := as(agent8).Approvals(ctx, govapi.ApprovalQuery{}); err != nil || len(l.Approvals) != 0 {
 		t.Errorf("agent-8's list = %+v, %v; want empty", l, err)
 	}
 	_, err = as(auditor).Approve(ctx, req.ID, "")

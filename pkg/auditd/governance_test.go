@@ -21,7 +21,6 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/policy"
-	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -372,7 +371,7 @@ func TestDecisionValidation(t *testing.T) {
 	if seq, _ := d.srv.Head(); seq != 0 {
 		t.Errorf("head seq %d after refused requests, want 0", seq)
 	}
-	if l, _ := d.c.Approvals(ctxT(t), client.ApprovalFilter{}); len(l.Approvals) != 0 {
+	if l, _ := d.c.Approvals(ctxT(t), govapi.ApprovalQuery{}); len(l.Approvals) != 0 {
 		t.Errorf("refused requests left approvals: %+v", l.Approvals)
 	}
 }
@@ -400,7 +399,7 @@ func TestDecisionIdempotent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if l, _ := d.c.Approvals(ctxT(t), client.ApprovalFilter{}); len(l.Approvals) != 1 {
+	if l, _ := d.c.Approvals(ctxT(t), govapi.ApprovalQuery{}); len(l.Approvals) != 1 {
 		t.Errorf("%d approval requests, want 1", len(l.Approvals))
 	}
 	if seq, _ := d.srv.Head(); seq != 2 {
@@ -424,7 +423,7 @@ func TestDecisionIdempotent(t *testing.T) {
 	if codes[http.StatusCreated] != 1 || codes[http.StatusOK] != 7 {
 		t.Errorf("status codes of 8 racing first attempts: %v, want one 201 and seven 200", codes)
 	}
-	if l, _ := d.c.Approvals(ctxT(t), client.ApprovalFilter{}); len(l.Approvals) != 2 {
+	if l, _ := d.c.Approvals(ctxT(t), govapi.ApprovalQuery{}); len(l.Approvals) != 2 {
 		t.Errorf("%d approval requests, want 2", len(l.Approvals))
 	}
 
@@ -499,7 +498,7 @@ func TestDecisionRetrospectiveExplainEqualsReturned(t *testing.T) {
 	if err := d.srv.SetPolicy(loadPolicy(t, denyAllPolicy, testInfra)); err != nil {
 		t.Fatal(err)
 	}
-	now, err := d.c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"})
+	now, err := d.c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"})
 	if err != nil || now.Decision.EnforcedEffect != policy.EffectDeny || now.Decision.PolicyName != "freeze-everything" {
 		t.Fatalf("the reloaded policy is not in force: %+v, %v", now.Decision, err)
 	}
@@ -520,7 +519,7 @@ func TestHypotheticalExplain(t *testing.T) {
 	headBefore, _ := d.srv.Head()
 
 	// Tags from the infra file.
-	ex, err := d.c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "write", UserID: "alice", Roles: []string{"dba", "oncall"}})
+	ex, err := d.c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "write", UserID: "alice", Roles: []string{"dba", "oncall"}})
 	if err != nil || ex.Decision.EnforcedEffect != policy.EffectRequireApproval || ex.Decision.ApprovalQuorum != 2 || ex.Event != nil || ex.Note != "" {
 		t.Fatalf("explain: %+v, %v", ex, err)
 	}
@@ -528,17 +527,17 @@ func TestHypotheticalExplain(t *testing.T) {
 		t.Errorf("explanation = %q", ex.Explanation)
 	}
 	// tags= present but empty: no tags, whatever the infra file says.
-	ex, err = d.c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "write", Tags: []string{}})
+	ex, err = d.c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "write", Tags: []string{}})
 	if err != nil || ex.Decision.EnforcedEffect != policy.EffectDeny || !ex.DefaultApplied || ex.Note != "" {
 		t.Fatalf("explain without tags: %+v, %v", ex, err)
 	}
 	// Not in the infra file: a note.
-	ex, err = d.c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "unknown-db", Action: "read"})
+	ex, err = d.c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "unknown-db", Action: "read"})
 	if err != nil || ex.Note != "resource database:unknown-db is not in the infra file infra.yaml, so it has no tags" {
 		t.Fatalf("explain of an unknown resource: %+v, %v", ex, err)
 	}
 	// Counts make it the post-execution check, as govexplain --rows does.
-	ex, err = d.c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "write", RowsAffected: 1500})
+	ex, err = d.c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "write", RowsAffected: 1500})
 	if err != nil || ex.Decision.EnforcedEffect != policy.EffectDeny || !ex.Decision.PostExecution {
 		t.Fatalf("explain with rows: %+v, %v", ex.Decision, err)
 	}
@@ -577,7 +576,7 @@ func TestHypotheticalExplain(t *testing.T) {
 	if head, _ := d.srv.Head(); head != headBefore {
 		t.Errorf("head seq %d after hypothetical explains, want %d: nothing may be recorded", head, headBefore)
 	}
-	if l, _ := d.c.Approvals(ctx, client.ApprovalFilter{}); len(l.Approvals) != 0 {
+	if l, _ := d.c.Approvals(ctx, govapi.ApprovalQuery{}); len(l.Approvals) != 0 {
 		t.Errorf("explain requested approvals: %+v", l.Approvals)
 	}
 }
@@ -592,7 +591,7 @@ func TestGovernanceWithoutPolicy(t *testing.T) {
 	if !strings.Contains(err.Error(), "no policy loaded: start auditd with --policy FILE") {
 		t.Errorf("err = %v", err)
 	}
-	_, err = d.c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"})
+	_, err = d.c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"})
 	refusal(t, err, http.StatusServiceUnavailable, "no_policy")
 	st, err := d.c.Governance(ctx)
 	if err != nil || st.Policy.Loaded || st.Infra.Loaded || st.Policy.Policies == nil || st.Auth != "local" || st.SchemaVersion != 1 {
@@ -775,7 +774,7 @@ func TestGovernanceStatus(t *testing.T) {
 	if got := metric(t, d, "govkit_auditd_policy_reload_failing"); got != "1" {
 		t.Errorf("policy_reload_failing = %q", got)
 	}
-	if ex, err := d.c.Explain(ctx, client.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"}); err != nil || ex.Decision.PolicyName != "prod-db-guard" {
+	if ex, err := d.c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "read"}); err != nil || ex.Decision.PolicyName != "prod-db-guard" {
 		t.Errorf("the old policy is not in force: %+v, %v", ex.Decision, err)
 	}
 	if err := d.srv.SetPolicy(loadPolicy(t, denyAllPolicy, "")); err != nil {
@@ -822,7 +821,7 @@ func TestGovernanceAliases(t *testing.T) {
 			t.Errorf("%s: %d %s\n%s: %d %s", p.alias, c1, b1, p.orig, c2, b2)
 		}
 	}
-	page, err := d.c.GovernanceEvents(ctx, store.Filter{EventType: audit.TypePolicyDecision})
+	page, err := d.c.GovernanceEvents(ctx, govapi.EventQuery{EventType: audit.TypePolicyDecision})
 	if err != nil || len(page.Events) != 1 {
 		t.Errorf("governance events: %+v, %v", page, err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
-	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 )
 
@@ -182,7 +181,7 @@ func TestReadOnlyDatabase(t *testing.T) {
 		}
 	}()
 	c, _ = client.New(p.URL)
-	page, err := c.Query(ctx, store.Filter{})
+	page, err := c.Query(ctx, govapi.EventQuery{})
 	if err != nil || len(page.Events) != 1 || page.Events[0].EventHash != stored.EventHash {
 		t.Fatalf("GET /api/events read-only: %+v, %v", page, err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/redact"
-	"github.com/govkit/govkit/pkg/store"
 )
 
 // Secrets are redacted before the event is sealed (DESIGN §11, issue 13):
@@ -115,7 +115,7 @@ func TestApprovalRawCommandRedacted(t *testing.T) {
 	if err != nil || row.RawCommand != r.RawCommand {
 		t.Errorf("stored request: %q, %v", row.RawCommand, err)
 	}
-	page, err := d.c.Query(ctx, store.Filter{EventType: audit.TypeApprovalRequested, Limit: 10})
+	page, err := d.c.Query(ctx, govapi.EventQuery{EventType: audit.TypeApprovalRequested, Cursor: govapi.Cursor{Limit: 10}})
 	if err != nil || len(page.Events) != 1 {
 		t.Fatalf("query: %v %v", page, err)
 	}
