@@ -115,8 +115,7 @@ func (s *Server) Handler() http.Handler {
 			h, ok := handlers[r.Method]
 			if !ok {
 				w.Header().Set("Allow", allowed)
-				s.answerError(w, &Refusal{Kind: NoRoute, status: http.StatusMethodNotAllowed,
-					Msg: fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allowed)})
+				s.answerError(w, refuse(NoMethod, "", "method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allowed))
 				return
 			}
 			if r.Method == http.MethodPost && s.cfg.ReadOnly {
@@ -167,7 +166,7 @@ func (s *Server) postEvent(r *http.Request) (reply, error) {
 	}
 	ev, err := audit.DecodeEvent(body)
 	if err != nil {
-		return reply{}, &requestError{err}
+		return reply{}, badRequest(err)
 	}
 	held = false
 	res, err := s.appendHeld(r.Context(), identity(r), ev)
@@ -354,7 +353,7 @@ func (s *Server) queryEvents(r *http.Request) (reply, error) {
 	}
 	q, err := govapi.ParseEventQuery(v)
 	if err != nil {
-		return reply{}, &requestError{err}
+		return reply{}, badRequest(err)
 	}
 	page, err := s.Events(r.Context(), q)
 	if err != nil {
@@ -367,7 +366,7 @@ func (s *Server) queryEvents(r *http.Request) (reply, error) {
 func query(r *http.Request) (url.Values, error) {
 	v, err := govapi.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return nil, &requestError{err}
+		return nil, badRequest(err)
 	}
 	return v, nil
 }
@@ -377,7 +376,7 @@ func noQuery(r *http.Request) error {
 	v, err := query(r)
 	if err == nil {
 		if err = govapi.CheckParams(v); err != nil {
-			err = &requestError{err}
+			err = badRequest(err)
 		}
 	}
 	return err
@@ -391,7 +390,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	case errors.As(err, &tooBig):
 		return nil, refuse(TooLarge, "", "request body larger than %d bytes (1 MiB)", govapi.MaxBody)
 	case err != nil:
-		return nil, &requestError{fmt.Errorf("reading the request body: %w", err)}
+		return nil, badRequest(fmt.Errorf("reading the request body: %w", err))
 	}
 	return body, nil
 }
@@ -413,15 +412,15 @@ func decodeBody(r *http.Request, v any, emptyOK bool) error {
 	// round big integers: refused first, as POST /api/events refuses them
 	// (issue 13 "Bad input, everywhere").
 	if err := audit.CheckRequestJSON(body); err != nil {
-		return &requestError{fmt.Errorf("request body: %w", err)}
+		return badRequest(fmt.Errorf("request body: %w", err))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return &requestError{fmt.Errorf("request body: %w", err)}
+		return badRequest(fmt.Errorf("request body: %w", err))
 	}
 	if dec.More() {
-		return &requestError{errors.New("request body: more than one JSON value")}
+		return badRequest(errors.New("request body: more than one JSON value"))
 	}
 	return nil
 }

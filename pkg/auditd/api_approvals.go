@@ -83,7 +83,7 @@ func (s *Server) listApprovals(r *http.Request) (reply, error) {
 	}
 	q, err := govapi.ParseApprovalQuery(v)
 	if err != nil {
-		return reply{}, &requestError{err}
+		return reply{}, badRequest(err)
 	}
 	list, err := s.Approvals(r.Context(), identity(r), q)
 	if err != nil {
@@ -207,10 +207,7 @@ func ownOnly(id token.Identity) bool {
 // X-Govkit-User header for it.
 func actor(caller token.Identity) (string, error) {
 	if caller.Name == "" {
-		return "", &requestError{errors.New("no user name: auditd runs without a tokens file and takes the user from the " + govapi.UserHeader + " header (the approvals CLI sends $USER)")}
+		return "", badRequest(errors.New("no user name: auditd runs without a tokens file and takes the user from the " + govapi.UserHeader + " header (the approvals CLI sends $USER)"))
 	}
 	return caller.Name, nil
 }
-
-// badRequest marks err as the request's fault (400).
-func badRequest(err error) error { return &requestError{err} }

@@ -62,12 +62,12 @@ func (s *Server) postEventBatch(r *http.Request) (reply, error) {
 	defer release()
 	lines, err := splitLines(body)
 	if err != nil {
-		return reply{}, &requestError{err}
+		return reply{}, badRequest(err)
 	}
 	evs := make([]audit.Event, len(lines))
 	for i, line := range lines {
 		if evs[i], err = audit.DecodeEvent(line); err != nil {
-			return reply{}, &requestError{fmt.Errorf("line %d: %w", i+1, err)}
+			return reply{}, badRequest(fmt.Errorf("line %d: %w", i+1, err))
 		}
 	}
 	held = false
@@ -125,7 +125,7 @@ func (s *Server) appendBatchHeld(ctx context.Context, caller token.Identity, evs
 	held := int64(1) // what this call still owes the pending count
 	defer func() { s.w.pending.Add(-held) }()
 	if len(evs) == 0 || len(evs) > govapi.MaxBatchEvents {
-		return nil, &requestError{fmt.Errorf("a batch holds 1 to %d events, not %d", govapi.MaxBatchEvents, len(evs))}
+		return nil, badRequest(fmt.Errorf("a batch holds 1 to %d events, not %d", govapi.MaxBatchEvents, len(evs)))
 	}
 	// One receive time for the batch: it arrived at once.
 	recv := s.cfg.Now().UTC().Round(0)
@@ -163,7 +163,7 @@ func (s *Server) appendBatchHeld(ctx context.Context, caller token.Identity, evs
 				byID = map[string]int{}
 			}
 			if j, ok := byID[ev.EventID]; ok && !bytes.Equal(reqs[j].draft.Unsealed(), req.draft.Unsealed()) {
-				return nil, &requestError{fmt.Errorf("lines %d and %d have the same event_id %s but different events: an event_id names one event", j+1, i+1, ev.EventID)}
+				return nil, badRequest(fmt.Errorf("lines %d and %d have the same event_id %s but different events: an event_id names one event", j+1, i+1, ev.EventID))
 			} else if !ok {
 				byID[ev.EventID] = i
 			}

@@ -88,7 +88,7 @@ func (s *Server) RequestApproval(ctx context.Context, id token.Identity, in gova
 // the decision record that required it (DESIGN §7 policy_decision).
 func (s *Server) openApproval(ctx context.Context, ai approval.Input, record govapi.DecisionRecord, requester, requestedFor string, caller *audit.Caller) (approval.Request, error) {
 	if requester == "" {
-		return approval.Request{}, &requestError{errors.New("the action requires approval and nobody can be named as its requester: in local mode, send the " + govapi.UserHeader + " header (the CLIs send $USER)")}
+		return approval.Request{}, badRequest(errors.New("the action requires approval and nobody can be named as its requester: in local mode, send the " + govapi.UserHeader + " header (the CLIs send $USER)"))
 	}
 	// Canonical (RFC 8785), as the chain stores it: the approval request
 	// then carries byte for byte the record the decision event holds.

@@ -71,7 +71,7 @@ func (a *approvals) create(ctx context.Context, in approval.Input, requester, re
 	id := "apr_" + strings.TrimPrefix(audit.NewEventID(a.s.cfg.Now(), a.s.cfg.Rand), "evt_")
 	r, err := approval.New(in, id, requester, a.s.cfg.Now(), a.s.cfg.ApprovalTTL)
 	if err != nil {
-		return approval.Request{}, &requestError{err}
+		return approval.Request{}, badRequest(err)
 	}
 	if !strings.EqualFold(requestedFor, requester) {
 		r.RequestedFor = requestedFor

@@ -44,7 +44,7 @@ func (s *Server) authorize(h http.HandlerFunc, roles ...token.Role) http.Handler
 		if s.cfg.Tokens == nil {
 			var err error
 			if id, err = localIdentity(r); err != nil {
-				s.answerError(w, &requestError{err})
+				s.answerError(w, badRequest(err))
 				return
 			}
 		} else {

@@ -35,7 +35,8 @@ const (
 	UnsupportedType                 // the body is not JSON (415)
 	Unprocessable                   // well-formed, but nothing can be done with it (422)
 	Unavailable                     // not now: no policy, read-only, shutting down (503)
-	NoRoute                         // no such endpoint (404) or method (405): the router's own
+	NoRoute                         // no such endpoint (404): the router's own
+	NoMethod                        // the endpoint takes other methods (405)
 )
 
 // Refusal is a request refused by a rule: its kind, the stable code
@@ -47,8 +48,6 @@ type Refusal struct {
 	Code   string
 	Msg    string
 	Detail any
-	// status overrides the kind's status (the router's 405).
-	status int
 }
 
 func (e *Refusal) Error() string { return e.Msg }
@@ -61,7 +60,7 @@ var kindStatus = map[Kind]int{
 	Invalid: http.StatusBadRequest, Unauthenticated: http.StatusUnauthorized, Forbidden: http.StatusForbidden,
 	NotFound: http.StatusNotFound, Conflict: http.StatusConflict, TooLarge: http.StatusRequestEntityTooLarge,
 	UnsupportedType: http.StatusUnsupportedMediaType, Unprocessable: http.StatusUnprocessableEntity,
-	Unavailable: http.StatusServiceUnavailable, NoRoute: http.StatusNotFound,
+	Unavailable: http.StatusServiceUnavailable, NoRoute: http.StatusNotFound, NoMethod: http.StatusMethodNotAllowed,
 }
 
 // apiError is how the API answers an error: status and body.
@@ -95,11 +94,7 @@ func errorAnswer(err error) apiError {
 		// /health reports, for every write endpoint alike.
 		return apiError{http.StatusServiceUnavailable, down.code, "not stored: " + err.Error(), nil}
 	case errors.As(err, &ref):
-		status := ref.status
-		if status == 0 {
-			status = kindStatus[ref.Kind]
-		}
-		return apiError{status, ref.Code, err.Error(), ref.Detail}
+		return apiError{kindStatus[ref.Kind], ref.Code, err.Error(), ref.Detail}
 	case errors.Is(err, errNotFound):
 		return apiError{status: http.StatusNotFound, msg: err.Error()}
 	case errors.As(err, &nd):

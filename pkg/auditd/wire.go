@@ -38,5 +38,8 @@ func storedJSON(rec audit.Record) ([]byte, error) {
 // requestError is a problem with the request itself (HTTP 400).
 type requestError struct{ err error }
 
+// badRequest marks err as the request's fault.
+func badRequest(err error) error { return &requestError{err} }
+
 func (e *requestError) Error() string { return e.err.Error() }
 func (e *requestError) Unwrap() error { return e.err }

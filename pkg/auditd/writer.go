@@ -52,7 +52,7 @@ func (r *appendReq) prepare() error {
 	}
 	d, err := audit.Prepare(r.ev)
 	if err != nil {
-		return &requestError{fmt.Errorf("event %s: %w", r.ev.EventID, err)}
+		return badRequest(fmt.Errorf("event %s: %w", r.ev.EventID, err))
 	}
 	r.draft = d
 	return nil
@@ -384,7 +384,7 @@ func (w *writer) seal(reqs []*appendReq) ([]*appendReq, []audit.Record) {
 		}
 		rec, err := r.draft.Seal(seq+1, prev, at) // a retry reseals the same draft
 		if err != nil {
-			r.answer(appendResult{err: &requestError{fmt.Errorf("event %s: %w", r.ev.EventID, err)}})
+			r.answer(appendResult{err: badRequest(fmt.Errorf("event %s: %w", r.ev.EventID, err))})
 			continue
 		}
 		seq++

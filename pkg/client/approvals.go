@@ -45,7 +45,7 @@ func (c *Client) Approval(ctx context.Context, id string) (approval.Request, err
 func (c *Client) WaitApproval(ctx context.Context, id string, wait time.Duration) (approval.Request, error) {
 	var q url.Values
 	if wait > 0 {
-		q = url.Values{"wait": {min(wait, govapi.MaxWait).String()}}
+		q = govapi.ApprovalQuery{Wait: wait}.Values()
 	}
 	var r approval.Request
 	_, err := c.do(ctx, http.MethodGet, govapi.WithID(govapi.PathApproval, id), q, nil, &r)

@@ -103,6 +103,10 @@ type Error struct {
 	// Code names the rule behind a refusal when auditd gives one (e.g.
 	// approval.RefusedSelfApproval); empty otherwise.
 	Code string
+	// Detail is what auditd sent beside a refusal to say why, as JSON: the
+	// decision behind approval_not_required, the trace behind
+	// policy_denied (govapi.Explanation); nil otherwise.
+	Detail json.RawMessage
 }
 
 func (e *Error) Error() string {
@@ -384,9 +388,12 @@ func (c *Client) doType(ctx context.Context, method, path string, q url.Values, 
 // responseError reads auditd's govapi.ErrorBody, or describes a body that
 // is not one (a proxy's HTML page, say) without echoing it whole.
 func responseError(code int, data []byte) *Error {
-	var e govapi.ErrorBody
+	var e struct {
+		govapi.ErrorBody
+		Detail json.RawMessage `json:"detail"` // kept as sent, for the caller to decode
+	}
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
-		return &Error{StatusCode: code, Message: e.Error, Code: e.Code}
+		return &Error{StatusCode: code, Message: e.Error, Code: e.Code, Detail: e.Detail}
 	}
 	msg := strings.TrimSpace(string(data))
 	if len(msg) > 200 {

@@ -8,6 +8,7 @@ import (
 	"net"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/govapi"
 )
 
 // Live as Subscribe's sinceSeq asks for new events only, no replay.
@@ -47,8 +48,8 @@ func Subscribe(ctx context.Context, socketPath string, sinceSeq int64, fn func(a
 	defer stop()
 
 	if sinceSeq >= 0 {
-		req := fmt.Sprintf("{\"subscribe\":{\"since_seq\":%d}}\n", sinceSeq)
-		if _, err := conn.Write([]byte(req)); err != nil {
+		req, _ := json.Marshal(govapi.SubscribeRequest{Subscribe: &govapi.SubscribeSince{SinceSeq: &sinceSeq}})
+		if _, err := conn.Write(append(req, '\n')); err != nil {
 			return streamErr(ctx, fmt.Errorf("sending the subscribe request: %w", err))
 		}
 	}
@@ -61,13 +62,13 @@ func Subscribe(ctx context.Context, socketPath string, sinceSeq int64, fn func(a
 	for sc.Scan() {
 		var line struct {
 			audit.Event
-			Error *string `json:"error"`
+			govapi.StreamEnd
 		}
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			return fmt.Errorf("auditd stream: a line that is not an event (after seq %d): %w", last, err)
 		}
-		if line.Error != nil {
-			return &StreamError{Message: *line.Error, LastSeq: last}
+		if line.Error != "" {
+			return &StreamError{Message: line.Error, LastSeq: last}
 		}
 		if err := fn(line.Event); err != nil {
 			return err

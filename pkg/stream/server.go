@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/govkit/govkit/pkg/govapi"
 	"io"
 	"io/fs"
 	"net"
@@ -28,24 +29,12 @@ const maxRequestLine = 4 << 10
 // end. auditd reads them from the store.
 type ReplayFunc func(ctx context.Context, afterSeq int64, fn func(Item) error) error
 
-// Request is the optional first line a subscriber sends:
-//
-//	{"subscribe":{"since_seq":N}}
-//
-// asks for every committed event with seq > N, then live events. Without it
-// the subscriber gets the events committed after it connected.
-type Request struct {
-	Subscribe *struct {
-		SinceSeq *int64 `json:"since_seq"`
-	} `json:"subscribe"`
-}
-
-// ParseRequest strictly decodes a subscriber's request line and returns the
-// seq to replay after.
+// ParseRequest strictly decodes a subscriber's request line
+// (govapi.SubscribeRequest) and returns the seq to replay after.
 func ParseRequest(line []byte) (int64, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
-	var r Request
+	var r govapi.SubscribeRequest
 	if err := dec.Decode(&r); err != nil {
 		return 0, fmt.Errorf("bad subscribe request: %v", err)
 	}
@@ -247,11 +236,9 @@ func (s *Server) refuse(conn net.Conn, msg string) {
 	conn.Close()
 }
 
-// errorLine is the stream's error object: {"error":"…"} and a newline.
+// errorLine is the stream's last line, govapi.StreamEnd, with a newline.
 func errorLine(msg string) []byte {
-	b, _ := json.Marshal(struct {
-		Error string `json:"error"`
-	}{msg})
+	b, _ := json.Marshal(govapi.StreamEnd{Error: msg})
 	return append(b, '\n')
 }
 
