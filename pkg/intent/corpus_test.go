@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
 // corpusCase is one labelled row of testdata/commands.jsonl (copied from
-// the shared corpus) or testdata/extra.jsonl (our own rows).
+// the shared corpus) or of our own files beside it (testdata/*.jsonl).
 type corpusCase struct {
 	Cmd         string `json:"cmd"`
 	Expect      string `json:"expect"` // read_only | write | unbounded | not_read_only
@@ -41,7 +42,11 @@ func loadCorpus(t testing.TB, path string) []corpusCase {
 }
 
 func TestCorpus(t *testing.T) {
-	for _, file := range []string{"testdata/commands.jsonl", "testdata/extra.jsonl"} {
+	files, err := filepath.Glob("testdata/*.jsonl")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("testdata/*.jsonl: %v, %d files", err, len(files))
+	}
+	for _, file := range files {
 		for _, tc := range loadCorpus(t, file) {
 			t.Run(tc.Cmd, func(t *testing.T) { checkCase(t, tc) })
 		}

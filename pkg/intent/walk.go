@@ -517,6 +517,9 @@ func (w *walker) program(args []*arg, ctx stmtCtx, a *assessment) {
 	}
 	c := &call{w: w, a: a, ctx: ctx, name: name.val, args: args}
 	if r, ok := rules[name.val]; ok {
+		if helpOrVersion(c) {
+			return
+		}
 		r(c)
 		return
 	}
