@@ -72,6 +72,9 @@ func init() {
 	registerClusterRules()
 	registerPackageRules()
 	registerNetworkRules()
+	for _, register := range toolSets {
+		register()
+	}
 }
 
 func readOnly(names ...string) {

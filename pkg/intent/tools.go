@@ -24,6 +24,16 @@ type tool struct {
 // tools holds the read-only programs described by their options.
 var tools = map[string]*tool{}
 
+// toolSets register tools; init runs them after the other rules, which
+// they replace. A file describing tools adds its set with
+// var _ = describeTools(func() { readOnlyTool(…) }).
+var toolSets []func()
+
+func describeTools(register func()) bool {
+	toolSets = append(toolSets, register)
+	return true
+}
+
 // readOnlyTool registers t as the rule of names. A tool without writing or
 // never-ending options stays argSafe: nothing appended (xargs) can make it
 // write, and an option it does not know only makes it fail.
