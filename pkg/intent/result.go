@@ -4,8 +4,6 @@
 package intent
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 )
 
@@ -185,20 +183,5 @@ func (r Result) HasReason(c Code) bool {
 }
 
 // MarshalJSON adds schema_version, never writes a null reasons list, and
-// leaves & < > unescaped: commands are full of them.
-func (r Result) MarshalJSON() ([]byte, error) {
-	type plain Result
-	if r.Reasons == nil {
-		r.Reasons = []Reason{}
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
-		SchemaVersion int `json:"schema_version"`
-		plain
-	}{1, plain(r)}); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+// leaves & < > unescaped: commands are full of them (AppendJSON).
+func (r Result) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }

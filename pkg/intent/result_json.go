@@ -1,0 +1,96 @@
+package intent
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// AppendJSON appends r as MarshalJSON encodes it, without reflection and
+// without a second pass: batch mode encodes every result, and
+// encoding/json re-scanning what MarshalJSON produced was about a third of
+// its CPU (issue 14). The bytes are exactly encoding/json's with HTML
+// escaping off (FuzzAppendJSON checks), so a script sees no difference.
+func (r *Result) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"schema_version":1,"command":`...)
+	dst = appendJSONString(dst, r.Command)
+	dst = append(dst, `,"intent":`...)
+	dst = appendJSONString(dst, string(r.Intent))
+	dst = append(dst, `,"bounded":`...)
+	dst = strconv.AppendBool(dst, r.Bounded)
+	dst = append(dst, `,"interactive":`...)
+	dst = appendJSONString(dst, string(r.Interactive))
+	dst = append(dst, `,"risk":`...)
+	dst = appendJSONString(dst, r.Risk.String())
+	dst = append(dst, `,"action_class":`...)
+	dst = appendJSONString(dst, string(r.ActionClass))
+	dst = append(dst, `,"reasons":[`...)
+	for i, reason := range r.Reasons {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"code":`...)
+		dst = appendJSONString(dst, string(reason.Code))
+		dst = append(dst, `,"detail":`...)
+		dst = appendJSONString(dst, reason.Detail)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `],"suggested_rewrite":`...)
+	dst = appendJSONString(dst, r.SuggestedRewrite)
+	dst = append(dst, `,"auto_recoverable":`...)
+	dst = strconv.AppendBool(dst, r.AutoRecoverable)
+	return append(dst, '}')
+}
+
+// appendJSONString appends s as encoding/json writes a string with HTML
+// escaping off: '"', '\\' and control characters escaped, invalid UTF-8
+// replaced by U+FFFD, and U+2028 and U+2029 escaped (JavaScript reads them
+// as line ends).
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case c == '\u2028' || c == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
