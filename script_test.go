@@ -263,12 +263,18 @@ func cmdEnvfile(ts *testscript.TestScript, neg bool, args []string) {
 
 // govget URL PATH: GET URL+PATH (PATH as sent: a query string is not
 // re-encoded) and print the answer's status and body on one line, as
-// govpost does. An answer other than 2xx fails the command.
+// govpost does. An answer other than 2xx fails the command. With
+// $GOVKIT_TOKEN set it authenticates with it.
 func cmdGovget(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: govget URL PATH")
 	}
-	resp, err := http.Get(args[0] + args[1])
+	req, err := http.NewRequest(http.MethodGet, args[0]+args[1], nil)
+	ts.Check(err)
+	if tok := ts.Getenv("GOVKIT_TOKEN"); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	ts.Check(err)
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()

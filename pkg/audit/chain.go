@@ -123,6 +123,7 @@ func columns(e *Event, toolName string) Record {
 		ToolName:    toolName,
 		PrevHash:    e.PrevHash,
 		EventHash:   e.EventHash,
+		ApprovalID:  e.ApprovalID,
 	}
 }
 

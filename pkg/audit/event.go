@@ -129,6 +129,12 @@ type Record struct {
 	PrevHash    string
 	EventHash   string
 	Body        []byte // RFC 8785 canonical JSON of the event without event_hash
+	// ApprovalID is the event's approval_id, which a store indexes so that
+	// a watcher can find the events that cited an approval before the one
+	// it judges (DESIGN §11 "one use per approval", issue 13). Seal sets
+	// it and Append stores it; reads leave it empty, since a read-only
+	// store also reads databases older than that column.
+	ApprovalID string
 }
 
 // BrokenLink is one verification failure (DESIGN §6 verify-chain output).

@@ -316,7 +316,7 @@ func (s *Server) getEvent(r *http.Request) (reply, error) {
 func (s *Server) Events(ctx context.Context, q govapi.EventQuery) (govapi.Page[json.RawMessage], error) {
 	f := store.Filter{
 		Agent: q.Agent, TraceID: q.TraceID, SessionID: q.SessionID, ActionClass: q.ActionClass,
-		ToolName: q.ToolName, EventType: q.EventType, Since: q.Since, Until: q.Until,
+		ToolName: q.ToolName, EventType: q.EventType, ApprovalID: q.ApprovalID, Since: q.Since, Until: q.Until,
 		AfterSeq: q.AfterSeq, Limit: cmp.Or(q.Limit, govapi.DefaultLimit),
 	}
 	if f.Limit < 1 || f.Limit > govapi.MaxLimit || f.AfterSeq < 0 {

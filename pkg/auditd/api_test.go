@@ -313,7 +313,7 @@ func TestQueryFiltersAndPagination(t *testing.T) {
 	for range 5 {
 		add("a2", "psql", audit.ActionWrite, "t9")
 	}
-	if _, err := d.c.Append(ctx, audit.Event{EventType: audit.TypeDelegation, Agent: "a2"}); err != nil {
+	if _, err := d.c.Append(ctx, audit.Event{EventType: audit.TypeDelegation, Agent: "a2", ApprovalID: "apr-x"}); err != nil {
 		t.Fatal(err)
 	}
 	count := func(f govapi.EventQuery) int {
@@ -338,6 +338,8 @@ func TestQueryFiltersAndPagination(t *testing.T) {
 		{govapi.EventQuery{ToolName: "psql"}, 5},
 		{govapi.EventQuery{ActionClass: audit.ActionRead, TraceID: "t1"}, 5},
 		{govapi.EventQuery{SessionID: "s-a1", ToolName: "psql"}, 0},
+		{govapi.EventQuery{ApprovalID: "apr-x"}, 1},
+		{govapi.EventQuery{ApprovalID: "apr-y"}, 0},
 		{govapi.EventQuery{Since: mid}, 6},
 		{govapi.EventQuery{Until: mid}, 10},
 		{govapi.EventQuery{Cursor: govapi.Cursor{AfterSeq: 12}}, 4},

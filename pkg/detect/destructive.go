@@ -1,7 +1,9 @@
 package detect
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,7 +130,8 @@ func (b *ApprovalBook) Observe(ev audit.Event) {
 }
 
 // Remember records request r as a watcher learnt it, from the stream or by
-// asking auditd. A later change seen by Observe replaces it; what b knows
+// asking auditd (then Learn, which also replays the earlier citations). A
+// later change seen by Observe replaces it; what b knows
 // of its use stays.
 func (b *ApprovalBook) Remember(r approval.Request) {
 	e, ok := b.known[r.ID]
@@ -142,6 +145,28 @@ func (b *ApprovalBook) Remember(r approval.Request) {
 		}
 	}
 	e.req = r
+}
+
+// Learn records request r as a watcher learnt it by asking auditd rather
+// than from the stream, with earlier: the events that cited r before the
+// event about to be judged (GET /api/events?approval_id=, seq below that
+// event's), in any order. The book saw none of them (the watcher resumed
+// from a cursor, or analyses a window), so it replays them in seq order:
+// the first that r released used its consumption, and any later citation
+// alerts (DESIGN §11 "one use per approval", issue 13). Without them a
+// watcher restarted after the first use would let a second one pass.
+// Events that cite another approval are ignored.
+func (b *ApprovalBook) Learn(r approval.Request, earlier []audit.Event) {
+	b.Remember(r)
+	earlier = slices.Clone(earlier)
+	slices.SortStableFunc(earlier, func(x, y audit.Event) int { return cmp.Compare(x.Seq, y.Seq) })
+	for _, ev := range earlier {
+		if ev.ApprovalID != r.ID {
+			continue
+		}
+		g, _ := b.Grant(ev)
+		b.Use(ev, g)
+	}
 }
 
 // Status returns the status of approval id as b knows it.

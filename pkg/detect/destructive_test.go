@@ -2,6 +2,7 @@ package detect
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +264,69 @@ func TestApprovalBook(t *testing.T) {
 	}
 	if st, ok := small.Status("apr-2"); !ok || st != approval.Approved {
 		t.Errorf("apr-2: %s, %v", st, ok)
+	}
+}
+
+// A watcher that learns an approval from auditd replays the events that
+// cited it before the one it judges (DESIGN §11 "one use per approval",
+// issue 13): the first that the approval released used its consumption,
+// whatever order they come in, and the judged event alerts unless it is
+// that one. Citations the approval did not release use nothing.
+func TestApprovalBookLearn(t *testing.T) {
+	at := destT0.Add(time.Minute) // the consumption
+	r := approvalAt(t, "apr-1", "ops", usersTable, dropUsers, approval.Consumed, destT0, at)
+	run := func(seq int64, agent, cmd, id string, ts time.Time) audit.Event {
+		ev := destructiveRun(fmt.Sprintf("evt-%d", seq), agent, agent, usersTable, cmd, id, ts)
+		ev.Seq = seq
+		return ev
+	}
+	later := at.Add(time.Second)
+	judged := run(10, "ops", dropUsers, "apr-1", at.Add(time.Minute))
+	decision := run(3, "ops", dropUsers, "apr-1", later)
+	decision.EventType = audit.TypePolicyDecision
+
+	for _, tt := range []struct {
+		name    string
+		r       approval.Request
+		earlier []audit.Event
+		want    string // "" = the judged event passes
+	}{
+		{"no earlier citation", r, nil, ""},
+		{"an earlier use", r, []audit.Event{run(5, "ops", dropUsers, "apr-1", later)}, "used already by event evt-5"},
+		{"the first of two, out of order", r,
+			[]audit.Event{run(7, "ops", dropUsers, "apr-1", later), run(6, "ops", dropUsers, "apr-1", later)}, "used already by event evt-6"},
+		{"citations it did not release", r, []audit.Event{
+			run(4, "mallory", dropUsers, "apr-1", later),            // another agent
+			run(5, "ops", dropOrders, "apr-1", later),               // another action
+			run(6, "ops", dropUsers, "apr-1", at.Add(-time.Second)), // before the consumption
+			run(7, "ops", dropUsers, "apr-2", later),                // another approval
+			run(8, "ops", dropUsers, "", later),                     // none
+			decision,                                                // not an action
+		}, ""},
+		{"a refused citation, then a use", r, []audit.Event{
+			run(4, "mallory", dropUsers, "apr-1", later), run(5, "ops", dropUsers, "apr-1", later),
+		}, "used already by event evt-5"},
+		{"the judged event itself", r, []audit.Event{judged}, ""},
+		{"approved, not consumed: nothing was used", approvalAt(t, "apr-1", "ops", usersTable, dropUsers, approval.Approved, destT0, at),
+			[]audit.Event{run(5, "ops", dropUsers, "apr-1", later)}, "not consumed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewApprovalBook(10)
+			if _, known := b.Grant(judged); known {
+				t.Fatal("a new book knows apr-1")
+			}
+			b.Learn(tt.r, tt.earlier)
+			g, known := b.Grant(judged)
+			if !known {
+				t.Fatal("apr-1 unknown after Learn")
+			}
+			a, bad := b.Judge(judged, g, patNow)
+			switch {
+			case tt.want == "" && bad:
+				t.Errorf("alert %q", a.Message)
+			case tt.want != "" && (!bad || !strings.Contains(a.Message, tt.want)):
+				t.Errorf("alert %v %q, want one with %q", bad, a.Message, tt.want)
+			}
+		})
 	}
 }

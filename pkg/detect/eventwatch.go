@@ -75,10 +75,12 @@ func NewEventWatch(c EventWatchConfig, after int64) (*EventWatch, error) {
 }
 
 // ApprovalLookup returns the approval that ev names, for an approval the
-// watch has not seen on the stream: the caller asks auditd. ok is false
-// when the approval is unknown or cannot be learnt, which counts as not
-// approved (fail closed).
-type ApprovalLookup func(ev audit.Event) (r approval.Request, ok bool)
+// watch has not seen on the stream: the caller asks auditd. earlier are
+// the events before ev (by seq) that cited it, which the watch did not
+// see either, so that it knows whether one of them used the consumption
+// already (ApprovalBook.Learn). ok is false when the approval or its
+// citations cannot be learnt, which counts as not approved (fail closed).
+type ApprovalLookup func(ev audit.Event) (r approval.Request, earlier []audit.Event, ok bool)
 
 // Observe runs every per-event detection on ev and returns its alerts, in
 // the order above. live says ev arrived as it was committed rather than
@@ -109,11 +111,11 @@ func (w *EventWatch) grant(ev audit.Event, lookup ApprovalLookup) Grant {
 	if known || lookup == nil {
 		return g
 	}
-	r, ok := lookup(ev)
+	r, earlier, ok := lookup(ev)
 	if !ok {
 		return Grant{}
 	}
-	w.Approvals.Remember(r)
+	w.Approvals.Learn(r, earlier)
 	g, _ = w.Approvals.Grant(ev)
 	return g
 }

@@ -69,12 +69,25 @@ func TestEventWatch(t *testing.T) {
 		"ap-auditd-denied": watchApproval(t, "ap-auditd-denied", approval.Denied, day),
 		"ap-auditd-orders": approvalAt(t, "ap-auditd-orders", "agent-7", audit.Resource{Type: "database", Name: "orders"},
 			"psql -c 'DROP TABLE orders'", approval.Consumed, day.Add(-time.Minute), day),
+		"ap-auditd-spent": watchApproval(t, "ap-auditd-spent", approval.Consumed, day),
 	}
+	// What auditd's events say cited each approval, before the stream
+	// this watch replays: ap-auditd-spent was used already.
+	cited := map[string][]audit.Event{
+		"ap-auditd-spent": {watchEvent("a", -1, day), watchDestructive(0, "ap-auditd-spent", day)},
+	}
+	cited["ap-auditd-spent"][0].ApprovalID = "ap-auditd-spent"
 	var asked []string
-	lookup := func(ev audit.Event) (approval.Request, bool) {
+	lookup := func(ev audit.Event) (approval.Request, []audit.Event, bool) {
 		asked = append(asked, ev.ApprovalID)
 		r, ok := lookups[ev.ApprovalID]
-		return r, ok
+		var earlier []audit.Event
+		for _, c := range cited[ev.ApprovalID] {
+			if c.Seq < ev.Seq {
+				earlier = append(earlier, c)
+			}
+		}
+		return r, earlier, ok
 	}
 	w, err := NewEventWatch(EventWatchConfig{MaxEventsPerMinute: 3, Hours: DefaultHours(time.UTC)}, 0)
 	if err != nil {
@@ -94,10 +107,11 @@ func TestEventWatch(t *testing.T) {
 		watchDestructive(11, "ap-auditd", day),        // remembered, not asked again; second use: alert
 		watchDestructive(12, "ap-auditd-denied", day), // alert
 		watchDestructive(13, "ap-auditd-orders", day), // consumed for another action: alert
-		watchDestructive(14, "ap-missing", day),       // unknown: alert
-		watchEvent("a", 16, day.Add(time.Second)),     // seq 15 missing
-		watchEvent("a", 17, day.Add(23*time.Hour)),    // 13:00 the next day: allowed
-		watchEvent("b", 18, day.Add(9*time.Hour)),     // 23:00 the first day: off hours, and backwards
+		watchDestructive(14, "ap-auditd-spent", day),  // auditd's events show seq 0 used it: alert
+		watchDestructive(15, "ap-missing", day),       // unknown: alert
+		watchEvent("a", 17, day.Add(time.Second)),     // seq 16 missing
+		watchEvent("a", 18, day.Add(23*time.Hour)),    // 13:00 the next day: allowed
+		watchEvent("b", 19, day.Add(9*time.Hour)),     // 23:00 the first day: off hours, and backwards
 	}
 	var got []string
 	for _, ev := range evs {
@@ -115,14 +129,15 @@ func TestEventWatch(t *testing.T) {
 		"12 unauthorized_destructive",
 		"13 unauthorized_destructive",
 		"14 unauthorized_destructive",
-		"16 seq_gap",
-		"18 timestamp_gap",
-		"18 off_hours",
+		"15 unauthorized_destructive",
+		"17 seq_gap",
+		"19 timestamp_gap",
+		"19 off_hours",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("alerts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if strings.Join(asked, ",") != "ap-auditd,ap-auditd-denied,ap-auditd-orders,ap-missing" {
+	if strings.Join(asked, ",") != "ap-auditd,ap-auditd-denied,ap-auditd-orders,ap-auditd-spent,ap-missing" {
 		t.Errorf("asked auditd about %v", asked)
 	}
 }

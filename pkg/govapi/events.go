@@ -18,13 +18,14 @@ type EventQuery struct {
 	ActionClass string
 	ToolName    string
 	EventType   string
+	ApprovalID  string    // events that cite this approval (DESIGN §11)
 	Since       time.Time // timestamp >= Since
 	Until       time.Time // timestamp < Until
 	Cursor
 }
 
 // eventParams are EventQuery's query parameters.
-var eventParams = []string{"agent", "trace_id", "session_id", "action_class", "tool_name", "event_type", "since", "until", "after_seq", "limit"}
+var eventParams = []string{"agent", "trace_id", "session_id", "action_class", "tool_name", "event_type", "approval_id", "since", "until", "after_seq", "limit"}
 
 // Values is q as a query string.
 func (q EventQuery) Values() url.Values {
@@ -32,6 +33,7 @@ func (q EventQuery) Values() url.Values {
 	for _, p := range [...]struct{ name, value string }{
 		{"agent", q.Agent}, {"trace_id", q.TraceID}, {"session_id", q.SessionID},
 		{"action_class", q.ActionClass}, {"tool_name", q.ToolName}, {"event_type", q.EventType},
+		{"approval_id", q.ApprovalID},
 	} {
 		if p.value != "" {
 			v.Set(p.name, p.value)
@@ -57,6 +59,7 @@ func ParseEventQuery(v url.Values) (EventQuery, error) {
 	q := EventQuery{
 		Agent: v.Get("agent"), TraceID: v.Get("trace_id"), SessionID: v.Get("session_id"),
 		ActionClass: v.Get("action_class"), ToolName: v.Get("tool_name"), EventType: v.Get("event_type"),
+		ApprovalID: v.Get("approval_id"),
 	}
 	for _, t := range [...]struct {
 		name string

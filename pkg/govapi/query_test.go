@@ -48,7 +48,7 @@ func FuzzParseQuery(f *testing.F) {
 func TestQueryRoundTrip(t *testing.T) {
 	since := time.Date(2026, 3, 9, 14, 0, 0, 123, time.UTC)
 	eq := govapi.EventQuery{Agent: "a b", TraceID: "t&1", SessionID: "s", ActionClass: "write", ToolName: "psql", EventType: "tool_call",
-		Since: since, Until: since.Add(time.Hour), Cursor: govapi.Cursor{AfterSeq: 42, Limit: 7}}
+		ApprovalID: "apr/1 x", Since: since, Until: since.Add(time.Hour), Cursor: govapi.Cursor{AfterSeq: 42, Limit: 7}}
 	gotE, err := govapi.ParseEventQuery(mustParse(t, eq.Values().Encode()))
 	if err != nil || !reflect.DeepEqual(gotE, eq) {
 		t.Errorf("event query round trip: %+v, %v; want %+v", gotE, err, eq)

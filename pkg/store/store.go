@@ -43,6 +43,7 @@ type Filter struct {
 	ActionClass string
 	ToolName    string
 	EventType   string
+	ApprovalID  string    // the approval the event cites (DESIGN §11)
 	Since       time.Time // timestamp >= Since
 	Until       time.Time // timestamp < Until
 	AfterSeq    int64     // seq > AfterSeq: the pagination cursor

@@ -94,8 +94,8 @@ HTTP API:
                             the original when its event_id was stored before;
                             as application/x-ndjson: up to 1000 events, one a line
     GET  /api/events        query: agent, trace_id, session_id, action_class,
-                            tool_name, event_type, since, until (RFC 3339),
-                            after_seq, limit (1-1000, default 100); answers
+                            tool_name, event_type, approval_id, since, until
+                            (RFC 3339), after_seq, limit (1-1000, default 100); answers
                             {"events":[…],"next_after_seq":N,"has_more":bool}
     GET  /api/events/{id}   one event
     GET  /api/verify        verify the chain (verify-chain's report)

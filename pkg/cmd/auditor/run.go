@@ -468,20 +468,27 @@ func (m *monitor) observe(ctx context.Context, ev audit.Event, live bool) {
 }
 
 // lookup asks auditd about an approval the stream has not shown: one
-// decided before the replay position. Not knowing counts as not approved.
+// decided before the replay position, with the events that cited it
+// before ev, which the stream did not show either: one of them may have
+// used its consumption (DESIGN §11 "one use per approval", issue 13). Not
+// knowing counts as not approved.
 func (m *monitor) lookup(ctx context.Context) detect.ApprovalLookup {
-	return func(ev audit.Event) (approval.Request, bool) {
+	return func(ev audit.Event) (approval.Request, []audit.Event, bool) {
 		ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 		defer cancel()
 		r, err := m.c.Approval(ctx, ev.ApprovalID)
+		var earlier []audit.Event
+		if err == nil {
+			earlier, err = m.c.Citations(ctx, ev.ApprovalID, ev.Seq)
+		}
 		switch {
 		case err == nil:
-			return r, true
+			return r, earlier, true
 		case client.IsNotFound(err), m.refused(err):
-			return approval.Request{}, false
+			return approval.Request{}, nil, false
 		}
 		m.logf("cannot learn the status of approval %s from auditd (%s); counting it as not approved", printable(ev.ApprovalID), client.Reason(err))
-		return approval.Request{}, false
+		return approval.Request{}, nil, false
 	}
 }
 

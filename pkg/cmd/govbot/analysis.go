@@ -285,11 +285,26 @@ func (a *analyzer) deferredIDs() []string {
 	return ids
 }
 
+// firstDeferred returns the seq of the first deferred action that cites
+// approval id: the events before it that cite id too are outside the
+// window (ApprovalBook.Learn).
+func (a *analyzer) firstDeferred(id string) int64 {
+	for _, ev := range a.deferred { // in seq order
+		if ev.ApprovalID == id {
+			return ev.Seq
+		}
+	}
+	return 0
+}
+
 // finish judges the deferred actions with the approvals looked up (an id
-// missing from looked is unknown) and returns phases 3 and 4.
-func (a *analyzer) finish(looked map[string]approval.Request) (ActivityPhase, DecisionPhase) {
-	for _, r := range looked {
-		a.book.Remember(r)
+// missing from looked is unknown) and the events before the window that
+// cited them (cited, by approval id: one may have used the consumption,
+// DESIGN §11 "one use per approval", issue 13), and returns phases 3 and
+// 4.
+func (a *analyzer) finish(looked map[string]approval.Request, cited map[string][]audit.Event) (ActivityPhase, DecisionPhase) {
+	for id, r := range looked {
+		a.book.Learn(r, cited[id])
 	}
 	for _, ev := range a.deferred {
 		g, _ := a.book.Grant(ev)

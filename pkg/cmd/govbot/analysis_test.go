@@ -123,11 +123,17 @@ func TestDecisionOutcome(t *testing.T) {
 
 // analyse runs the analyzer over events with the given approval look-ups.
 func analyse(events []audit.Event, lookups map[string]approval.Request) (ActivityPhase, DecisionPhase) {
+	return analyseCited(events, lookups, nil)
+}
+
+// analyseCited is analyse with the events before the window that cited
+// the approvals looked up.
+func analyseCited(events []audit.Event, lookups map[string]approval.Request, cited map[string][]audit.Event) (ActivityPhase, DecisionPhase) {
 	a := newAnalyzer(t0, DefaultMaxEvents)
 	for _, ev := range events {
 		a.add(ev)
 	}
-	return a.finish(lookups)
+	return a.finish(lookups, cited)
 }
 
 func TestActivityCounts(t *testing.T) {
@@ -161,7 +167,7 @@ func TestBreakdownIsBounded(t *testing.T) {
 	for i := range maxKeys + 50 {
 		a.add(audit.Event{Seq: int64(i + 1), EventType: "x", Agent: "agent-" + itoa(int64(i))})
 	}
-	act, _ := a.finish(nil)
+	act, _ := a.finish(nil, nil)
 	if len(act.ByAgent) != maxKeys+1 || act.ByAgent[otherKey] != 50 {
 		t.Errorf("%d agents, %d under %s; want %d and 50", len(act.ByAgent), act.ByAgent[otherKey], otherKey, maxKeys+1)
 	}
@@ -303,6 +309,38 @@ func TestUnapprovedDestructive(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.want) || act.UnapprovedTotal != int64(len(tt.want)) {
 				t.Errorf("flagged %v (total %d), want %v", got, act.UnapprovedTotal, tt.want)
+			}
+		})
+	}
+}
+
+// A window that starts after an approval's first use (issue 13): govbot
+// looks the approval up, with the events before the window that cited
+// it, and a citation in the window after a use is a second use.
+func TestUnapprovedAfterAnEarlierUse(t *testing.T) {
+	old := map[string]approval.Request{"old": approvalFor("old", "a", "DROP TABLE t", approval.Consumed)}
+	window := []audit.Event{citing(toolEvent(5, "a", "destructive", "DROP TABLE t"), "old")}
+	for _, tt := range []struct {
+		name  string
+		cited []audit.Event // before the window
+		want  []int64
+	}{
+		{"not cited before", nil, nil},
+		{"used before the window", []audit.Event{citing(toolEvent(1, "a", "destructive", "DROP TABLE t"), "old")}, []int64{5}},
+		{"cited before for another command", []audit.Event{citing(toolEvent(1, "a", "destructive", "DROP TABLE x"), "old")}, nil},
+		{"cited before by another agent", []audit.Event{citing(toolEvent(1, "b", "destructive", "DROP TABLE t"), "old")}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			act, _ := analyseCited(window, old, map[string][]audit.Event{"old": tt.cited})
+			var got []int64
+			for _, u := range act.Unapproved {
+				got = append(got, u.Seq)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("flagged %v, want %v", got, tt.want)
+			}
+			if len(tt.want) > 0 && !strings.Contains(act.Unapproved[0].Message, "used already by event") {
+				t.Errorf("message %q", act.Unapproved[0].Message)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
@@ -117,7 +118,7 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 	if err := scanEvents(ctx, c, an, from, st.Chain.HeadSeq); err != nil {
 		return nil, &phaseError{3, "GET " + govapi.PathGovernanceEvents, err}
 	}
-	looked := map[string]approval.Request{}
+	looked, cited := map[string]approval.Request{}, map[string][]audit.Event{}
 	for _, id := range an.deferredIDs() {
 		req, err := c.Approval(ctx, id)
 		switch {
@@ -127,6 +128,11 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 			return nil, &phaseError{3, "GET /v1/approvals/" + id, err}
 		}
 		looked[id] = req
+		// The events before the window that cited it: the first may have
+		// used its consumption (DESIGN §11 "one use per approval").
+		if cited[id], err = c.GovernanceCitations(ctx, id, an.firstDeferred(id)); err != nil {
+			return nil, &phaseError{3, "GET " + govapi.PathGovernanceEvents + "?approval_id=" + id, err}
+		}
 	}
 	pending, err := c.GovernancePending(ctx)
 	if err != nil {
@@ -137,7 +143,7 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 		return nil, &phaseError{6, "GET " + govapi.PathGovernanceVerify, err}
 	}
 
-	act, dec := an.finish(looked)
+	act, dec := an.finish(looked, cited)
 	r := &Report{
 		SchemaVersion: 1,
 		GeneratedAt:   now,

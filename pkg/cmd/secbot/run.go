@@ -355,8 +355,17 @@ func (r *responder) grant(ctx context.Context, ev audit.Event) detect.Grant {
 		r.log.logf("warning: cannot read approval %s from %s (%s); treating it as unknown", clean(ev.ApprovalID, 128), r.o.Gateway, r.apiProblem(err))
 		return detect.Grant{}
 	}
+	// secbot did not see the events before its cursor (a restart, or an
+	// approval the book forgot): one of them may have used the
+	// consumption, and then ev is a second use (DESIGN §11 "one use per
+	// approval", issue 13).
+	earlier, err := r.c.Citations(cctx, ev.ApprovalID, ev.Seq)
+	if err != nil {
+		r.log.logf("warning: cannot read the events citing approval %s from %s (%s); treating it as unknown", clean(ev.ApprovalID, 128), r.o.Gateway, r.apiProblem(err))
+		return detect.Grant{}
+	}
 	// Later changes come on the stream, and Observe replaces this.
-	r.book.Remember(req)
+	r.book.Learn(req, earlier)
 	g, _ := r.book.Grant(ev)
 	return g
 }

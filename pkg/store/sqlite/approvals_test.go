@@ -96,14 +96,7 @@ func TestApprovalsSnapshot(t *testing.T) {
 // An old database opened read-only has no approvals table: nothing to
 // compare, and no error.
 func TestApprovalsSnapshotOlderSchema(t *testing.T) {
-	saved := migrations
-	t.Cleanup(func() { migrations = saved })
-	migrations = saved[:1]
-	s, path := openTest(t)
-	appendAll(t, s, sealed(t, 3))
-	s.Close()
-	migrations = saved
-
+	path := oldDatabase(t, 1, sealed(t, 3))
 	ro, err := Open(path, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)

@@ -25,8 +25,10 @@ const scanPage = 4096
 const columns = `seq, event_id, timestamp, event_type, trace_id, session_id,
 	agent, action_class, tool_name, prev_hash, event_hash, body`
 
-const insertSQL = `INSERT INTO events (` + columns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// insertSQL also fills approval_id (migration 4), which reads do not
+// select: a read-only Store opens databases older than that column.
+const insertSQL = `INSERT INTO events (` + columns + `, approval_id)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // errReadOnly is what a read-only Store's writes return.
 var errReadOnly = fmt.Errorf("store: append: %w", store.ErrReadOnly)
@@ -83,6 +85,9 @@ func (s *Store) Get(ctx context.Context, eventID string) (audit.Record, bool, er
 // (store.DefaultLimit when 0, never more than store.MaxLimit). The next
 // page is f with AfterSeq set to the last record's seq.
 func (s *Store) Query(ctx context.Context, f store.Filter) ([]audit.Record, error) {
+	if f.ApprovalID != "" && s.oldSchema {
+		return nil, fmt.Errorf("store: query: the database's schema is older than version %d, which indexes approval_id: open it read-write once to migrate it", approvalIDVersion)
+	}
 	var where []string
 	var args []any
 	equal := func(column, value string) {
@@ -97,6 +102,7 @@ func (s *Store) Query(ctx context.Context, f store.Filter) ([]audit.Record, erro
 	equal("action_class", f.ActionClass)
 	equal("tool_name", f.ToolName)
 	equal("event_type", f.EventType)
+	equal("approval_id", f.ApprovalID)
 	// A time window is a seq range (timeBounds): there is no timestamp
 	// index. The timestamp terms stay, so that a row out of time order (a
 	// modified database) inside the range is still filtered exactly.

@@ -95,6 +95,7 @@ func sameRecord(got, want audit.Record) string {
 		return fmt.Sprintf("body %q, want %q", got.Body, want.Body)
 	}
 	got.Body, want.Body = nil, nil
+	want.ApprovalID = "" // stored, not read back (audit.Record.ApprovalID)
 	if !reflect.DeepEqual(got, want) {
 		return fmt.Sprintf("got %+v, want %+v", got, want)
 	}
@@ -107,4 +108,32 @@ func seqs(records []audit.Record) []int64 {
 		out[i] = r.Seq
 	}
 	return out
+}
+
+// oldDatabase creates a database at schema version v holding records, as
+// a binary of that version left it: the first v migrations, and the rows
+// inserted with version 1's columns (today's appender also fills
+// approval_id, which an old schema lacks).
+func oldDatabase(t testing.TB, v int, records []audit.Record) string {
+	t.Helper()
+	saved := migrations
+	defer func() { migrations = saved }()
+	migrations = saved[:v]
+	path := filepath.Join(t.TempDir(), "audit.db")
+	db := rawDB(t, path)
+	if err := migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range records {
+		_, err := db.Exec("INSERT INTO events ("+columns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			r.Seq, r.EventID, formatTime(r.Timestamp), r.EventType, r.TraceID, r.SessionID,
+			r.Agent, r.ActionClass, r.ToolName, r.PrevHash, r.EventHash, r.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -48,8 +48,10 @@ var appenderPragmas = []string{
 	"PRAGMA wal_autocheckpoint=" + walAutocheckpoint,
 }
 
-func openAppender(path string, busy time.Duration) (a *appender, err error) {
-	a = &appender{tls: libc.NewTLS(), out: new(uintptr)}
+func openAppender(path string, busy time.Duration) (_ *appender, err error) {
+	// Not the named result, which "return nil, err" sets to nil before
+	// the deferred close runs.
+	a := &appender{tls: libc.NewTLS(), out: new(uintptr)}
 	defer func() {
 		if err != nil {
 			a.close()
@@ -154,7 +156,7 @@ func (a *appender) run(stmt uintptr) int32 {
 func (a *appender) bind(r *audit.Record) error {
 	texts := [...]string{r.EventID, formatTime(r.Timestamp), r.EventType, r.TraceID, r.SessionID,
 		r.Agent, r.ActionClass, r.ToolName, r.PrevHash, r.EventHash} // columns 2 to 11
-	size := len(r.Body) + 1 // +1: a non-NULL pointer even when all are empty
+	size := len(r.Body) + len(r.ApprovalID) + 1 // +1: a non-NULL pointer even when all are empty
 	for _, t := range texts {
 		size += len(t)
 	}
@@ -176,6 +178,17 @@ func (a *appender) bind(r *audit.Record) error {
 	if rc == lib.SQLITE_OK {
 		n := copy(mem[off:], r.Body)
 		rc = lib.Xsqlite3_bind_blob(a.tls, st, 12, a.buf+uintptr(off), int32(n), 0)
+		off += n
+	}
+	// approval_id is NULL when the event cites no approval: the column's
+	// index holds only the rows that cite one (migration 4).
+	switch {
+	case rc != lib.SQLITE_OK:
+	case r.ApprovalID == "":
+		rc = lib.Xsqlite3_bind_null(a.tls, st, 13)
+	default:
+		n := copy(mem[off:], r.ApprovalID)
+		rc = lib.Xsqlite3_bind_text(a.tls, st, 13, a.buf+uintptr(off), int32(n), 0)
 	}
 	if rc != lib.SQLITE_OK {
 		return a.errorf(rc, "bind")

@@ -70,7 +70,24 @@ var migrations = []string{
 	// primary key (Store.timeBounds); the index only made every append
 	// insert into one more b-tree, in auditd's one writer.
 	`DROP INDEX events_timestamp;`,
+
+	// 4: approval_id, so that a watcher that learns an approval from
+	// auditd can find the events that cited it before the one it judges:
+	// one consumption covers one event (DESIGN §11, issue 13). NULL when
+	// the event cites none, which most do not: the partial index holds
+	// only the rows that cite one, and "approval_id = ?" implies IS NOT
+	// NULL, so SQLite uses it. The backfill reads the body as text (a
+	// BLOB argument is JSONB to SQLite's JSON functions) and skips bodies
+	// that are not JSON, which verify-chain reports: a tampered row must
+	// not stop auditd from starting.
+	`ALTER TABLE events ADD COLUMN approval_id TEXT;
+	UPDATE events SET approval_id = nullif(json_extract(CAST(body AS TEXT), '$.approval_id'), '')
+		WHERE instr(body, CAST('"approval_id":' AS BLOB)) > 0 AND json_valid(CAST(body AS TEXT));
+	CREATE INDEX events_approval_id ON events (approval_id) WHERE approval_id IS NOT NULL;`,
 }
+
+// approvalIDVersion is the version that adds events.approval_id.
+const approvalIDVersion = 4
 
 // SchemaVersion is the schema version this binary needs.
 func SchemaVersion() int { return len(migrations) }
@@ -131,19 +148,19 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 }
 
 // checkVersion is the read-only Store's check, which cannot migrate: it
-// refuses a file that is not an audit database or is newer than this
+// returns the database's version, and refuses a file that is not an audit database or is newer than this
 // binary. An older version is read as it is: a read-only Store reads only
 // the events table (verify-chain, auditd export), which has been the same
 // since version 1, so an archived copy verifies with a newer verify-chain.
-func checkVersion(ctx context.Context, db *sql.DB) error {
+func checkVersion(ctx context.Context, db *sql.DB) (int, error) {
 	have, err := schemaVersion(ctx, db)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if have < 1 || have > len(migrations) {
-		return versionError(have)
+		return 0, versionError(have)
 	}
-	return nil
+	return have, nil
 }
 
 // schemaVersion returns the database's schema version: 0 without a

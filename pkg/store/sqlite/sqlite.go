@@ -70,6 +70,9 @@ type Store struct {
 	writer    *sql.DB       // nil when read-only; one connection
 	app       *appender     // nil when read-only; Append's connection
 	reader    *sql.DB       // mode=ro connections
+	// oldSchema: a read-only Store of a database older than approval_id
+	// (migration 4), which Query cannot filter on.
+	oldSchema bool
 
 	// The files a read-write Store opened, for CheckFile: SQLite keeps
 	// writing into them through its descriptors even after they are
@@ -178,9 +181,11 @@ func open(path string, opts Options) (_ *Store, err error) {
 	s.reader.SetMaxIdleConns(maxReaders)
 	if opts.ReadOnly {
 		// The writer's migrate did this check for a read-write Store.
-		if err := checkVersion(ctx, s.reader); err != nil {
+		have, err := checkVersion(ctx, s.reader)
+		if err != nil {
 			return nil, err
 		}
+		s.oldSchema = have < approvalIDVersion
 	} else if err := s.reader.PingContext(ctx); err != nil {
 		return nil, err
 	}

@@ -214,15 +214,8 @@ func TestMigrationsIdempotent(t *testing.T) {
 // An archived database of an older schema version is read (verified,
 // exported) read-only as it is, without being migrated.
 func TestOpenReadOnlyOlderSchema(t *testing.T) {
-	saved := migrations
-	t.Cleanup(func() { migrations = saved })
-	migrations = saved[:2] // version 2: with the timestamp index
-	s, path := openTest(t)
 	recs := sealed(t, 30)
-	appendAll(t, s, recs)
-	s.Close()
-	migrations = saved
-
+	path := oldDatabase(t, 2, recs) // version 2: with the timestamp index
 	ro, err := Open(path, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatalf("Open(version 2, ReadOnly) = %v", err)
@@ -320,6 +313,7 @@ func TestSchemaContract(t *testing.T) {
 		{"prev_hash", "TEXT", true, false},
 		{"event_hash", "TEXT", true, false},
 		{"body", "BLOB", true, false},
+		{"approval_id", "TEXT", false, false}, // NULL when none (migration 4)
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("events columns:\n got %v\nwant %v", got, want)
@@ -341,7 +335,7 @@ func TestSchemaContract(t *testing.T) {
 			t.Error("event_id index is not unique")
 		}
 	}
-	for _, col := range []string{"event_id", "event_type", "trace_id", "session_id", "agent", "action_class", "tool_name"} {
+	for _, col := range []string{"event_id", "event_type", "trace_id", "session_id", "agent", "action_class", "tool_name", "approval_id"} {
 		if !indexed[col] {
 			t.Errorf("no index on events.%s", col)
 		}
