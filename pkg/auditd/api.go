@@ -150,16 +150,8 @@ func (s *Server) postEvent(r *http.Request) (reply, error) {
 	if isJSONLines(r.Header.Get("Content-Type")) {
 		return s.postEventBatch(r) // api_batch.go
 	}
-	// The writer holds a batch open a little while appends are on their
-	// way (writer.collect): count this one while its body is read, and
-	// let appendHeld end the count.
-	s.w.pending.Add(1)
-	held := true
-	defer func() {
-		if held {
-			s.w.pending.Add(-1)
-		}
-	}()
+	hold := s.holdPending()
+	defer hold.end()
 	body, err := readBody(r)
 	if err != nil {
 		return reply{}, err
@@ -168,7 +160,7 @@ func (s *Server) postEvent(r *http.Request) (reply, error) {
 	if err != nil {
 		return reply{}, badRequest(err)
 	}
-	held = false
+	hold.handOver()
 	res, err := s.appendHeld(r.Context(), identity(r), ev)
 	if err != nil {
 		return reply{}, err
@@ -230,6 +222,30 @@ func (s *Server) appended(req *appendReq, res appendResult) (Recorded[StoredEven
 		return Recorded[StoredEvent]{}, reusedID(req.ev.EventID)
 	}
 	return Recorded[StoredEvent]{Value: StoredEvent{req.ev.EventID, res.json}, Created: res.created}, nil
+}
+
+// pendingHold is a request's place in the writer's count of appends on
+// their way (writer.collect: the writer holds a commit open a little while
+// more are coming), taken before its body is read. appendHeld and
+// appendBatchHeld take the count over (handOver); otherwise end gives it
+// back.
+type pendingHold struct {
+	w    *writer
+	held bool
+}
+
+func (s *Server) holdPending() *pendingHold {
+	s.w.pending.Add(1)
+	return &pendingHold{w: s.w, held: true}
+}
+
+func (h *pendingHold) handOver() { h.held = false }
+
+func (h *pendingHold) end() {
+	if h.held {
+		h.w.pending.Add(-1)
+		h.held = false
+	}
 }
 
 // queueError is why an event could not be queued: auditd shutting down, or

@@ -41,16 +41,8 @@ func isJSONLines(contentType string) bool {
 // most one event per client, and each event pays for its own HTTP request.
 // A batch of N from one client fills a commit the way N clients do.
 func (s *Server) postEventBatch(r *http.Request) (reply, error) {
-	// As in postEvent, count the request as pending while its body is read,
-	// so that the writer holds a commit open for it (writer.collect);
-	// appendBatchHeld takes the count over.
-	s.w.pending.Add(1)
-	held := true
-	defer func() {
-		if held {
-			s.w.pending.Add(-1)
-		}
-	}()
+	hold := s.holdPending() // as in postEvent
+	defer hold.end()
 	body, err := readBody(r)
 	if err != nil {
 		return reply{}, err
@@ -70,7 +62,7 @@ func (s *Server) postEventBatch(r *http.Request) (reply, error) {
 			return reply{}, badRequest(fmt.Errorf("line %d: %w", i+1, err))
 		}
 	}
-	held = false
+	hold.handOver()
 	res, err := s.appendBatchHeld(r.Context(), identity(r), evs)
 	if err != nil {
 		return reply{}, err
