@@ -53,11 +53,77 @@ func optionWrites(s *optSpec, names ...string) rule {
 	}
 }
 
+// findArity is the number of arguments each of GNU find's (4.10) and BSD
+// find's expression words takes; -exec and friends take words up to ";" or
+// "+". find parses its expression itself, one word at a time (no clusters,
+// no abbreviations): the argument of -name is never an action, so
+// find . -name -delete only looks for files named "-delete" (issue 14). A
+// word it does not know fails closed.
+var findArity = map[string]int{
+	// Operators and positional options.
+	"(": 0, ")": 0, "!": 0, ",": 0, "-not": 0, "-a": 0, "-and": 0, "-o": 0, "-or": 0,
+	"-daystart": 0, "-depth": 0, "-d": 0, "-follow": 0, "-ignore_readdir_race": 0,
+	"-noignore_readdir_race": 0, "-mount": 0, "-noleaf": 0, "-xdev": 0, "-x": 0, "-warn": 0,
+	"-nowarn": 0, "-help": 0, "--help": 0, "-version": 0, "--version": 0,
+	"-maxdepth": 1, "-mindepth": 1, "-regextype": 1, "-files0-from": 1,
+	// Tests.
+	"-amin": 1, "-anewer": 1, "-atime": 1, "-cmin": 1, "-cnewer": 1, "-ctime": 1, "-empty": 0,
+	"-executable": 0, "-false": 0, "-fstype": 1, "-gid": 1, "-group": 1, "-ilname": 1,
+	"-iname": 1, "-inum": 1, "-ipath": 1, "-iregex": 1, "-iwholename": 1, "-links": 1,
+	"-lname": 1, "-mmin": 1, "-mtime": 1, "-name": 1, "-newer": 1, "-nogroup": 0, "-nouser": 0,
+	"-path": 1, "-perm": 1, "-readable": 0, "-regex": 1, "-samefile": 1, "-size": 1,
+	"-true": 0, "-type": 1, "-uid": 1, "-used": 1, "-user": 1, "-wholename": 1, "-writable": 0,
+	"-xtype": 1, "-context": 1, "-Bmin": 1, "-Bnewer": 1, "-Btime": 1, "-acl": 0, "-flags": 1,
+	"-sparse": 0, "-xattr": 0, "-xattrname": 1,
+	// Actions.
+	"-delete": 0, "-ls": 0, "-print": 0, "-print0": 0, "-printf": 1, "-prune": 0, "-quit": 0,
+	"-fls": 1, "-fprint": 1, "-fprint0": 1, "-fprintf": 2,
+}
+
+// findNewerXY matches -newerXY (-newermt, -newerBt …): one argument.
+func findNewerXY(w string) bool {
+	if len(w) != 8 || !strings.HasPrefix(w, "-newer") {
+		return false
+	}
+	return strings.IndexByte("aBcm", w[6]) >= 0 && strings.IndexByte("aBcmt", w[7]) >= 0
+}
+
 // findRule: -delete deletes, -exec/-ok run programs, -fprint*/-fls write
 // files (DESIGN §4).
 func findRule(c *call) {
 	args := c.rest()
-	for i := 0; i < len(args); i++ {
+	i := 0
+	// Global options: -H -L -P, -D debugopts, -Olevel.
+	for ; i < len(args); i++ {
+		v := args[i].val
+		if args[i].mayBeOption() {
+			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("find: argument %s may expand into an expression", args[i].src))
+			return
+		}
+		if v == "-H" || v == "-L" || v == "-P" || v == "-E" || v == "-X" || v == "-s" || strings.HasPrefix(v, "-O") && len(v) > 2 {
+			continue
+		}
+		if v == "-D" || v == "-f" { // GNU -D debugopts; BSD -f path
+			i++
+			continue
+		}
+		if v == "--" {
+			i++
+		}
+		break
+	}
+	// Starting points: up to the first word that starts an expression.
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a.mayBeOption() {
+			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("find: argument %s may expand into an expression", a.src))
+			return
+		}
+		if strings.HasPrefix(a.val, "-") || a.val == "(" || a.val == "!" {
+			break
+		}
+	}
+	for ; i < len(args); i++ {
 		a := args[i]
 		if a.mayBeOption() {
 			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("find: argument %s may expand into an expression", a.src))
@@ -67,14 +133,16 @@ func findRule(c *call) {
 		case "-delete":
 			c.a.writes(CodeWriteOption, RiskHighWrite, "find -delete deletes what it finds")
 			c.a.destroys("find -delete deletes what it finds")
+			continue
 		case "-exec", "-execdir", "-ok", "-okdir":
 			end := i + 1
-			for end < len(args) && args[end].val != ";" && args[end].val != "+" {
+			for end < len(args) && args[end].val != ";" && !(args[end].val == "+" && args[end-1].val == "{}") {
 				end++
 			}
 			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("find %s runs a program for every match", a.val))
 			c.inner(args[i+1:end], stmtCtx{})
 			i = end
+			continue
 		case "-fprint", "-fprint0", "-fprintf", "-fls":
 			target := ""
 			if i+1 < len(args) {
@@ -83,8 +151,26 @@ func findRule(c *call) {
 			if !isSinkPath(target) {
 				c.a.writes(CodeWriteOption, RiskHighWrite, fmt.Sprintf("find %s %s writes a file", a.val, target))
 			}
-			i++
 		}
+		n, ok := findArity[a.val]
+		if !ok && findNewerXY(a.val) {
+			n, ok = 1, true
+		}
+		if !ok {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("find: %s is not known to be read-only", a.val))
+			return
+		}
+		for _, v := range args[i+1 : min(i+1+n, len(args))] {
+			if v.mayBeOption() {
+				// Unquoted, $x may split into words that are actions.
+				c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("find: argument %s may expand into an expression", v.src))
+				return
+			}
+		}
+		if a.val == "-files0-from" && i+1 < len(args) && endlessDevice(args[i+1].val) {
+			c.a.never(UnboundedStream, "find -files0-from "+args[i+1].val+" reads a device that never ends")
+		}
+		i += n
 	}
 }
 
@@ -107,7 +193,10 @@ func sedRule(c *call) {
 		c.a.writes(CodeRunsProgram, RiskMediumWrite, "sed -f runs a script file classify cannot see")
 		return
 	}
-	scripts := c.programTexts(p, "-e", "--expression")
+	scripts, ok := c.programWords(p, "-e", "--expression")
+	if !ok {
+		return
+	}
 	if p.has("--sandbox") {
 		return // GNU sed refuses e, w and r in sandbox mode
 	}
@@ -242,11 +331,27 @@ func sedScriptRisk(s string) (Code, string, bool) {
 	return "", "", false
 }
 
-var awkSpec = spec("F:v:f:e:i:l:E:bcCd::D::ghLMnNo::O p::PrsStVW:", "field-separator=",
+// awkSpec is gawk 5.3's options (a superset of mawk's, busybox awk's and
+// POSIX awk's), with getopt_long's abbreviations.
+var awkSpec = spec("F:v:f:e:i:l:E:bcCd::D::ghIkL::MnNo::Op::PrsStVW:", "field-separator=",
 	"assign=", "file=", "source=", "include=", "load=", "exec=", "characters-as-bytes",
-	"traditional", "copyright", "dump-variables?", "debug?", "gen-pot", "help", "lint?",
-	"bignum", "use-lc-numeric", "non-decimal-data", "pretty-print?", "optimize", "profile?",
-	"posix", "re-interval", "no-optimize", "sandbox", "lint-old", "version", "csv")
+	"traditional", "compat", "copyright", "dump-variables?", "debug?", "gen-pot", "help",
+	"lint?", "bignum", "use-lc-numeric", "non-decimal-data", "pretty-print?", "optimize",
+	"profile?", "posix", "re-interval", "no-optimize", "sandbox", "lint-old", "version", "csv",
+	"trace")
+
+// awkW lists the -W options (gawk's -W NAME is --NAME; mawk's own are
+// version, dump, interactive, exec, sprintf, posix_space, random, usage)
+// that only read. Any other -W fails closed: -W exec FILE runs a program
+// file, and -W NAME VALUE takes a word we cannot place.
+var awkW = map[string]bool{
+	"version": true, "help": true, "usage": true, "copyright": true, "traditional": true,
+	"compat": true, "posix": true, "re-interval": true, "characters-as-bytes": true,
+	"use-lc-numeric": true, "non-decimal-data": true, "sandbox": true, "optimize": true,
+	"no-optimize": true, "lint": true, "lint-old": true, "bignum": true, "csv": true,
+	"gen-pot": true, "trace": true, "interactive": true, "posix_space": true, "dump": true,
+	"sprintf": true, "random": true,
+}
 
 // awkRule: system(), pipes, output redirection, getline and program files
 // can run programs or write (DESIGN §4).
@@ -255,8 +360,24 @@ func awkRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
+	sandbox := p.has("-S", "--sandbox")
 	for _, o := range p.opts {
+		if o.name == "-W" {
+			name, _, _ := strings.Cut(o.value, "=")
+			if full, _, ok := awkSpec.lookupLong(name); ok && awkW[full] {
+				name = full
+			}
+			if !awkW[name] || !c.rest()[o.index].literal() || o.sepValue && !c.rest()[o.index+1].literal() {
+				c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("awk -W %s is not known to be read-only (-W exec and -W source run programs)", o.value))
+				return
+			}
+			sandbox = sandbox || name == "sandbox"
+			continue
+		}
 		switch o.name {
+		case "-D", "--debug":
+			c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("awk %s starts the debugger, which runs the awk commands it reads", o.name))
+			return
 		case "-f", "--file", "-i", "--include", "-E", "--exec":
 			c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("awk %s runs a program file classify cannot see", o.name))
 			return
@@ -268,14 +389,48 @@ func awkRule(c *call) {
 			return
 		}
 	}
-	progs := c.programTexts(p, "-e", "--source")
-	sandbox := p.has("-S", "--sandbox")
+	progs, ok := c.programWords(p, "-e", "--source")
+	if !ok {
+		return
+	}
 	for _, prog := range progs {
 		if code, detail, bad := awkProgramRisk(prog); bad && !(sandbox && code == CodeWriteOption) {
 			c.a.writes(code, RiskHighWrite, "awk "+detail)
 			return
 		}
 	}
+}
+
+// programWords returns the program a sed- or awk-like tool runs: the values
+// of the named options, or else its first operand. A program that comes
+// from an expansion (sed -e "$S") cannot be read: it fails closed, and ok
+// is false (issue 14).
+func (c *call) programWords(p *parsedArgs, names ...string) (texts []string, ok bool) {
+	var words []*arg
+	for _, o := range p.opts {
+		for _, n := range names {
+			if o.name == n {
+				w := c.rest()[o.index] // -e'…', --expression=…
+				if o.sepValue {
+					w = c.rest()[o.index+1]
+				}
+				words = append(words, w)
+				texts = append(texts, o.value)
+			}
+		}
+	}
+	if len(words) == 0 {
+		if a, found := c.operand(p, 0); found {
+			words, texts = append(words, a), append(texts, a.val)
+		}
+	}
+	for _, w := range words {
+		if !w.literal() {
+			c.a.writes(CodeDynamicCommand, RiskHighWrite, fmt.Sprintf("%s: the program %s comes from an expansion, which classify cannot read", c.name, w.src))
+			return nil, false
+		}
+	}
+	return texts, true
 }
 
 // awkProgramRisk scans an awk program's tokens (strings, regexes and
