@@ -319,7 +319,7 @@ func pingRule(c *call) {
 			return
 		}
 	}
-	c.a.never(UnboundedStream, c.name+" without -c COUNT or -w DEADLINE pings forever")
+	c.a.never(UnboundedStream, c.name+" without -c pings forever")
 	if !p.has("-c", "-w") {
 		c.rewrite(c.srcExcept(p, 1, func(opt) bool { return false }, "-c", "4")...)
 	}
