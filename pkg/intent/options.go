@@ -20,6 +20,36 @@ type optSpec struct {
 	noAbbrev   bool // pflag/cobra programs (kubectl, docker) take no abbreviations
 	posixStop  bool // options end at the first operand (wrappers, subcommand CLIs)
 	singleDash bool // long options may also be spelled with one dash (sqlite3, find-style)
+	// ordered is iproute2's matching (ip, tc, bridge): every option is a
+	// word "-name" or "--name" that names the FIRST entry of ordered it is a
+	// prefix of, so ip -s is -stats and ip -b is -batch (not -brief); there
+	// are no clusters and no uniqueness rule. Entries are written like long
+	// names ("family=" takes the next word); a word matching none is
+	// unknown. Set it with orderedSpec.
+	ordered []string
+}
+
+// orderedSpec builds an optSpec in iproute2's ordered-prefix mode.
+func orderedSpec(names ...string) *optSpec {
+	s := spec("", names...)
+	s.ordered = names
+	return s
+}
+
+// firstPrefix returns the first entry of table that word is a prefix of:
+// iproute2's matches() walked over a fixed, ordered list of objects,
+// verbs or options (ip l is link, ip l s is link set, ip a s is address
+// show). An empty word matches nothing.
+func firstPrefix(word string, table []string) (string, bool) {
+	if word == "" {
+		return "", false
+	}
+	for _, t := range table {
+		if strings.HasPrefix(t, word) {
+			return t, true
+		}
+	}
+	return "", false
 }
 
 // spec builds an optSpec from a getopt-style short string ("fn:b::" — ':'
@@ -129,6 +159,8 @@ func parseArgs(args []*arg, s *optSpec) *parsedArgs {
 				p.operands = append(p.operands, j)
 			}
 			return p
+		case s.ordered != nil && len(v) > 1 && v[0] == '-' && !a.procSub:
+			i = p.parseOrdered(args, i, s)
 		case strings.HasPrefix(v, "--") && !a.procSub:
 			name, val, hasVal := strings.Cut(v[2:], "=")
 			full, kind, ok := s.lookupLong(name)
@@ -166,6 +198,38 @@ func parseArgs(args []*arg, s *optSpec) *parsedArgs {
 		}
 	}
 	return p
+}
+
+// parseOrdered parses one option word in iproute2's mode (optSpec.ordered):
+// "-name" or "--name" names the first entry it is a prefix of; "=" is part
+// of the word except for an entry marked "?" (ip -color=always).
+func (p *parsedArgs) parseOrdered(args []*arg, i int, s *optSpec) int {
+	word := strings.TrimPrefix(args[i].val[1:], "-")
+	for _, e := range s.ordered {
+		name, kind := strings.TrimRight(e, "=?"), noValue
+		switch {
+		case strings.HasSuffix(e, "="):
+			kind = needsValue
+		case strings.HasSuffix(e, "?"):
+			kind = optionalValue
+		}
+		w, val, hasVal := word, "", false
+		if kind == optionalValue {
+			w, val, hasVal = strings.Cut(word, "=")
+		}
+		if w == "" || !strings.HasPrefix(name, w) {
+			continue
+		}
+		o := opt{name: "-" + name, value: val, hasValue: hasVal, index: i}
+		if kind == needsValue && i+1 < len(args) {
+			i++
+			o.value, o.hasValue, o.sepValue = args[i].val, true, true
+		}
+		p.opts = append(p.opts, o)
+		return i
+	}
+	p.unknown = append(p.unknown, args[i].val)
+	return i
 }
 
 func (p *parsedArgs) parseCluster(args []*arg, i int, s *optSpec) int {

@@ -88,30 +88,85 @@ func curlRule(c *call) {
 	}
 }
 
-// wgetRule: wget saves to a file unless -O - prints it; POST options send.
+// wgetSpec is GNU Wget 1.21's options, with getopt_long's abbreviations
+// (--post-d is --post-data, --exe is --execute). -nv, -nc, -nd, -nH and -np
+// are -n with a value.
+var wgetSpec = spec("Vhbe:o:a:dqvn:i:FB:t:O:cNST:w:Q:46xP:EU:rl:kKmpA:R:D:HLI:X:",
+	"version", "help", "background", "execute=", "output-file=", "append-output=", "debug", "quiet",
+	"verbose", "no-verbose", "report-speed=", "input-file=", "force-html", "base=", "config=",
+	"no-config", "rejected-log=", "tries=", "retry-connrefused", "retry-on-http-error=",
+	"output-document=", "no-clobber", "no-netrc", "continue", "start-pos=", "progress=",
+	"show-progress", "timestamping", "no-if-modified-since", "no-use-server-timestamps",
+	"server-response", "spider", "timeout=", "dns-timeout=", "connect-timeout=", "read-timeout=",
+	"wait=", "waitretry=", "random-wait", "no-proxy", "quota=", "bind-address=", "limit-rate=",
+	"no-dns-cache", "restrict-file-names=", "ignore-case", "inet4-only", "inet6-only",
+	"prefer-family=", "user=", "password=", "ask-password", "use-askpass=", "no-iri",
+	"local-encoding=", "remote-encoding=", "unlink", "xattr", "no-directories", "force-directories",
+	"no-host-directories", "protocol-directories", "directory-prefix=", "cut-dirs=", "http-user=",
+	"http-password=", "no-cache", "default-page=", "adjust-extension", "ignore-length", "header=",
+	"compression=", "max-redirect=", "proxy-user=", "proxy-password=", "referer=", "save-headers",
+	"user-agent=", "no-http-keep-alive", "no-cookies", "load-cookies=", "save-cookies=",
+	"keep-session-cookies", "post-data=", "post-file=", "method=", "body-data=", "body-file=",
+	"content-disposition", "content-on-error", "auth-no-challenge", "secure-protocol=", "https-only",
+	"no-check-certificate", "certificate=", "certificate-type=", "private-key=", "private-key-type=",
+	"ca-certificate=", "ca-directory=", "crl-file=", "pinnedpubkey=", "ciphers=", "no-hsts",
+	"hsts-file=", "ftp-user=", "ftp-password=", "no-remove-listing", "no-glob", "no-passive-ftp",
+	"preserve-permissions", "retr-symlinks", "ftps-implicit", "ftps-resume-ssl",
+	"ftps-clear-data-connection", "ftps-fallback-to-ftp", "warc-file=", "warc-header=",
+	"warc-max-size=", "warc-cdx", "warc-dedup=", "no-warc-compression", "no-warc-digests",
+	"no-warc-keep-log", "warc-tempdir=", "recursive", "level=", "delete-after", "convert-links",
+	"convert-file-only", "backups=", "backup-converted", "mirror", "page-requisites",
+	"strict-comments", "accept=", "reject=", "accept-regex=", "reject-regex=", "regex-type=",
+	"domains=", "exclude-domains=", "follow-ftp", "follow-tags=", "ignore-tags=", "span-hosts",
+	"relative", "include-directories=", "trust-server-names", "exclude-directories=", "no-parent",
+	"check-certificate", "hsts", "passive-ftp", "cookies", "http-keep-alive", "dns-cache", "iri",
+	"glob", "remove-listing", "warc-compression", "warc-digests", "warc-keep-log", "proxy",
+	"if-modified-since", "use-server-timestamps", "netrc", "parent", "clobber", "directories",
+	"host-directories", "verbose", "chunk-size=", "max-threads=", "metalink-over-http",
+	"metalink-index=", "preferred-location=", "input-metalink=", "keep-badhash", "xattr")
+
+// wgetRule: wget saves what it downloads unless -O - prints it or --spider
+// only checks; request bodies send data; -e/--execute and --config apply
+// .wgetrc commands (which can set any of this), --use-askpass runs a
+// program, and log, cookie, WARC and HSTS files are writes.
 func wgetRule(c *call) {
-	toStdout, spider := false, false
-	args := c.rest()
-	for i, a := range args {
-		v := a.val
-		next := ""
-		if i+1 < len(args) {
-			next = args[i+1].val
-		}
-		switch {
-		case v == "-O" && next == "-" || v == "-O-" || v == "--output-document=-" || v == "--output-document" && next == "-" ||
-			strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.HasSuffix(v, "O-") ||
-			strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.HasSuffix(v, "O") && next == "-":
-			toStdout = true
-		case v == "--spider":
-			spider = true
-		case strings.HasPrefix(v, "--post-data") || strings.HasPrefix(v, "--post-file") || strings.HasPrefix(v, "--body-data") ||
-			strings.HasPrefix(v, "--body-file") || strings.HasPrefix(v, "--method"):
-			c.a.writes(CodeHTTPWrite, RiskMediumWrite, "wget "+v+" sends data")
-		case v == "-o" || v == "-a" || strings.HasPrefix(v, "--output-file") || strings.HasPrefix(v, "--append-output") ||
-			v == "-r" || v == "--recursive" || v == "-m" || v == "--mirror" || v == "-x" || v == "-P" || strings.HasPrefix(v, "--directory-prefix") ||
-			strings.HasPrefix(v, "--save-cookies") || v == "-i" || strings.HasPrefix(v, "--input-file") || strings.HasPrefix(v, "--execute") || v == "-e":
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "wget "+v+" writes files or runs commands")
+	p := c.parse(wgetSpec)
+	if !c.strict(p) {
+		return
+	}
+	toStdout, spider := false, p.has("--spider")
+	for _, o := range p.opts {
+		switch o.name {
+		case "-O", "--output-document":
+			if isStdStream(o.value) {
+				toStdout = true
+			} else {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "wget "+o.name+" "+o.value+" writes a file")
+			}
+		case "-e", "--execute", "--config":
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "wget "+o.name+" applies .wgetrc commands classify does not check")
+		case "--use-askpass":
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "wget --use-askpass runs "+o.value)
+		case "--post-data", "--post-file", "--body-data", "--body-file":
+			c.a.writes(CodeHTTPWrite, RiskMediumWrite, "wget "+o.name+" sends data")
+		case "--method":
+			if m := strings.ToUpper(o.value); m != "GET" && m != "HEAD" && m != "OPTIONS" {
+				c.a.writes(CodeHTTPWrite, RiskMediumWrite, "wget --method "+o.value+" sends a "+m+" request")
+			}
+		case "-o", "--output-file", "-a", "--append-output", "--rejected-log", "--save-cookies",
+			"--warc-file", "--hsts-file":
+			if !isStdStream(o.value) {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "wget "+o.name+" "+o.value+" writes a file")
+			}
+		case "-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites", "-x",
+			"--force-directories", "-P", "--directory-prefix", "-k", "--convert-links", "-K",
+			"--backup-converted", "--delete-after", "--backups", "--unlink", "--xattr", "--save-headers",
+			"--warc-cdx", "--input-metalink", "--metalink-over-http":
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "wget "+o.name+" writes or removes files")
+		case "-b", "--background":
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "wget -b keeps running in the background and logs to wget-log")
+		case "--ask-password":
+			c.a.never(InteractiveREPL, "wget --ask-password prompts for a password")
 		}
 	}
 	if !toStdout && !spider {
@@ -125,9 +180,56 @@ var sshSpec = func() *optSpec {
 	return s
 }()
 
+// sshSafeKeys are the ssh_config keywords an -o may set without running,
+// loading or writing anything beyond what a plain ssh does (keys are
+// case-insensitive). Any other keyword fails closed: ProxyCommand,
+// LocalCommand, KnownHostsCommand, PKCS11Provider, SecurityKeyProvider,
+// XAuthLocation and Include run or load code; ControlMaster, ControlPersist,
+// Tunnel and the forwardings write sockets or run until killed.
+var sshSafeKeys = map[string]bool{
+	"addressfamily": true, "batchmode": true, "bindaddress": true, "bindinterface": true,
+	"canonicaldomains": true, "canonicalizefallbacklocal": true, "canonicalizehostname": true,
+	"canonicalizemaxdots": true, "canonicalizepermittedcnames": true, "casignaturealgorithms": true,
+	"certificatefile": true, "checkhostip": true, "ciphers": true, "clearallforwardings": true,
+	"compression": true, "connectionattempts": true, "connecttimeout": true, "controlpath": true,
+	"escapechar": true, "exitonforwardfailure": true, "fingerprinthash": true,
+	"forwardagent": true, "forwardx11": true, "forwardx11trusted": true, "gssapiauthentication": true,
+	"gssapidelegatecredentials": true, "globalknownhostsfile": true, "hashknownhosts": true,
+	"hostbasedacceptedalgorithms": true, "hostbasedauthentication": true, "hostkeyalgorithms": true,
+	"hostkeyalias": true, "hostname": true, "identitiesonly": true, "identityagent": true,
+	"identityfile": true, "ipqos": true, "kbdinteractiveauthentication": true,
+	"kbdinteractivedevices": true, "kexalgorithms": true, "loglevel": true, "logverbose": true,
+	"macs": true, "nohostauthenticationforlocalhost": true, "numberofpasswordprompts": true,
+	"obscurekeystroketiming": true, "passwordauthentication": true, "port": true,
+	"preferredauthentications": true, "proxyjump": true, "pubkeyacceptedalgorithms": true,
+	"pubkeyacceptedkeytypes": true, "pubkeyauthentication": true, "rekeylimit": true,
+	"requiredrsasize": true, "revokedhostkeys": true, "sendenv": true, "serveralivecountmax": true,
+	"serveraliveinterval": true, "setenv": true, "stricthostkeychecking": true, "tcpkeepalive": true,
+	"user": true, "verifyhostkeydns": true, "visualhostkey": true, "enableescapecommandline": true,
+	"requesttty": true, "sessiontype": true, "stdinnull": true, "warnweakcrypto": true,
+	"channeltimeout": true, "pubkeyauthoptions": true,
+}
+
+// sshOption splits an -o value the way ssh's readconf does: the keyword
+// ends at whitespace or "=", and may be quoted.
+func sshOption(v string) (key, value string) {
+	v = strings.TrimLeft(v, " \t")
+	end := strings.IndexAny(v, " \t=")
+	if end < 0 {
+		end = len(v)
+	}
+	key = strings.ToLower(strings.Trim(v[:end], `"`))
+	value = strings.TrimLeft(v[end:], " \t")
+	value = strings.TrimSpace(strings.TrimPrefix(value, "="))
+	return key, strings.Trim(value, `"`)
+}
+
 // sshRule: ssh HOST CMD runs CMD through the remote shell, so CMD is
 // classified as a command line (P-48: ssh host "ls -la" is read-only);
-// ssh HOST alone is a REPL; -t allocates a terminal; forwarding runs forever.
+// ssh HOST alone is a REPL; -t allocates a terminal; forwarding runs
+// forever. Options that load code (-I, -F, -o ProxyCommand …) or write
+// files (-E, -M, -o ControlMaster …) fail closed, in every -o spelling;
+// -G, -V and -Q print and exit.
 func sshRule(c *call) {
 	p := c.parse(sshSpec)
 	if !c.strict(p) {
@@ -136,19 +238,47 @@ func sshRule(c *call) {
 	for _, o := range p.opts {
 		switch o.name {
 		case "-o":
-			k := strings.ToLower(strings.TrimSpace(strings.SplitN(strings.ReplaceAll(o.value, "=", " "), " ", 2)[0]))
-			if k == "proxycommand" || k == "localcommand" || k == "permitlocalcommand" || k == "knownhostscommand" || k == "remotecommand" {
-				c.a.failClosed(CodeRunsProgram, "ssh -o "+k+" runs a local command")
+			k, v := sshOption(o.value)
+			lv := strings.ToLower(v)
+			switch {
+			case k == "userknownhostsfile" && (isSinkPath(v) || lv == "none"),
+				(k == "controlmaster" || k == "controlpersist" || k == "forkafterauthentication" ||
+					k == "permitlocalcommand" || k == "tunnel" || k == "updatehostkeys" ||
+					k == "addkeystoagent" || k == "streamlocalbindunlink") && lv == "no":
+			case sshSafeKeys[k]:
+			default:
+				c.a.failClosed(CodeRunsProgram, "ssh -o "+k+" may run, load or write something classify does not check")
 				return
 			}
 		case "-F":
-			c.a.writes(CodeRunsProgram, RiskMediumWrite, "ssh -F loads a config that can run commands")
-			return
-		case "-L", "-R", "-D", "-W", "-N", "-f", "-M", "-S", "-O":
-			if o.name == "-N" || o.name == "-L" || o.name == "-R" || o.name == "-D" {
-				c.a.never(UnboundedStream, "ssh "+o.name+" forwards ports until stopped")
+			if !isSinkPath(o.value) && o.value != "none" {
+				c.a.writes(CodeRunsProgram, RiskMediumWrite, "ssh -F loads a config that can run commands")
+				return
 			}
+		case "-I":
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "ssh -I loads a PKCS#11 library")
+			return
+		case "-E":
+			if !isSinkPath(o.value) {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "ssh -E appends its log to "+o.value)
+			}
+		case "-M":
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "ssh -M creates a control socket and keeps the master running")
+		case "-O":
+			if o.value != "check" {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "ssh -O "+o.value+" controls a running master")
+				return
+			}
+		case "-w":
+			c.a.writes(CodeWriteOption, RiskHighWrite, "ssh -w creates a tunnel device")
+		case "-f":
+			c.a.never(UnboundedStream, "ssh -f keeps running in the background")
+		case "-L", "-R", "-D", "-N":
+			c.a.never(UnboundedStream, "ssh "+o.name+" forwards ports until stopped")
 		}
+	}
+	if p.has("-G", "-V", "-Q") || p.has("-O") {
+		return // print and exit without connecting (-O check asks a master)
 	}
 	if len(p.operands) < 1 {
 		c.a.writes(CodeUnknownCommand, RiskMediumWrite, "ssh without a host")
@@ -173,7 +303,8 @@ func sshRule(c *call) {
 	}
 }
 
-var pingSpec = spec("46aAbBdDfhLnOqrRUvVc:i:I:l:m:M:p:Q:s:S:t:T:w:W:F:", "")
+// pingSpec is iputils ping's options.
+var pingSpec = spec("346aAbBc:CdDe:fF:hi:I:l:Lm:M:nOp:qQ:rRs:S:t:T:UvVw:W:")
 
 // pingRule: ping without -c or -w pings forever. Rewrite: ping H → ping -c 4 H.
 func pingRule(c *call) {
@@ -181,11 +312,17 @@ func pingRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if p.has("-c", "-w") {
-		return
+	// A count or deadline must be a literal positive number (the last one
+	// counts); -w 0 sets no deadline.
+	for _, n := range []string{"-c", "-w"} {
+		if o, ok := p.get(n); ok && isInteger(&arg{val: o.value}) && !strings.HasPrefix(o.value, "-") && strings.Trim(o.value, "0") != "" {
+			return
+		}
 	}
 	c.a.never(UnboundedStream, c.name+" without -c pings forever")
-	c.rewrite(c.srcExcept(p, 1, func(opt) bool { return false }, "-c", "4")...)
+	if !p.has("-c", "-w") {
+		c.rewrite(c.srcExcept(p, 1, func(opt) bool { return false }, "-c", "4")...)
+	}
 }
 
 var tcpdumpSpec = spec("AbdDeKlLnNOpqStuUvxXc:C:E:F:G:i:j:m:M:r:s:T:w:W:y:z:Z:B:Q:", "help", "version", "list-interfaces", "interface=", "immediate-mode", "number", "print")

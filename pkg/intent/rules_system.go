@@ -271,21 +271,20 @@ func intervalRule(c *call) {
 	}
 }
 
+// topSpec is procps-ng top's options.
+var topSpec = spec("bcd:E:e:Hhin:o:Op:sSu:U:vVw::1", "batch-mode", "cmdline-toggle", "delay=",
+	"scale-summary-mem=", "scale-task-mem=", "threads-show", "idle-toggle", "iterations=",
+	"sort-override=", "list-fields", "pid=", "secure-mode", "accum-time-toggle", "filter-only-euser=",
+	"filter-any-user=", "width?", "single-cpu-toggle")
+
 // topRule: top is bounded only in batch mode with an iteration count.
 // Rewrite: top → top -b -n 1.
 func topRule(c *call) {
-	batch, count := false, false
-	for i, a := range c.rest() {
-		v := a.val
-		if strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") {
-			if strings.ContainsRune(v, 'b') {
-				batch = true
-			}
-			if j := strings.IndexRune(v, 'n'); j > 0 && (j+1 < len(v) || i+1 < len(c.rest())) {
-				count = true
-			}
-		}
+	p := c.parse(topSpec)
+	if !c.strict(p) {
+		return
 	}
+	batch, count := p.has("-b", "--batch-mode"), p.has("-n", "--iterations")
 	if batch && count {
 		return
 	}
@@ -319,14 +318,94 @@ func freeRule(c *call) {
 	}
 }
 
-// killRule: kill -0 and kill -l only probe; anything else stops processes.
+// killRule: kill -0 and kill -s 0 only probe whether processes exist,
+// kill -l lists signals; anything else signals processes. The signal is
+// read the way bash's kill builtin reads it: -s SIG, -n NUM or -SIG, with
+// the first other word starting the pid list, so kill -TERM -- -0 (the
+// whole process group) is a write, not a probe (issue 14).
 func killRule(c *call) {
-	for _, a := range c.rest() {
-		if a.val == "-0" || a.val == "-l" || a.val == "-L" || a.val == "--list" || a.val == "--table" {
-			if c.name == "kill" {
+	if c.name == "pkill" {
+		pkillRule(c)
+		return
+	}
+	args := c.rest()
+	sig, viaS, i := "", false, 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.literal() {
+			break
+		}
+		v := a.val
+		switch {
+		case v == "-l" || v == "-L" || c.name == "kill" && (v == "--list" || v == "--table"):
+			if c.name == "kill" || v == "-l" {
 				return
 			}
+		case v == "-s" || v == "-n" || v == "--signal":
+			if i+1 >= len(args) || !args[i+1].literal() {
+				sig = "?"
+				i = len(args)
+				break
+			}
+			i++
+			sig, viaS = args[i].val, true
+			continue
+		case v == "--":
+			i++
+		case len(v) > 1 && v[0] == '-' && sig == "":
+			sig = v[1:]
+			continue
 		}
+		break
+	}
+	pids := args[min(i, len(args)):]
+	probe := sig == "0"
+	if probe && len(pids) > 0 {
+		first := pids[0]
+		switch {
+		case first.literal() && strings.HasPrefix(first.val, "-") && (viaS || c.name != "kill"):
+			probe = false // after -s 0 (or in killall), a word like -9 may still be read as a signal
+		case !first.literal() && (len(pids) > 1 || !fullyDoubleQuoted(first.src)):
+			probe = false // an unquoted expansion may split into -s SIG PID
+		}
+	}
+	if probe {
+		return
+	}
+	c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+" sends signals to processes")
+	c.a.destroys(c.name + " can take a service down")
+}
+
+// fullyDoubleQuoted reports a word written as one "…" string: it expands to
+// exactly one word.
+func fullyDoubleQuoted(src string) bool {
+	return len(src) >= 2 && src[0] == '"' && src[len(src)-1] == '"' && !strings.Contains(src[1:len(src)-1], `"`)
+}
+
+var pkillSpec = spec("d:lavwcfg:G:inoO:P:s:t:u:U:xF:Lr:AhVeqH", "delimiter=", "list-name", "list-full",
+	"inverse", "lightweight", "count", "full", "pgroup=", "group=", "ignore-case", "newest", "oldest",
+	"older=", "parent=", "session=", "terminal=", "euid=", "uid=", "exact", "pidfile=", "logpidfile",
+	"runstates=", "ignore-ancestors", "cgroup=", "ns=", "nslist=", "env=", "signal=", "echo", "queue=",
+	"require-handler")
+
+// pkillRule: pkill -0 PATTERN and pkill --signal 0 only probe.
+func pkillRule(c *call) {
+	args := c.rest()
+	sig := ""
+	if len(args) > 0 && args[0].literal() && len(args[0].val) > 1 && args[0].val[0] == '-' && args[0].val[1] != '-' {
+		if _, isOpt := pkillSpec.short[args[0].val[1]]; !isOpt || args[0].val == "-0" {
+			sig, args = args[0].val[1:], args[1:]
+		}
+	}
+	p := parseArgs(args, pkillSpec)
+	if !c.strict(p) {
+		return
+	}
+	if o, ok := p.get("--signal"); ok {
+		sig = o.value
+	}
+	if sig == "0" && !p.has("-q", "--queue") {
+		return
 	}
 	c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+" sends signals to processes")
 	c.a.destroys(c.name + " can take a service down")
@@ -347,11 +426,27 @@ func crontabRule(c *call) {
 	c.a.writes(CodeWriteCommand, RiskHighWrite, "crontab installs or edits scheduled jobs")
 }
 
-// sysctlRule: reading keys is fine; -w, -p and KEY=VALUE set them.
+// sysctlSpec is procps-ng sysctl's options.
+var sysctlSpec = spec("aAXbeNnp::f::r:qwoxdhVE", "all", "deprecated", "dry-run", "binary", "ignore",
+	"names", "values", "load?", "system", "pattern=", "quiet", "write")
+
+// sysctlRule: sysctl -a and sysctl NAME read; -w, -p/-f/--load, --system
+// and NAME=VALUE set kernel parameters (unless --dry-run).
 func sysctlRule(c *call) {
-	for _, a := range c.rest() {
-		if a.val == "-w" || a.val == "--write" || strings.HasPrefix(a.val, "-p") || a.val == "--load" || a.val == "--system" || strings.Contains(a.val, "=") {
-			c.a.writes(CodeWriteOption, RiskHighWrite, "sysctl "+a.val+" changes kernel parameters")
+	p := c.parse(sysctlSpec)
+	if !c.strict(p) {
+		return
+	}
+	if p.has("--dry-run") {
+		return
+	}
+	if o, ok := p.get("-w", "--write", "-p", "-f", "--load", "--system"); ok {
+		c.a.writes(CodeWriteOption, RiskHighWrite, "sysctl "+o.name+" changes kernel parameters")
+		return
+	}
+	for _, i := range p.operands {
+		if a := c.rest()[i]; strings.Contains(a.val, "=") {
+			c.a.writes(CodeWriteOption, RiskHighWrite, "sysctl "+a.val+" changes a kernel parameter")
 			return
 		}
 	}
@@ -381,36 +476,179 @@ func iptablesRule(c *call) {
 	}
 }
 
-// ipRule: ip OBJECT [show|list|get] reads; add, del, set, flush … write.
+// ipSpec is ip's options in iproute2's order: ip -s is -stats, ip -b is
+// -batch, ip -br is -brief, ip -n is -netns, ip -h is -human (ip.c).
+var ipSpec = func() *optSpec {
+	s := orderedSpec("loops=", "family=", "4", "6", "0", "I", "D", "M", "B", "human", "human-readable",
+		"iec", "stats", "statistics", "details", "resolve", "oneline", "timestamp", "tshort", "Version",
+		"force", "batch=", "brief", "json", "pretty", "rcvbuf=", "color?", "help", "netns=", "Numeric",
+		"all", "echo")
+	s.posixStop = true
+	return s
+}()
+
+// ipObjects is ip's object table in the order ip.c matches it: ip l is
+// link, ip r is route, ip m is maddress, ip n is neighbor.
+var ipObjects = []string{"address", "addrlabel", "maddress", "route", "rule", "neighbor", "neighbour",
+	"ntable", "ntbl", "link", "l2tp", "fou", "ila", "macsec", "tunnel", "tunl", "tuntap", "tap", "token",
+	"tcpmetrics", "tcp_metrics", "monitor", "xfrm", "mroute", "mrule", "netns", "netconf", "vrf", "sr",
+	"nexthop", "mptcp", "ioam", "stats", "help"}
+
+// ipVerb is one entry of an object's verb table: what the verb does
+// ('r' reads, 'w' writes, 'd' deletes, 'f' runs until killed, 'x' runs a
+// command).
+type ipVerb struct {
+	name string
+	does byte
+}
+
+// ipVerbs are the objects' verb tables in the order their do_* functions
+// match them, so ip l s is link set (a write) and ip a s is address show.
+// An object not listed here reads only with no verb or a literal show,
+// list or help.
+var ipVerbs = map[string][]ipVerb{
+	"address": {{"add", 'w'}, {"change", 'w'}, {"chg", 'w'}, {"replace", 'w'}, {"delete", 'd'},
+		{"list", 'r'}, {"show", 'r'}, {"lst", 'r'}, {"flush", 'd'}, {"save", 'r'}, {"showdump", 'r'},
+		{"restore", 'w'}, {"help", 'r'}},
+	"addrlabel": {{"list", 'r'}, {"lst", 'r'}, {"show", 'r'}, {"add", 'w'}, {"delete", 'd'},
+		{"flush", 'd'}, {"help", 'r'}},
+	"maddress": {{"add", 'w'}, {"delete", 'd'}, {"list", 'r'}, {"show", 'r'}, {"lst", 'r'}, {"help", 'r'}},
+	"route": {{"add", 'w'}, {"change", 'w'}, {"chg", 'w'}, {"replace", 'w'}, {"prepend", 'w'},
+		{"append", 'w'}, {"test", 'w'}, {"delete", 'd'}, {"list", 'r'}, {"show", 'r'}, {"lst", 'r'},
+		{"get", 'r'}, {"flush", 'd'}, {"save", 'r'}, {"restore", 'w'}, {"showdump", 'r'}, {"help", 'r'}},
+	"rule": {{"list", 'r'}, {"lst", 'r'}, {"show", 'r'}, {"save", 'r'}, {"restore", 'w'},
+		{"showdump", 'r'}, {"add", 'w'}, {"delete", 'd'}, {"flush", 'd'}, {"help", 'r'}},
+	"neighbor": {{"add", 'w'}, {"change", 'w'}, {"chg", 'w'}, {"replace", 'w'}, {"delete", 'd'},
+		{"show", 'r'}, {"list", 'r'}, {"lst", 'r'}, {"get", 'r'}, {"flush", 'd'}, {"help", 'r'}},
+	"ntable": {{"change", 'w'}, {"show", 'r'}, {"list", 'r'}, {"lst", 'r'}, {"help", 'r'}},
+	"link": {{"add", 'w'}, {"set", 'w'}, {"change", 'w'}, {"replace", 'w'}, {"delete", 'd'},
+		{"show", 'r'}, {"lst", 'r'}, {"list", 'r'}, {"xstats", 'r'}, {"afstats", 'r'}, {"property", 'w'},
+		{"help", 'r'}},
+	"tunnel": {{"add", 'w'}, {"change", 'w'}, {"chg", 'w'}, {"delete", 'd'}, {"show", 'r'},
+		{"list", 'r'}, {"lst", 'r'}, {"prl", 'w'}, {"6rd", 'w'}, {"help", 'r'}},
+	"tuntap":  {{"add", 'w'}, {"delete", 'd'}, {"show", 'r'}, {"list", 'r'}, {"lst", 'r'}, {"help", 'r'}},
+	"monitor": {},
+	"mroute":  {{"show", 'r'}, {"list", 'r'}, {"lst", 'r'}, {"help", 'r'}},
+	"netns": {{"list", 'r'}, {"show", 'r'}, {"lst", 'r'}, {"list-id", 'r'}, {"help", 'r'}, {"add", 'w'},
+		{"set", 'w'}, {"delete", 'd'}, {"identify", 'r'}, {"pids", 'r'}, {"exec", 'x'},
+		{"monitor", 'f'}, {"attach", 'w'}},
+	"netconf": {{"show", 'r'}, {"list", 'r'}, {"lst", 'r'}, {"help", 'r'}},
+	"nexthop": {{"add", 'w'}, {"replace", 'w'}, {"delete", 'd'}, {"list", 'r'}, {"show", 'r'},
+		{"lst", 'r'}, {"get", 'r'}, {"flush", 'd'}, {"bucket", 'w'}, {"help", 'r'}},
+	"vrf": {{"show", 'r'}, {"exec", 'x'}, {"identify", 'r'}, {"pids", 'r'}, {"help", 'r'}},
+}
+
+// ipAliases maps the objects ip.c lists twice to one verb table.
+var ipAliases = map[string]string{"neighbour": "neighbor", "ntbl": "ntable", "tunl": "tunnel",
+	"tap": "tuntap", "mrule": "rule", "tcp_metrics": "tcpmetrics"}
+
+// ipRule: ip OBJECT [VERB] reads for show, list and get; add, set, del,
+// flush … write. Objects, verbs and options are matched the way iproute2
+// matches them (first prefix in a fixed order), so abbreviations mean what
+// they mean to ip. ip monitor never ends; -batch runs commands from a file.
 func ipRule(c *call) {
-	words := []string{}
-	for i := 0; i < len(c.rest()); i++ {
-		a := c.rest()[i]
-		if strings.HasPrefix(a.val, "-") {
-			if a.val == "-n" || a.val == "-netns" || a.val == "-f" || a.val == "-family" || a.val == "-l" || a.val == "-loops" || a.val == "-rc" || a.val == "-rcvbuf" || a.val == "-b" || a.val == "-batch" {
-				if a.val == "-b" || a.val == "-batch" {
-					c.a.writes(CodeRunsProgram, RiskHighWrite, "ip -batch runs commands from a file")
-					return
-				}
-				i++
-			}
-			continue
+	p := c.parse(ipSpec)
+	if !c.strict(p) {
+		return
+	}
+	if o, ok := p.get("-batch"); ok {
+		c.a.writes(CodeRunsProgram, RiskHighWrite, "ip -batch "+o.value+" runs ip commands from a file")
+		return
+	}
+	if len(p.operands) == 0 {
+		return // ip alone prints its usage
+	}
+	words := c.rest()[p.operands[0]:]
+	for _, a := range words[:min(2, len(words))] {
+		if !a.literal() {
+			c.a.writes(CodeDynamicCommand, RiskMediumWrite, "ip: "+a.src+" is computed at run time")
+			return
 		}
-		words = append(words, a.val)
 	}
-	if len(words) <= 1 {
+	obj, ok := firstPrefix(words[0].val, ipObjects)
+	if !ok {
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "ip: object "+words[0].val+" is not known")
 		return
 	}
-	switch words[1] {
-	case "show", "list", "lst", "ls", "sh", "get", "help", "l", "s":
+	if obj == "help" {
 		return
 	}
-	if words[0] == "monitor" || words[0] == "mon" {
-		c.a.never(UnboundedStream, "ip monitor waits for events forever")
+	if obj == "monitor" {
+		c.a.never(UnboundedStream, "ip monitor waits for events until killed")
 		return
 	}
-	c.a.writes(CodeWriteSubcommand, RiskHighWrite, "ip "+words[0]+" "+words[1]+" changes network configuration")
-	if words[1] == "flush" || words[1] == "del" || words[1] == "delete" {
-		c.a.destroys("ip " + words[0] + " " + words[1] + " removes network configuration")
+	if obj == "xfrm" {
+		ipXfrm(c, words[1:])
+		return
+	}
+	table, modelled := ipVerbs[cmpOr(ipAliases[obj], obj)]
+	if len(words) < 2 {
+		return // the object alone lists
+	}
+	word := words[1].val
+	verb, does := word, byte('w')
+	if modelled {
+		verb = ""
+		for _, v := range table {
+			if word != "" && strings.HasPrefix(v.name, word) {
+				verb, does = v.name, v.does
+				break
+			}
+		}
+		if verb == "" {
+			c.a.writes(CodeWriteSubcommand, RiskHighWrite, "ip "+obj+": command "+word+" is not known")
+			return
+		}
+	} else if word == "show" || word == "list" || word == "help" {
+		does = 'r'
+	}
+	ipDoes(c, "ip "+obj+" "+verb, does, words[2:])
+}
+
+// ipXfrm judges ip xfrm state|policy|monitor VERB.
+func ipXfrm(c *call, words []*arg) {
+	if len(words) == 0 {
+		return
+	}
+	sub, ok := firstPrefix(words[0].val, []string{"state", "policy", "monitor", "help"})
+	switch {
+	case !ok || !words[0].literal():
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "ip xfrm: "+words[0].src+" is not known")
+		return
+	case sub == "help":
+		return
+	case sub == "monitor":
+		c.a.never(UnboundedStream, "ip xfrm monitor waits for events until killed")
+		return
+	case len(words) < 2:
+		return
+	}
+	verbs := []ipVerb{{"add", 'w'}, {"update", 'w'}, {"allocspi", 'w'}, {"delete", 'd'},
+		{"deleteall", 'd'}, {"list", 'r'}, {"show", 'r'}, {"lst", 'r'}, {"get", 'r'}, {"flush", 'd'},
+		{"count", 'r'}, {"set", 'w'}, {"setdefault", 'w'}, {"getdefault", 'r'}, {"help", 'r'}}
+	for _, v := range verbs {
+		if words[1].literal() && words[1].val != "" && strings.HasPrefix(v.name, words[1].val) {
+			ipDoes(c, "ip xfrm "+sub+" "+v.name, v.does, nil)
+			return
+		}
+	}
+	c.a.writes(CodeWriteSubcommand, RiskHighWrite, "ip xfrm "+sub+": command "+words[1].src+" is not known")
+}
+
+func ipDoes(c *call, what string, does byte, rest []*arg) {
+	switch does {
+	case 'r':
+	case 'f':
+		c.a.never(UnboundedStream, what+" waits for events until killed")
+	case 'x':
+		c.a.writes(CodeRunsProgram, RiskHighWrite, what+" runs a command in another namespace or VRF")
+		if len(rest) > 1 {
+			c.inner(rest[1:], stmtCtx{})
+		}
+	case 'd':
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, what+" changes network configuration")
+		c.a.destroys(what + " removes network configuration")
+	default:
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, what+" changes network configuration")
 	}
 }
