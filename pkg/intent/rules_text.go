@@ -28,8 +28,6 @@ func registerTextRules() {
 	rules["file"] = optionWrites(spec("bcEhiklLNnprsvz0C", "mime", "brief", "compile"), "-C", "--compile")
 	rules["tree"] = optionWrites(spec("adlfxLPIoJXshDgupqNrtvUcSnCiF:", "help", "version", "noreport", "charset=", "filelimit=", "timefmt=", "sort=", "dirsfirst", "prune", "du", "si", "inodes", "device", "fromfile", "gitignore", "info", "output="), "-o", "--output")
 	rules["shuf"] = optionWrites(spec("ein:o:rz", "echo", "input-range=", "head-count=", "output=", "random-source=", "repeat", "zero-terminated", "help", "version"), "-o", "--output")
-	rules["date"] = optionWrites(spec("d:f:I::R::ur:s:", "date=", "file=", "iso-8601?", "rfc-email", "rfc-3339=", "reference=", "set=", "universal", "utc", "debug", "resolution", "help", "version"), "-s", "--set")
-	rules["hostname"] = hostnameRule
 	rules["xxd"] = xxdRule
 	rules["sleep"] = sleepRule
 	rules["yes"] = func(c *call) { c.a.never(UnboundedStream, "yes prints forever") }
@@ -728,20 +726,6 @@ func pagerRule(c *call) {
 func editorRule(c *call) {
 	c.a.writes(CodeWriteCommand, RiskMediumWrite, c.name+" is an editor that modifies files")
 	c.a.never(Pager, c.name+" waits for a terminal")
-}
-
-// hostnameRule: hostname NAME sets the host name.
-func hostnameRule(c *call) {
-	for _, a := range c.rest() {
-		if !strings.HasPrefix(a.val, "-") {
-			c.a.writes(CodeWriteCommand, RiskHighWrite, "hostname "+a.val+" sets the host name")
-			return
-		}
-		if a.val == "-F" || a.val == "--file" || a.val == "-b" || a.val == "--boot" {
-			c.a.writes(CodeWriteOption, RiskHighWrite, "hostname "+a.val+" sets the host name")
-			return
-		}
-	}
 }
 
 // xxdRule: xxd IN OUT writes OUT.
