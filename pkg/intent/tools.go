@@ -5,20 +5,44 @@ import "fmt"
 // tool describes a read-only program by its options (issue 14): the parser
 // knows every option and its arity, so an option it does not know fails
 // closed instead of passing as harmless, and the few options that make the
-// program write a file or run until killed say so. A GNU-style
-// abbreviation is expanded first (optSpec.lookupLong), so --index-f is
-// --index-file.
+// program write a file, run a program or run until killed say so. A
+// GNU-style abbreviation is expanded first (optSpec.lookupLong), so
+// --index-f is --index-file.
+//
+// A word that may expand into an option (cat "$f") is harmless for a
+// program none of whose options writes, runs or never ends: the expansion
+// can only be an option that reads, or one the program rejects. Programs
+// with such an option fail closed on it, unless their check judges
+// expansions itself (expansionsOK: seq $n, jq "$prog").
 type tool struct {
 	opts *optSpec
-	// writes maps an option (as the parser names it: "-o", "--output") to
-	// what it does: sdiff -o writes the merged file.
-	writes map[string]string
-	// forever maps an option to why it makes the program run until killed:
-	// netstat -c, lsof -r, shuf -r.
+	// writes, runs and forever map an option (as the parser names it: "-o",
+	// "--output") to what it does: sdiff -o writes the merged file, diff3
+	// --diff-program runs a program, netstat -c repeats until killed.
+	writes  map[string]string
+	runs    map[string]string
 	forever map[string]string
-	// check judges what the options alone cannot: seq inf, head -c of
-	// /dev/zero.
-	check func(c *call, p *parsedArgs)
+	// reads: the program reads the contents of its file operands and of
+	// its standard input, so an endless device there never ends.
+	reads bool
+	// bound reports options that cap how much is read from an endless
+	// device (head -c N, od -N N); zeroOK is false when the cap counts
+	// lines, which /dev/zero never ends.
+	bound func(p *parsedArgs) (ok, zeroOK bool)
+	// operands: the operands that name files (jq's first is its program,
+	// grep's first its pattern); nil means all of them.
+	operands func(c *call, p *parsedArgs) []*arg
+	// parse replaces c.parse where the program reads its arguments
+	// differently (seq takes -1 as a number).
+	parse func(c *call, s *optSpec) *parsedArgs
+	// check judges what the options cannot: seq's last number, jq's
+	// program, sysctl NAME=VALUE.
+	check        func(c *call, p *parsedArgs)
+	expansionsOK bool
+	// argSafe: nothing xargs appends can change what it does. Without it,
+	// a tool is argSafe when it has no writing, running, endless or
+	// checked option and reads no files.
+	argSafe bool
 }
 
 // tools holds the read-only programs described by their options.
@@ -34,29 +58,45 @@ func describeTools(register func()) bool {
 	return true
 }
 
-// readOnlyTool registers t as the rule of names. A tool without writing or
-// never-ending options stays argSafe: nothing appended (xargs) can make it
-// write, and an option it does not know only makes it fail.
+// readOnlyTool registers t as the rule of names.
 func readOnlyTool(t *tool, names ...string) {
+	safe := t.argSafe || len(t.writes) == 0 && len(t.runs) == 0 && len(t.forever) == 0 && t.check == nil && !t.reads
+	safe = safe && len(t.writes) == 0 && len(t.runs) == 0
 	for _, n := range names {
 		tools[n] = t
 		rules[n] = t.rule
-		argSafe[n] = len(t.writes) == 0 && len(t.forever) == 0 && t.check == nil
+		argSafe[n] = safe
 	}
 }
 
 func (t *tool) rule(c *call) {
-	p := c.parse(t.opts)
-	if !c.strict(p) {
+	var p *parsedArgs
+	if t.parse != nil {
+		p = t.parse(c, t.opts)
+	} else {
+		p = c.parse(t.opts)
+	}
+	risky := len(t.writes) > 0 || len(t.runs) > 0 || len(t.forever) > 0 || t.check != nil && !t.expansionsOK
+	if len(p.unknown) > 0 || len(p.dynamic) > 0 && risky {
+		c.strict(p)
 		return
 	}
 	for _, o := range p.opts {
-		if what, ok := t.writes[o.name]; ok {
+		if what, ok := t.writes[o.name]; ok && !isSinkPath(o.value) {
 			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s %s", c.name, o.name, what))
+		}
+		if what, ok := t.runs[o.name]; ok {
+			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s %s %s", c.name, o.name, what))
 		}
 		if why, ok := t.forever[o.name]; ok {
 			c.a.never(UnboundedStream, fmt.Sprintf("%s %s %s", c.name, o.name, why))
 		}
+		if t.reads && o.hasValue && endlessDevice(o.value) {
+			c.a.never(UnboundedStream, fmt.Sprintf("%s %s %s reads a device that never ends", c.name, o.name, o.value))
+		}
+	}
+	if t.reads {
+		t.endless(c, p)
 	}
 	if t.check != nil {
 		t.check(c, p)

@@ -17,85 +17,14 @@ import (
 // diff3 and sdiff --diff-program run a program. What they can do is never
 // end: seq inf, cat /dev/zero, jq -n 'repeat(1)'.
 //
-// Two decisions differ from the generic tool rule (tools.go):
-//   - A word that may expand into an option is harmless for a program none
-//     of whose options writes or runs anything: the expansion can only be an
-//     option that reads, or one the program rejects. cat "$f" and ls $dir
-//     stay read-only. Programs with a writing or running option (sdiff,
-//     diff3) still fail closed on it.
-//   - classify judges the devices named in the command. A file name that
-//     comes from an expansion is not followed (that would refuse every
-//     cat "$f"), except that a visible /dev/ or /proc/ prefix
-//     (cat /dev/$x) may name a device that never ends, and is unbounded.
-
-// textTool is a read-only text or file program.
-type textTool struct {
-	opts *optSpec
-	// writes and runs map an option to what it does.
-	writes map[string]string
-	runs   map[string]string
-	// reads: the program reads the contents of its file operands and of
-	// its standard input, so an endless device there never ends.
-	reads bool
-	// bound reports options that cap how much is read from an endless
-	// device (head -c N, od -N N); zeroOK is false when the cap counts
-	// lines, which /dev/zero never ends.
-	bound func(p *parsedArgs) (ok, zeroOK bool)
-	// operands: the operands that name files (jq's first is its program,
-	// grep's first its pattern); nil means all of them.
-	operands func(c *call, p *parsedArgs) []*arg
-	// parse replaces c.parse where the program reads its arguments
-	// differently (seq takes -1 as a number).
-	parse func(c *call, s *optSpec) *parsedArgs
-	// check judges what the options cannot: seq's last number, jq's program.
-	check func(c *call, p *parsedArgs)
-	// argSafe: nothing appended by xargs can change what it does.
-	argSafe bool
-}
-
-// describeText registers t for names: in tools (so the property tests
-// cover it) and as their rule.
-func describeText(t *textTool, names ...string) {
-	readOnlyTool(&tool{opts: t.opts, writes: t.writes}, names...)
-	for _, n := range names {
-		rules[n] = t.rule
-		argSafe[n] = t.argSafe && len(t.writes) == 0 && len(t.runs) == 0
-	}
-}
-
-func (t *textTool) rule(c *call) {
-	var p *parsedArgs
-	if t.parse != nil {
-		p = t.parse(c, t.opts)
-	} else {
-		p = c.parse(t.opts)
-	}
-	if len(p.unknown) > 0 || len(p.dynamic) > 0 && (len(t.writes) > 0 || len(t.runs) > 0) {
-		c.strict(p)
-		return
-	}
-	for _, o := range p.opts {
-		if what, ok := t.writes[o.name]; ok && !isSinkPath(o.value) {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s %s", c.name, o.name, what))
-		}
-		if what, ok := t.runs[o.name]; ok {
-			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s %s %s", c.name, o.name, what))
-		}
-		if o.hasValue && endlessDevice(o.value) {
-			c.a.never(UnboundedStream, fmt.Sprintf("%s %s %s reads a device that never ends", c.name, o.name, o.value))
-		}
-	}
-	if t.reads {
-		t.endless(c, p)
-	}
-	if t.check != nil {
-		t.check(c, p)
-	}
-}
+// classify judges the devices named in the command. A file name that
+// comes from an expansion is not followed (that would refuse every
+// cat "$f"), except that a visible /dev/ or /proc/ prefix (cat /dev/$x) may
+// name a device that never ends, and is unbounded.
 
 // endless finds an endless device among the files the program reads: its
 // file operands and a < redirect of its standard input.
-func (t *textTool) endless(c *call, p *parsedArgs) {
+func (t *tool) endless(c *call, p *parsedArgs) {
 	var files []*arg
 	if t.operands != nil {
 		files = t.operands(c, p)
@@ -271,90 +200,90 @@ func afterFirst(given ...string) func(c *call, p *parsedArgs) []*arg {
 }
 
 var _ = describeTools(func() {
-	describeText(&textTool{opts: gnu("AbeEnstTuv", "show-all", "number-nonblank", "show-ends",
+	readOnlyTool(&tool{opts: gnu("AbeEnstTuv", "show-all", "number-nonblank", "show-ends",
 		"number", "squeeze-blank", "show-tabs", "show-nonprinting"), reads: true, argSafe: true}, "cat")
-	describeText(&textTool{opts: gnu("brs:", "before", "regex", "separator="), reads: true, argSafe: true}, "tac")
-	describeText(&textTool{opts: gnu("b:d:f:h:i:l:n:ps:v:w:", "body-numbering=", "section-delimiter=",
+	readOnlyTool(&tool{opts: gnu("brs:", "before", "regex", "separator="), reads: true, argSafe: true}, "tac")
+	readOnlyTool(&tool{opts: gnu("b:d:f:h:i:l:n:ps:v:w:", "body-numbering=", "section-delimiter=",
 		"footer-numbering=", "header-numbering=", "line-increment=", "join-blank-lines=",
 		"number-format=", "no-renumber", "number-separator=", "starting-line-number=",
 		"number-width="), reads: true, argSafe: true}, "nl")
-	describeText(&textTool{opts: gnu("c:n:qvz0123456789", "bytes=", "lines=", "quiet", "silent",
+	readOnlyTool(&tool{opts: gnu("c:n:qvz0123456789", "bytes=", "lines=", "quiet", "silent",
 		"verbose", "zero-terminated"), reads: true, bound: headBound, argSafe: true}, "head")
-	describeText(&textTool{opts: gnu("cmlLw", "bytes", "chars", "lines", "files0-from=",
+	readOnlyTool(&tool{opts: gnu("cmlLw", "bytes", "chars", "lines", "files0-from=",
 		"max-line-length", "words", "total=", "debug"), reads: true, argSafe: true}, "wc")
-	describeText(&textTool{opts: lsSpec, argSafe: true}, "ls", "dir", "vdir")
-	describeText(&textTool{opts: gnu("Lfc:t", "dereference", "file-system", "cached=", "format=",
+	readOnlyTool(&tool{opts: lsSpec, argSafe: true}, "ls", "dir", "vdir")
+	readOnlyTool(&tool{opts: gnu("Lfc:t", "dereference", "file-system", "cached=", "format=",
 		"printf=", "terse"), argSafe: true}, "stat")
-	describeText(&textTool{opts: gnu("0abB:cDd:HhkLlmPSst:X:x", "null", "all", "apparent-size",
+	readOnlyTool(&tool{opts: gnu("0abB:cDd:HhkLlmPSst:X:x", "null", "all", "apparent-size",
 		"block-size=", "bytes", "total", "dereference-args", "max-depth=", "files0-from=",
 		"human-readable", "inodes", "count-links", "dereference", "no-dereference",
 		"separate-dirs", "si", "summarize", "threshold=", "time?", "time-style=",
 		"exclude-from=", "exclude=", "one-file-system"), argSafe: true}, "du")
-	describeText(&textTool{opts: gnu("aB:hHiklPt:Tx:v", "all", "block-size=", "human-readable", "si",
+	readOnlyTool(&tool{opts: gnu("aB:hHiklPt:Tx:v", "all", "block-size=", "human-readable", "si",
 		"inodes", "local", "no-sync", "output?", "portability", "sync", "total", "type=",
 		"print-type", "exclude-type="), argSafe: true}, "df")
-	describeText(&textTool{opts: gnu("as:z", "multiple", "suffix=", "zero"), argSafe: true}, "basename")
-	describeText(&textTool{opts: gnu("z", "zero"), argSafe: true}, "dirname")
-	describeText(&textTool{opts: gnu("emLPqsz", "canonicalize-existing", "canonicalize-missing",
+	readOnlyTool(&tool{opts: gnu("as:z", "multiple", "suffix=", "zero"), argSafe: true}, "basename")
+	readOnlyTool(&tool{opts: gnu("z", "zero"), argSafe: true}, "dirname")
+	readOnlyTool(&tool{opts: gnu("emLPqsz", "canonicalize-existing", "canonicalize-missing",
 		"logical", "physical", "quiet", "relative-to=", "relative-base=", "strip", "no-symlinks",
 		"zero"), argSafe: true}, "realpath")
-	describeText(&textTool{opts: gnu("femnqsvz", "canonicalize", "canonicalize-existing",
+	readOnlyTool(&tool{opts: gnu("femnqsvz", "canonicalize", "canonicalize-existing",
 		"canonicalize-missing", "no-newline", "quiet", "silent", "verbose", "zero"), argSafe: true}, "readlink")
-	describeText(&textTool{opts: gnu("LP", "logical", "physical"), argSafe: true}, "pwd")
-	describeText(&textTool{opts: gnu("bctzw", checksumLongs...), reads: true, argSafe: true},
+	readOnlyTool(&tool{opts: gnu("LP", "logical", "physical"), argSafe: true}, "pwd")
+	readOnlyTool(&tool{opts: gnu("bctzw", checksumLongs...), reads: true, argSafe: true},
 		"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum")
-	describeText(&textTool{opts: gnu("bctzwl:", append([]string{"length="}, checksumLongs...)...), reads: true, argSafe: true}, "b2sum")
-	describeText(&textTool{opts: gnu("a:bctl:zw", append([]string{"algorithm=", "length=", "base64",
+	readOnlyTool(&tool{opts: gnu("bctzwl:", append([]string{"length="}, checksumLongs...)...), reads: true, argSafe: true}, "b2sum")
+	readOnlyTool(&tool{opts: gnu("a:bctl:zw", append([]string{"algorithm=", "length=", "base64",
 		"raw", "untagged", "debug"}, checksumLongs...)...), reads: true, argSafe: true}, "cksum")
-	describeText(&textTool{opts: gnu("rs", "sysv"), reads: true, argSafe: true}, "sum")
-	describeText(&textTool{opts: gnu("b:c:d:f:nsz", "bytes=", "characters=", "delimiter=", "fields=",
+	readOnlyTool(&tool{opts: gnu("rs", "sysv"), reads: true, argSafe: true}, "sum")
+	readOnlyTool(&tool{opts: gnu("b:c:d:f:nsz", "bytes=", "characters=", "delimiter=", "fields=",
 		"complement", "only-delimited", "output-delimiter=", "zero-terminated"), reads: true, argSafe: true}, "cut")
-	describeText(&textTool{opts: gnu("cCdst", "complement", "delete", "squeeze-repeats", "truncate-set1"),
+	readOnlyTool(&tool{opts: gnu("cCdst", "complement", "delete", "squeeze-repeats", "truncate-set1"),
 		reads: true, operands: func(*call, *parsedArgs) []*arg { return nil }, argSafe: true}, "tr")
-	describeText(&textTool{opts: gnu("123z", "check-order", "nocheck-order", "output-delimiter=",
+	readOnlyTool(&tool{opts: gnu("123z", "check-order", "nocheck-order", "output-delimiter=",
 		"total", "zero-terminated"), reads: true, argSafe: true}, "comm")
-	describeText(&textTool{opts: gnu("a:e:ij:o:t:v:1:2:z", "ignore-case", "check-order",
+	readOnlyTool(&tool{opts: gnu("a:e:ij:o:t:v:1:2:z", "ignore-case", "check-order",
 		"nocheck-order", "header", "zero-terminated"), reads: true, argSafe: true}, "join")
-	describeText(&textTool{opts: gnu("d:sz", "delimiters=", "serial", "zero-terminated"), reads: true, argSafe: true}, "paste")
-	describeText(&textTool{opts: gnu("bsw:0123456789", "bytes", "spaces", "width="), reads: true, argSafe: true}, "fold")
-	describeText(&textTool{opts: gnu("0123456789cp:stuw:g:", "crown-margin", "prefix=", "split-only",
+	readOnlyTool(&tool{opts: gnu("d:sz", "delimiters=", "serial", "zero-terminated"), reads: true, argSafe: true}, "paste")
+	readOnlyTool(&tool{opts: gnu("bsw:0123456789", "bytes", "spaces", "width="), reads: true, argSafe: true}, "fold")
+	readOnlyTool(&tool{opts: gnu("0123456789cp:stuw:g:", "crown-margin", "prefix=", "split-only",
 		"tagged-paragraph", "uniform-spacing", "width=", "goal="), reads: true, argSafe: true}, "fmt")
 	// util-linux column (2.40) and BSD column's -c -s -t -x.
-	describeText(&textTool{opts: spec("tn:O:N:l:E:deH:R:T:W:LJr:i:p:c:o:s:xhVC:mS:", "table",
+	readOnlyTool(&tool{opts: spec("tn:O:N:l:E:deH:R:T:W:LJr:i:p:c:o:s:xhVC:mS:", "table",
 		"table-name=", "table-order=", "table-columns=", "table-columns-limit=",
 		"table-noextreme=", "table-noheadings", "table-header-repeat", "table-hide=",
 		"table-right=", "table-truncate=", "table-wrap=", "keep-empty-lines",
 		"table-empty-lines", "json", "tree=", "tree-id=", "tree-parent=", "output-width=",
 		"output-separator=", "separator=", "fillrows", "table-column=", "table-maxout",
 		"use-spaces=", "help", "version"), reads: true, argSafe: true}, "column")
-	describeText(&textTool{opts: gnu("it:0123456789,", "initial", "tabs="), reads: true, argSafe: true}, "expand")
-	describeText(&textTool{opts: gnu("at:0123456789,", "all", "first-only", "tabs="), reads: true, argSafe: true}, "unexpand")
-	describeText(&textTool{opts: spec("0hV", "zero", "help", "version"), reads: true, argSafe: true}, "rev")
-	describeText(&textTool{opts: gnu(diffShort, diffLongs...), reads: true, argSafe: true}, "diff")
+	readOnlyTool(&tool{opts: gnu("it:0123456789,", "initial", "tabs="), reads: true, argSafe: true}, "expand")
+	readOnlyTool(&tool{opts: gnu("at:0123456789,", "all", "first-only", "tabs="), reads: true, argSafe: true}, "unexpand")
+	readOnlyTool(&tool{opts: spec("0hV", "zero", "help", "version"), reads: true, argSafe: true}, "rev")
+	readOnlyTool(&tool{opts: gnu(diffShort, diffLongs...), reads: true, argSafe: true}, "diff")
 	// zdiff passes its options to cmp or diff.
-	describeText(&textTool{opts: gnu(diffShort, append([]string{"print-bytes", "ignore-initial=",
+	readOnlyTool(&tool{opts: gnu(diffShort, append([]string{"print-bytes", "ignore-initial=",
 		"verbose", "bytes=", "quiet", "silent"}, diffLongs...)...), reads: true, argSafe: true}, "zdiff")
-	describeText(&textTool{opts: gnu("bi:ln:sv", "print-bytes", "ignore-initial=", "verbose",
+	readOnlyTool(&tool{opts: gnu("bi:ln:sv", "print-bytes", "ignore-initial=", "verbose",
 		"bytes=", "quiet", "silent"), reads: true, bound: optBound("-n", "--bytes"), argSafe: true}, "cmp")
-	describeText(&textTool{opts: gnu("A:aBbcDdeFfHhIij:LlN:OoS:st:vw::Xx", "address-radix=",
+	readOnlyTool(&tool{opts: gnu("A:aBbcDdeFfHhIij:LlN:OoS:st:vw::Xx", "address-radix=",
 		"endian=", "skip-bytes=", "read-bytes=", "strings?", "format=", "output-duplicates",
 		"width?", "traditional"), reads: true, bound: optBound("-N", "--read-bytes"), argSafe: true}, "od")
-	describeText(&textTool{opts: spec("bcCdoxL::e:f:n:s:vhV", "one-byte-octal", "one-byte-char",
+	readOnlyTool(&tool{opts: spec("bcCdoxL::e:f:n:s:vhV", "one-byte-octal", "one-byte-char",
 		"canonical", "two-bytes-decimal", "two-bytes-octal", "two-bytes-hex", "color?",
 		"format=", "format-file=", "length=", "skip=", "no-squeezing", "help", "version"),
 		reads: true, bound: optBound("-n", "--length"), argSafe: true}, "hexdump")
-	describeText(&textTool{opts: spec("adfn:t:wT:e:oU:s:hvV0123456789", "all", "data",
+	readOnlyTool(&tool{opts: spec("adfn:t:wT:e:oU:s:hvV0123456789", "all", "data",
 		"print-file-name", "bytes=", "radix=", "include-all-whitespace", "target=", "encoding=",
 		"unicode=", "output-separator=", "help", "version"), reads: true, argSafe: true}, "strings")
-	describeText(&textTool{opts: grepSpec, reads: true, operands: afterFirst("-e", "--regexp", "-f", "--file"), argSafe: true},
+	readOnlyTool(&tool{opts: grepSpec, reads: true, operands: afterFirst("-e", "--regexp", "-f", "--file"), argSafe: true},
 		"grep", "egrep", "fgrep", "zgrep")
-	describeText(&textTool{opts: zcatSpec, reads: true, argSafe: true}, "zcat")
+	readOnlyTool(&tool{opts: zcatSpec, reads: true, argSafe: true}, "zcat")
 	bz := spec("hdzkftcqvLVs123456789", "help", "decompress", "compress", "keep", "force", "test",
 		"stdout", "quiet", "verbose", "license", "version", "small", "fast", "best",
 		"repetitive-fast", "repetitive-best")
 	bz.noAbbrev = true // bzip2 compares its long options whole
-	describeText(&textTool{opts: bz, reads: true, argSafe: true}, "bzcat")
-	describeText(&textTool{opts: gnu("zdtlkfceT:qvhHV0123456789F:C:M:S:Q", "compress", "decompress",
+	readOnlyTool(&tool{opts: bz, reads: true, argSafe: true}, "bzcat")
+	readOnlyTool(&tool{opts: gnu("zdtlkfceT:qvhHV0123456789F:C:M:S:Q", "compress", "decompress",
 		"uncompress", "test", "list", "keep", "force", "stdout", "to-stdout", "single-stream",
 		"no-sparse", "suffix=", "files?", "files0?", "format=", "check=", "ignore-check",
 		"preset=", "extreme", "fast", "best", "block-size=", "block-list=", "flush-timeout=",
@@ -362,34 +291,34 @@ var _ = describeTools(func() {
 		"memory=", "no-adjust", "threads=", "lzma1?", "lzma2?", "x86?", "arm?", "armthumb?",
 		"arm64?", "powerpc?", "ia64?", "sparc?", "riscv?", "delta?", "quiet", "verbose",
 		"no-warn", "robot", "info-memory", "long-help"), reads: true, argSafe: true}, "xzcat")
-	describeText(&textTool{opts: gnu("d:z", "debug", "delimiter=", "field=", "format=", "from=",
+	readOnlyTool(&tool{opts: gnu("d:z", "debug", "delimiter=", "field=", "format=", "from=",
 		"from-unit=", "grouping", "header?", "invalid=", "padding=", "round=", "suffix=", "to=",
 		"to-unit=", "unit-separator=", "zero-terminated"), reads: true, argSafe: true}, "numfmt")
-	describeText(&textTool{opts: gnu("w"), reads: true, argSafe: true}, "tsort")
-	describeText(&textTool{opts: gnu("0123456789acdD:e::Ffh:i::Jl:mN:n::o:rs::S::tTvw:W:", "columns=",
+	readOnlyTool(&tool{opts: gnu("w"), reads: true, argSafe: true}, "tsort")
+	readOnlyTool(&tool{opts: gnu("0123456789acdD:e::Ffh:i::Jl:mN:n::o:rs::S::tTvw:W:", "columns=",
 		"across", "show-control-chars", "double-space", "date-format=", "expand-tabs?",
 		"form-feed", "header=", "output-tabs?", "join-lines", "length=", "merge",
 		"number-lines?", "first-line-number=", "indent=", "no-file-warnings", "separator?",
 		"sep-string?", "omit-header", "omit-pagination", "show-nonprinting", "width=",
 		"page-width="), reads: true, argSafe: true}, "pr")
-	describeText(&textTool{opts: spec("adft:hV", "alternative", "alphanum", "ignore-case",
+	readOnlyTool(&tool{opts: spec("adft:hV", "alternative", "alphanum", "ignore-case",
 		"terminate=", "help", "version"), reads: true, operands: afterFirst(), argSafe: true}, "look")
-	describeText(&textTool{opts: gnu("h", "exponents"), argSafe: true}, "factor")
-	describeText(&textTool{opts: gnu("aAeEiL:mTvx3X", "show-all", "ed", "show-overlap", "easy-only",
+	readOnlyTool(&tool{opts: gnu("h", "exponents"), argSafe: true}, "factor")
+	readOnlyTool(&tool{opts: gnu("aAeEiL:mTvx3X", "show-all", "ed", "show-overlap", "easy-only",
 		"overlap-only", "merge", "text", "strip-trailing-cr", "initial-tab", "diff-program=",
 		"label="), reads: true, runs: map[string]string{"--diff-program": "runs a program to compare the files"}}, "diff3")
-	describeText(&textTool{opts: gnu("o:iEZbWBI:awlstdHvw:", "output=", "ignore-case",
+	readOnlyTool(&tool{opts: gnu("o:iEZbWBI:awlstdHvw:", "output=", "ignore-case",
 		"ignore-tab-expansion", "ignore-trailing-space", "ignore-space-change",
 		"ignore-all-space", "ignore-blank-lines", "ignore-matching-lines=", "strip-trailing-cr",
 		"text", "width=", "left-column", "suppress-common-lines", "expand-tabs", "tabsize=",
 		"minimal", "speed-large-files", "diff-program="), reads: true,
 		writes: map[string]string{"-o": "writes the merged file", "--output": "writes the merged file"},
 		runs:   map[string]string{"--diff-program": "runs a program to compare the files"}}, "sdiff")
-	describeText(&textTool{opts: spec("RVadlpv"), argSafe: true}, "lsattr")
-	describeText(&textTool{opts: spec("xmolnvhV", "mountpoints", "modes", "owners", "long",
+	readOnlyTool(&tool{opts: spec("RVadlpv"), argSafe: true}, "lsattr")
+	readOnlyTool(&tool{opts: spec("xmolnvhV", "mountpoints", "modes", "owners", "long",
 		"nosymlinks", "vertical", "help", "version"), argSafe: true}, "namei")
-	describeText(&textTool{opts: seqSpec, parse: seqParse, check: seqCheck}, "seq")
-	describeText(&textTool{opts: jqSpec, reads: true, operands: jqFiles, check: jqCheck}, "jq")
+	readOnlyTool(&tool{opts: seqSpec, parse: seqParse, check: seqCheck, expansionsOK: true}, "seq")
+	readOnlyTool(&tool{opts: jqSpec, reads: true, operands: jqFiles, check: jqCheck, expansionsOK: true}, "jq")
 })
 
 // seqSpec: GNU seq stops at its first operand ("+f:s:w").
