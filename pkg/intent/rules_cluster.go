@@ -497,23 +497,85 @@ func dockerExec(c *call, rest []*arg, at int) {
 	}
 }
 
+// helmSpec is helm 3's global options and those of its read verbs and of
+// template and lint (pflag: no abbreviations). An option not here fails
+// closed (issue 14).
+var helmSpec = func() *optSpec {
+	s := spec("n:hf:o:aAdm:rl:qcg", "debug", "kube-apiserver=", "kube-as-group=", "kube-as-user=",
+		"kube-ca-file=", "kube-context=", "kube-insecure-skip-tls-verify", "kube-tls-server-name=",
+		"kube-token=", "kubeconfig=", "namespace=", "qps=", "registry-config=", "repository-cache=",
+		"repository-config=", "burst-limit=", "content-cache=", "color=", "colour=", "help",
+		// list, status, get, history
+		"all", "all-namespaces", "date", "deployed", "failed", "filter=", "max=", "no-headers",
+		"offset=", "output=", "pending", "reverse", "selector=", "short", "superseded",
+		"time-format=", "uninstalled", "uninstalling", "revision=", "show-desc", "show-resources",
+		"template=",
+		// show, search, verify, version
+		"version=", "devel", "repo=", "username=", "password=", "ca-file=", "cert-file=", "key-file=",
+		"insecure-skip-tls-verify", "plain-http", "keyring=", "verify", "pass-credentials",
+		"jsonpath=", "regexp", "versions", "max-col-width=", "fail-on-no-result", "endpoint=",
+		"list-repo-url", "client",
+		// template and lint
+		"values=", "set=", "set-string=", "set-file=", "set-json=", "set-literal=", "post-renderer=",
+		"post-renderer-args=", "output-dir=", "show-only=", "api-versions=", "kube-version=",
+		"include-crds", "skip-crds", "skip-tests", "validate", "is-upgrade", "release-name",
+		"name-template=", "generate-name", "dependency-update", "dry-run?", "description=",
+		"no-hooks", "replace", "wait", "wait-for-jobs", "timeout=", "disable-openapi-validation",
+		"enable-dns", "hide-notes", "labels=", "skip-schema-validation", "atomic", "create-namespace",
+		"strict", "with-subcharts", "quiet", "take-ownership", "rollback-on-failure")
+	s.noAbbrev = true
+	return s
+}()
+
+// helmRuns and helmWrites: options that run a program or write files.
+var (
+	helmRuns = map[string]string{
+		"--post-renderer":   "runs a program on the rendered manifests",
+		"--kubeconfig":      "reads a kubeconfig, which can name exec credential plugins",
+		"--registry-config": "reads a registry config, which can name credential helpers",
+	}
+	helmWrites = map[string]string{
+		"--output-dir":        "writes the rendered manifests to files",
+		"--dependency-update": "downloads chart dependencies into the chart",
+	}
+)
+
 // helmRule: list/status/get/history/show/template/search/version read.
 func helmRule(c *call) {
+	p := c.parse(helmSpec)
 	verb := ""
-	for _, a := range c.rest() {
-		if !strings.HasPrefix(a.val, "-") {
-			verb = a.val
-			break
+	if len(p.operands) > 0 {
+		v := c.rest()[p.operands[0]]
+		if !v.literal() {
+			c.a.failClosed(CodeDynamicCommand, "helm verb "+v.src+" is computed at run time")
+			return
 		}
+		verb = v.val
 	}
 	switch verb {
 	case "list", "ls", "status", "get", "history", "hist", "show", "inspect", "template", "search",
 		"version", "lint", "env", "verify", "help", "":
+		if !c.strict(p) {
+			return
+		}
+		for _, o := range p.opts {
+			if why, ok := helmRuns[o.name]; ok {
+				c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("helm %s %s %s", verb, o.name, why))
+				return
+			}
+			if what, ok := helmWrites[o.name]; ok {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("helm %s %s %s", verb, o.name, what))
+				return
+			}
+		}
 		return
 	case "uninstall", "delete", "del", "un":
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "helm "+verb+" removes a release")
 		c.a.destroys("helm " + verb + " removes a release")
 		return
+	}
+	if p.has("--post-renderer") {
+		c.a.writes(CodeRunsProgram, RiskHighWrite, "helm "+verb+" --post-renderer runs a program on the rendered manifests")
 	}
 	c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "helm "+verb+" changes releases or repositories")
 }
