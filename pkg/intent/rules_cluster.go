@@ -34,7 +34,17 @@ var kubectlSpec = func() *optSpec {
 		"dry-run?", "containers", "sort-by-cpu?", "use-protocol-buffers", "api-group=", "cached",
 		"namespaced", "verbs=", "for-each=", "local", "list", "replicas=", "current-replicas=",
 		"resource-version=", "grace-period=", "force", "wait", "cascade=", "now", "overwrite",
-		"record", "image=", "port=", "type=", "name=", "env=", "show-events", "output-directory=")
+		"record", "image=", "port=", "type=", "name=", "env=", "show-events", "output-directory=",
+		// Options of the writing verbs, so that their --dry-run forms parse.
+		"server-side", "force-conflicts", "prune", "prune-allowlist=", "validate?", "save-config",
+		"patch=", "patch-file=", "from-literal=", "from-file=", "from-env-file=", "append-hash",
+		"restart=", "rm", "command", "expose", "labels=", "annotations=", "attach",
+		"override-type=", "overrides=", "schedule=", "resource=", "target-port=", "protocol=",
+		"cert=", "key=", "docker-server=", "docker-username=", "docker-password=", "docker-email=",
+		"clusterrole=", "role=", "serviceaccount=", "group=", "verb=", "resource-name=", "hard=",
+		"scopes=", "min=", "max=", "cpu-percent=", "openapi-patch", "windows-line-ending",
+		"delete-emptydir-data", "ignore-daemonsets", "disable-eviction", "skip-wait-for-delete-timeout=",
+		"to-revision=", "local", "external-ip=", "load-balancer-ip=", "cluster-ip=", "session-affinity=")
 	s.noAbbrev = true
 	return s
 }()
@@ -46,6 +56,15 @@ var kubectlRead = map[string]bool{
 	"cluster-info": true, "api-resources": true, "api-versions": true, "events": true,
 	"wait": true, "diff": true, "auth": true, "config": true, "rollout": true, "completion": true,
 	"plugin": true, "options": true, "help": true, "kustomize": true,
+}
+
+// kubectlDryRun lists the verbs whose --dry-run=client|server only
+// prints what they would do (issue 14): never a plugin, whose options
+// kubectl does not read.
+var kubectlDryRun = map[string]bool{
+	"apply": true, "create": true, "delete": true, "patch": true, "replace": true, "scale": true,
+	"label": true, "annotate": true, "set": true, "expose": true, "run": true, "drain": true,
+	"cordon": true, "uncordon": true, "taint": true, "autoscale": true,
 }
 
 // kubectlRule: read verbs read; watch and follow flags never end; exec
@@ -61,6 +80,24 @@ func kubectlRule(c *call) {
 	if !c.strict(parseArgs(c.rest()[:vi], kubectlSpec)) {
 		return
 	}
+	if o, ok := p.get("--kubeconfig"); ok {
+		// A kubeconfig can name exec credential plugins (users[].user.exec)
+		// and auth providers that kubectl runs; a file named on the command
+		// line was not checked (issue 14). The default kubeconfig is the
+		// user's own configuration, like git's global config.
+		c.a.failClosed(CodeRunsProgram, fmt.Sprintf("kubectl --kubeconfig %s: a kubeconfig can name exec credential plugins that kubectl runs, and this one was not checked", o.value))
+		return
+	}
+	for _, o := range p.opts {
+		switch {
+		case o.name == "--profile-output":
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "kubectl --profile-output writes a profile file")
+			return
+		case o.name == "--profile" && o.value != "none":
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "kubectl --profile writes a profile file (profile.pprof by default)")
+			return
+		}
+	}
 	args := c.rest()
 	verb := args[vi].val
 	if !args[vi].literal() {
@@ -74,6 +111,17 @@ func kubectlRule(c *call) {
 	sub := ""
 	if len(operands) > 0 {
 		sub = operands[0]
+	}
+	if o, ok := p.get("--dry-run"); ok && kubectlDryRun[verb] && o.value != "none" && o.value != "false" {
+		// --dry-run=client prints the objects; =server asks the API server
+		// to validate without persisting. Neither changes the cluster.
+		if !c.strict(p) {
+			return
+		}
+		if verb == "set" && sub == "" {
+			c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "kubectl set without a subcommand")
+		}
+		return
 	}
 	switch verb {
 	case "exec":
@@ -95,6 +143,9 @@ func kubectlRule(c *call) {
 		c.a.never(Pager, "kubectl edit opens an editor")
 		return
 	case "config":
+		if !c.strict(p) {
+			return
+		}
 		switch sub {
 		case "view", "get-contexts", "current-context", "get-clusters", "get-users", "":
 		default:
@@ -102,18 +153,30 @@ func kubectlRule(c *call) {
 		}
 		return
 	case "rollout":
+		if !c.strict(p) {
+			return
+		}
 		switch sub {
-		case "status", "history":
-			return // rollout status watches, but ends when the rollout does
+		case "history":
+			return
+		case "status":
+			kubectlRolloutStatus(c, p)
+			return
 		}
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "kubectl rollout "+sub+" changes workloads")
 		return
 	case "auth":
+		if !c.strict(p) {
+			return
+		}
 		if sub != "can-i" && sub != "whoami" {
 			c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "kubectl auth "+sub+" changes RBAC")
 		}
 		return
 	case "plugin", "kustomize":
+		if !c.strict(p) {
+			return
+		}
 		if verb == "plugin" && sub != "list" {
 			c.a.writes(CodeUnknownCommand, RiskMediumWrite, "kubectl plugin "+sub)
 		}
@@ -131,6 +194,9 @@ func kubectlRule(c *call) {
 	if len(p.dynamic) > 0 && (verb == "logs" || verb == "get" || verb == "events") {
 		// None of these verbs' options writes, but one may watch forever.
 		c.a.never(UnboundedStream, "kubectl "+verb+": argument "+p.dynamic[0]+" may expand into a follow or watch option")
+		return
+	}
+	if !c.strict(p) {
 		return
 	}
 	isFollow := func(o opt) bool {
@@ -159,9 +225,30 @@ func kubectlRule(c *call) {
 		}
 		return
 	}
+	if verb == "wait" {
+		// kubectl wait gives up after --timeout, 30s by default; zero
+		// checks once; a negative one waits a week (issue 14).
+		if o, ok := p.get("--timeout"); ok && strings.HasPrefix(o.value, "-") {
+			c.a.never(UnboundedStream, "kubectl wait --timeout="+o.value+" waits a week")
+		}
+	}
 	if verb == "cluster-info" && p.has("--output-directory") {
 		c.a.writes(CodeWriteOption, RiskMediumWrite, "kubectl cluster-info dump --output-directory writes files")
 	}
+}
+
+// kubectlRolloutStatus: rollout status watches until the rollout ends,
+// which may be never; --timeout (zero means forever) or --watch=false
+// bound it (issue 14). The rewrite adds a timeout.
+func kubectlRolloutStatus(c *call, p *parsedArgs) {
+	if o, ok := p.get("-w", "--watch"); ok && o.value == "false" {
+		return
+	}
+	if o, ok := p.get("--timeout"); ok && o.value != "" && strings.TrimLeft(o.value, "0smh.") != "" && !strings.HasPrefix(o.value, "-") {
+		return
+	}
+	c.a.never(UnboundedStream, "kubectl rollout status waits for the rollout to finish, forever without a --timeout")
+	c.rewrite(c.srcExcept(p, len(c.args), func(o opt) bool { return o.name == "--timeout" }, "--timeout=5m")...)
 }
 
 // verbIndex returns the index (in rest) of the first operand, or -1.
@@ -246,6 +333,13 @@ func dockerRule(c *call) {
 	if !c.strict(p) || len(p.operands) == 0 {
 		return
 	}
+	if o, ok := p.get("--config"); ok {
+		// The config directory names credential helpers (credsStore,
+		// credHelpers) and holds cli-plugins (docker compose is one), which
+		// docker runs; a directory named here was not checked (issue 14).
+		c.a.failClosed(CodeRunsProgram, fmt.Sprintf("docker --config %s: the config directory can name credential helpers and CLI plugins that docker runs, and this one was not checked", o.value))
+		return
+	}
 	args := c.rest()[p.operands[0]:]
 	verb := args[0].val
 	if !args[0].literal() {
@@ -290,8 +384,23 @@ func dockerRule(c *call) {
 	}
 }
 
-var dockerReadSpec = spec("fn:tqsal", "follow", "tail=", "since=", "until=", "timestamps", "details",
-	"no-stream", "no-trunc", "all", "format=", "filter=", "last=", "latest", "quiet", "size", "type=", "help")
+// dockerReadSpec is the union of the read verbs' options (docker 27 and
+// compose v2): ps, images, inspect, logs, stats, top, version, info,
+// events, port, diff, history, search and the group forms. An option not
+// here fails closed (issue 14): compose config -o writes a file.
+var dockerReadSpec = func() *optSpec {
+	s := spec("fn:tqsalHo:", "follow", "tail=", "since=", "until=", "timestamps", "details",
+		"no-stream", "no-trunc", "all", "format=", "filter=", "last=", "latest", "quiet", "size", "type=",
+		"help", "digests", "tree", "human", "platform=", "limit=", "no-color", "no-log-prefix",
+		"index=", "services", "status=", "orphans", "volumes", "profiles", "images", "hash=",
+		"resolve-image-digests", "no-interpolate", "no-normalize", "no-path-resolution",
+		"no-consistency", "variables", "environment", "short", "dry-run", "verbose", "output=")
+	s.noAbbrev = true
+	return s
+}()
+
+// dockerReadWrites are the read verbs' options that write files.
+var dockerReadWrites = map[string]bool{"-o": true, "--output": true}
 
 var dockerListSpec = dockerReadSpec.withShort('f', needsValue) // ps -f is --filter
 
@@ -308,6 +417,15 @@ func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
 		// None of these verbs' options writes, but one may follow forever.
 		c.a.never(UnboundedStream, "docker "+verb+": argument "+p.dynamic[0]+" may expand into a follow option")
 		return
+	}
+	if !c.strict(p) {
+		return
+	}
+	for _, o := range p.opts {
+		if dockerReadWrites[o.name] {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("docker %s %s writes a file", strings.TrimSpace(group+" "+verb), o.name))
+			return
+		}
 	}
 	switch verb {
 	case "logs":
@@ -379,23 +497,85 @@ func dockerExec(c *call, rest []*arg, at int) {
 	}
 }
 
+// helmSpec is helm 3's global options and those of its read verbs and of
+// template and lint (pflag: no abbreviations). An option not here fails
+// closed (issue 14).
+var helmSpec = func() *optSpec {
+	s := spec("n:hf:o:aAdm:rl:qcg", "debug", "kube-apiserver=", "kube-as-group=", "kube-as-user=",
+		"kube-ca-file=", "kube-context=", "kube-insecure-skip-tls-verify", "kube-tls-server-name=",
+		"kube-token=", "kubeconfig=", "namespace=", "qps=", "registry-config=", "repository-cache=",
+		"repository-config=", "burst-limit=", "content-cache=", "color=", "colour=", "help",
+		// list, status, get, history
+		"all", "all-namespaces", "date", "deployed", "failed", "filter=", "max=", "no-headers",
+		"offset=", "output=", "pending", "reverse", "selector=", "short", "superseded",
+		"time-format=", "uninstalled", "uninstalling", "revision=", "show-desc", "show-resources",
+		"template=",
+		// show, search, verify, version
+		"version=", "devel", "repo=", "username=", "password=", "ca-file=", "cert-file=", "key-file=",
+		"insecure-skip-tls-verify", "plain-http", "keyring=", "verify", "pass-credentials",
+		"jsonpath=", "regexp", "versions", "max-col-width=", "fail-on-no-result", "endpoint=",
+		"list-repo-url", "client",
+		// template and lint
+		"values=", "set=", "set-string=", "set-file=", "set-json=", "set-literal=", "post-renderer=",
+		"post-renderer-args=", "output-dir=", "show-only=", "api-versions=", "kube-version=",
+		"include-crds", "skip-crds", "skip-tests", "validate", "is-upgrade", "release-name",
+		"name-template=", "generate-name", "dependency-update", "dry-run?", "description=",
+		"no-hooks", "replace", "wait", "wait-for-jobs", "timeout=", "disable-openapi-validation",
+		"enable-dns", "hide-notes", "labels=", "skip-schema-validation", "atomic", "create-namespace",
+		"strict", "with-subcharts", "quiet", "take-ownership", "rollback-on-failure")
+	s.noAbbrev = true
+	return s
+}()
+
+// helmRuns and helmWrites: options that run a program or write files.
+var (
+	helmRuns = map[string]string{
+		"--post-renderer":   "runs a program on the rendered manifests",
+		"--kubeconfig":      "reads a kubeconfig, which can name exec credential plugins",
+		"--registry-config": "reads a registry config, which can name credential helpers",
+	}
+	helmWrites = map[string]string{
+		"--output-dir":        "writes the rendered manifests to files",
+		"--dependency-update": "downloads chart dependencies into the chart",
+	}
+)
+
 // helmRule: list/status/get/history/show/template/search/version read.
 func helmRule(c *call) {
+	p := c.parse(helmSpec)
 	verb := ""
-	for _, a := range c.rest() {
-		if !strings.HasPrefix(a.val, "-") {
-			verb = a.val
-			break
+	if len(p.operands) > 0 {
+		v := c.rest()[p.operands[0]]
+		if !v.literal() {
+			c.a.failClosed(CodeDynamicCommand, "helm verb "+v.src+" is computed at run time")
+			return
 		}
+		verb = v.val
 	}
 	switch verb {
 	case "list", "ls", "status", "get", "history", "hist", "show", "inspect", "template", "search",
 		"version", "lint", "env", "verify", "help", "":
+		if !c.strict(p) {
+			return
+		}
+		for _, o := range p.opts {
+			if why, ok := helmRuns[o.name]; ok {
+				c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("helm %s %s %s", verb, o.name, why))
+				return
+			}
+			if what, ok := helmWrites[o.name]; ok {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("helm %s %s %s", verb, o.name, what))
+				return
+			}
+		}
 		return
 	case "uninstall", "delete", "del", "un":
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "helm "+verb+" removes a release")
 		c.a.destroys("helm " + verb + " removes a release")
 		return
+	}
+	if p.has("--post-renderer") {
+		c.a.writes(CodeRunsProgram, RiskHighWrite, "helm "+verb+" --post-renderer runs a program on the rendered manifests")
 	}
 	c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "helm "+verb+" changes releases or repositories")
 }

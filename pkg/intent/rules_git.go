@@ -20,30 +20,197 @@ var gitGlobalSpec = func() *optSpec {
 	return s
 }()
 
-// gitReadOnly lists subcommands that only read the repository. They are
-// read_only_conditional: repository config can still make them run programs.
-var gitReadOnly = map[string]bool{
-	"status": true, "log": true, "show": true, "diff": true, "blame": true, "annotate": true,
-	"grep": true, "shortlog": true, "describe": true, "rev-parse": true, "rev-list": true,
-	"ls-files": true, "ls-tree": true, "cat-file": true, "show-ref": true, "for-each-ref": true,
-	"merge-base": true, "name-rev": true, "count-objects": true, "whatchanged": true,
-	"range-diff": true, "cherry": true, "check-ignore": true, "check-attr": true,
-	"check-ref-format": true, "diff-tree": true, "diff-index": true, "diff-files": true,
-	"show-branch": true, "var": true, "version": true, "verify-commit": true, "verify-tag": true,
-	"verify-pack": true, "fsck": true, "ls-remote": true, "get-tar-commit-id": true,
-	"archive": true, "branch": true, "tag": true, "remote": true, "config": true, "stash": true,
-	"reflog": true, "worktree": true, "notes": true, "submodule": true, "apply": true, "bundle": true,
-	"clean": true,
+// gitForm is how one read-capable git subcommand (or sub-subcommand) is
+// parsed and judged: every option goes through the one option parser
+// (issue 14), so an option the spec does not know fails closed and a
+// unique abbreviation (--outp) is the option it abbreviates (--output).
+type gitForm struct {
+	opts   *optSpec
+	runs   map[string]string // options that run a program
+	writes map[string]string // options that write files
+	// check judges the forms that change the repository (git branch NAME):
+	// it returns what they do, and whether that destroys data.
+	check func(p *parsedArgs, ops []*arg) (detail string, destroys bool)
+	// pager: the form shows text through a pager or viewer (git help NAME).
+	pager func(p *parsedArgs, ops []*arg) string
 }
 
-// gitDangerous are subcommand options that write files or run programs
-// (DESIGN §4). git's option parser accepts unique abbreviations, so any
-// prefix of these names counts.
-var gitDangerous = map[string]Code{
-	"output": CodeWriteOption, "ext-diff": CodeRunsProgram, "textconv": CodeRunsProgram,
-	"open-files-in-pager": CodeRunsProgram, "filters": CodeRunsProgram,
-	"upload-pack": CodeRunsProgram, "exec": CodeRunsProgram, "receive-pack": CodeRunsProgram,
-	"lost-found": CodeWriteOption,
+var (
+	gitDiffRuns   = map[string]string{"--ext-diff": "runs the configured external diff program", "--textconv": "runs the configured textconv filters"}
+	gitDiffWrites = map[string]string{"--output": "writes its output to a file"}
+)
+
+// gitForms are the subcommands that only read, as they are parsed.
+// They stay read_only_conditional: repository config can still make them
+// run programs (gitConfigCheck).
+var gitForms = func() map[string]*gitForm {
+	logForm := &gitForm{opts: gitLogSpec, runs: gitDiffRuns, writes: gitDiffWrites}
+	diffTree := &gitForm{opts: gitDiffTreeSpec, runs: gitDiffRuns, writes: gitDiffWrites}
+	plain := func(s *optSpec) *gitForm { return &gitForm{opts: s} }
+	return map[string]*gitForm{
+		"status": plain(gitStatusSpec), "log": logForm, "show": logForm, "whatchanged": logForm,
+		"rev-list": logForm, "diff": {opts: gitDiffSpec, runs: gitDiffRuns, writes: gitDiffWrites},
+		"diff-tree": diffTree, "diff-index": diffTree, "diff-files": diffTree,
+		"range-diff":        {opts: gitRangeDiffSpec, runs: gitDiffRuns, writes: gitDiffWrites},
+		"shortlog":          plain(gitShortlogSpec),
+		"blame":             plain(gitBlameSpec),
+		"annotate":          plain(gitBlameSpec),
+		"grep":              {opts: gitGrepSpec, runs: map[string]string{"-O": "opens the matching files in a pager program", "--open-files-in-pager": "opens the matching files in a pager program", "--textconv": "runs the configured textconv filters"}},
+		"describe":          plain(gitDescribeSpec),
+		"rev-parse":         plain(gitRevParseSpec),
+		"ls-files":          plain(gitLsFilesSpec),
+		"ls-tree":           plain(gitLsTreeSpec),
+		"cat-file":          {opts: gitCatFileSpec, runs: map[string]string{"--textconv": "runs the configured textconv filters", "--filters": "runs the configured smudge and textconv filters"}},
+		"show-ref":          plain(gitShowRefSpec),
+		"for-each-ref":      plain(gitForEachRefSpec),
+		"merge-base":        plain(gitMergeBaseSpec),
+		"name-rev":          plain(gitNameRevSpec),
+		"count-objects":     plain(gitCountObjsSpec),
+		"cherry":            plain(gitCherrySpec),
+		"check-ignore":      plain(gitCheckIgnoreSpec),
+		"check-attr":        plain(gitCheckAttrSpec),
+		"check-ref-format":  plain(gitCheckRefSpec),
+		"show-branch":       plain(gitShowBranchSpec),
+		"var":               plain(gitVarSpec),
+		"version":           plain(gitVersionSpec),
+		"verify-commit":     plain(gitVerifySpec),
+		"verify-tag":        plain(gitVerifySpec),
+		"verify-pack":       plain(gitVerifyPackSpec),
+		"fsck":              {opts: gitFsckSpec, writes: map[string]string{"--lost-found": "writes dangling objects into .git/lost-found"}},
+		"ls-remote":         {opts: gitLsRemoteSpec, runs: map[string]string{"--upload-pack": "runs a program as the remote's upload-pack", "-u": "runs a program as the remote's upload-pack"}},
+		"get-tar-commit-id": plain(gitTarIDSpec),
+		"archive":           {opts: gitArchiveSpec, writes: map[string]string{"-o": "writes the archive to a file", "--output": "writes the archive to a file"}, runs: map[string]string{"--exec": "runs a program as the remote's upload-archive"}},
+		"branch":            {opts: gitBranchSpec, check: gitBranchCheck},
+		"tag":               {opts: gitTagSpec, check: gitTagCheck},
+		"clean":             {opts: gitCleanSpec, check: gitCleanCheck},
+		"apply":             {opts: gitApplySpec, writes: map[string]string{"--build-fake-ancestor": "writes a temporary index file"}, check: gitApplyCheck},
+		"config":            {opts: gitConfigSpec, check: gitConfigWrites},
+		"symbolic-ref":      {opts: gitSymbolicRefSpec, check: gitSymbolicRefCheck},
+		"help":              {opts: gitHelpSpec, check: gitHelpCheck, pager: gitHelpPager},
+	}
+}()
+
+// gitGroups are the subcommands with sub-subcommands: they return the form
+// of the words after the sub-subcommand, or what the write form does.
+var gitGroups = map[string]func(rest []*arg) (form *gitForm, args []*arg, detail string, destroys bool){
+	"stash": func(rest []*arg) (*gitForm, []*arg, string, bool) {
+		switch first := gitFirstWord(rest); first {
+		case "list":
+			return gitForms["log"], rest[1:], "", false
+		case "show":
+			return &gitForm{opts: gitStashShowSpec, runs: gitDiffRuns, writes: gitDiffWrites}, rest[1:], "", false
+		case "drop", "clear":
+			return nil, nil, "git stash " + first + " deletes stashed changes", true
+		default:
+			return nil, nil, strings.TrimSpace("git stash "+first) + " changes the stash and work tree", false
+		}
+	},
+	"reflog": func(rest []*arg) (*gitForm, []*arg, string, bool) {
+		switch first := gitFirstWord(rest); first {
+		case "show":
+			return gitForms["log"], rest[1:], "", false
+		case "list", "exists":
+			return &gitForm{opts: gitReflogExists}, rest[1:], "", false
+		case "expire", "delete", "drop":
+			return nil, nil, "git reflog " + first + " deletes reflog entries", true
+		default: // git reflog [log options] [REF] is git reflog show
+			return gitForms["log"], rest, "", false
+		}
+	},
+	"worktree": func(rest []*arg) (*gitForm, []*arg, string, bool) {
+		if first := gitFirstWord(rest); first != "list" {
+			return nil, nil, strings.TrimSpace("git worktree "+first) + " creates, moves or removes work trees and branches", first == "remove" || first == "prune"
+		}
+		return &gitForm{opts: gitWorktreeList}, rest[1:], "", false
+	},
+	"notes": func(rest []*arg) (*gitForm, []*arg, string, bool) {
+		// git notes [--ref=REF] [list|show|get-ref …]
+		i := 0
+		for i < len(rest) && rest[i].literal() && strings.HasPrefix(rest[i].val, "--ref") {
+			if rest[i].val == "--ref" {
+				i++
+			}
+			i++
+		}
+		if i > len(rest) {
+			i = len(rest)
+		}
+		switch first := gitFirstWord(rest[i:]); first {
+		case "", "list", "show", "get-ref":
+			if first == "" {
+				return &gitForm{opts: gitNotesSpec}, rest, "", false
+			}
+			return &gitForm{opts: gitNotesSpec}, append(append([]*arg{}, rest[:i]...), rest[i+1:]...), "", false
+		default:
+			return nil, nil, "git notes " + first + " changes notes refs", first == "remove" || first == "prune"
+		}
+	},
+	"remote": func(rest []*arg) (*gitForm, []*arg, string, bool) {
+		i := 0
+		for i < len(rest) && rest[i].literal() && (rest[i].val == "-v" || rest[i].val == "--verbose") {
+			i++
+		}
+		switch first := gitFirstWord(rest[i:]); first {
+		case "":
+			return &gitForm{opts: gitRemoteSpec}, rest, "", false
+		case "show":
+			return &gitForm{opts: gitRemoteShowSpec}, rest[i+1:], "", false
+		case "get-url":
+			return &gitForm{opts: gitRemoteURLSpec}, rest[i+1:], "", false
+		default:
+			return nil, nil, "git remote " + first + " changes remotes", first == "remove" || first == "rm"
+		}
+	},
+	"submodule": func(rest []*arg) (*gitForm, []*arg, string, bool) {
+		i := 0
+		for i < len(rest) && rest[i].literal() && (rest[i].val == "-q" || rest[i].val == "--quiet") {
+			i++
+		}
+		switch first := gitFirstWord(rest[i:]); first {
+		case "":
+			return &gitForm{opts: gitSubmoduleStatus}, rest, "", false
+		case "status":
+			return &gitForm{opts: gitSubmoduleStatus}, rest[i+1:], "", false
+		case "summary":
+			return &gitForm{opts: gitSubmoduleSumm}, rest[i+1:], "", false
+		default:
+			return nil, nil, "git submodule " + first + " changes submodules or runs commands in them", first == "deinit"
+		}
+	},
+	"bundle": func(rest []*arg) (*gitForm, []*arg, string, bool) {
+		switch first := gitFirstWord(rest); first {
+		case "verify", "list-heads":
+			return &gitForm{opts: gitBundleVerify}, rest[1:], "", false
+		default:
+			return nil, nil, strings.TrimSpace("git bundle "+first) + " writes or unbundles files", false
+		}
+	},
+	"bisect": func(rest []*arg) (*gitForm, []*arg, string, bool) {
+		switch first := gitFirstWord(rest); first {
+		case "log":
+			return &gitForm{opts: gitReflogExists}, rest[1:], "", false
+		case "terms":
+			return &gitForm{opts: gitBisectTerms}, rest[1:], "", false
+		case "visualize", "view":
+			return nil, nil, "git bisect " + first + " runs gitk (or git log through a pager)", false
+		default:
+			return nil, nil, strings.TrimSpace("git bisect "+first) + " moves HEAD and writes the bisection state", false
+		}
+	},
+}
+
+var (
+	gitStashShowSpec = gitSpec(gitDiffShort+"u", gitDiffLongs, []string{"include-untracked", "no-include-untracked", "only-untracked"})
+	gitBisectTerms   = spec("", "term-good", "term-bad", "term-old", "term-new")
+)
+
+// gitFirstWord is a group's sub-subcommand: the first word when it is not
+// an option, "" otherwise.
+func gitFirstWord(rest []*arg) string {
+	if len(rest) == 0 || strings.HasPrefix(rest[0].val, "-") || !rest[0].literal() {
+		return ""
+	}
+	return rest[0].val
 }
 
 func gitRule(c *call) {
@@ -85,181 +252,205 @@ func gitRule(c *call) {
 		return
 	}
 	rest := args[1:]
-	if !gitReadOnly[sub] {
+	form := gitForms[sub]
+	if group, ok := gitGroups[sub]; ok {
+		if len(rest) > 0 && rest[0].mayBeOption() {
+			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("git %s: argument %s may expand into a subcommand or option", sub, rest[0].src))
+			return
+		}
+		var detail string
+		var destroys bool
+		form, rest, detail, destroys = group(rest)
+		if form == nil {
+			c.a.writes(CodeWriteSubcommand, RiskMediumWrite, detail)
+			if destroys {
+				c.a.destroys(detail)
+			}
+			return
+		}
+	}
+	if form == nil {
 		gitWrite(c, sub, rest)
 		return
 	}
-	for _, a := range rest {
-		if a.val == "--" && a.literal() {
-			break
+	gp := parseArgs(rest, form.opts)
+	if len(gp.dynamic) > 0 {
+		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("git %s: argument %s may expand into an option", sub, gp.dynamic[0]))
+		return
+	}
+	if len(gp.unknown) > 0 {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("git %s: option %s is not known to be read-only", sub, gp.unknown[0]))
+		return
+	}
+	found := false
+	for _, o := range gp.opts {
+		if what, ok := form.runs[o.name]; ok {
+			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("git %s %s %s", sub, o.name, what))
+			found = true
 		}
-		if a.mayBeOption() {
-			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("git %s: argument %s may expand into an option", sub, a.src))
-			return
+		if what, ok := form.writes[o.name]; ok {
+			c.a.writes(CodeWriteOption, RiskHighWrite, fmt.Sprintf("git %s %s %s", sub, o.name, what))
+			found = true
 		}
-		if code, ok := gitDangerousOption(sub, a.val); ok {
-			c.a.writes(code, RiskHighWrite, fmt.Sprintf("git %s %s %s", sub, a.val, map[Code]string{CodeWriteOption: "writes a file", CodeRunsProgram: "runs a program"}[code]))
+	}
+	if found {
+		return
+	}
+	ops := make([]*arg, len(gp.operands))
+	for i, j := range gp.operands {
+		ops[i] = rest[j]
+	}
+	if form.check != nil {
+		if detail, destroys := form.check(gp, ops); detail != "" {
+			c.a.writes(CodeWriteSubcommand, RiskMediumWrite, detail)
+			if destroys {
+				c.a.destroys(detail)
+			}
 			return
 		}
 	}
-	if detail, write := gitSubcommandWrites(sub, rest); write {
-		gitWriteDetail(c, sub, rest, detail)
-		return
+	if form.pager != nil {
+		if why := form.pager(gp, ops); why != "" {
+			c.a.never(Pager, why)
+		}
 	}
 	gitConfigCheck(c, sub, dir, dirKnown)
 }
 
-func gitDangerousOption(sub, v string) (Code, bool) {
-	if sub == "grep" && strings.HasPrefix(v, "-O") {
-		return CodeRunsProgram, true
+// gitBranchCheck: git branch lists, unless an option or a name makes it
+// create, rename, copy, delete or reconfigure a branch (issue 14).
+func gitBranchCheck(p *parsedArgs, ops []*arg) (string, bool) {
+	if p.has("-D") || p.has("-d", "--delete") && p.has("-f", "--force") {
+		return "git branch -D deletes a branch whether merged or not", true
 	}
-	if sub == "ls-remote" && (v == "-u" || strings.HasPrefix(v, "-u")) {
-		return CodeRunsProgram, true
+	if p.has("-d", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force",
+		"-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "-t", "--track",
+		"--no-track", "--create-reflog", "--recurse-submodules") {
+		return "git branch with these options creates, renames, copies, deletes or reconfigures branches", false
 	}
-	if sub == "archive" && (v == "-o" || strings.HasPrefix(v, "-o")) {
-		return CodeWriteOption, true
+	// These imply list mode; with them, names are patterns.
+	if len(ops) > 0 && !p.has("-l", "--list", "-a", "--all", "-r", "--remotes", "--contains",
+		"--no-contains", "--merged", "--no-merged", "--points-at", "--show-current", "-v", "--verbose") {
+		return "git branch NAME creates a branch", false
 	}
-	name, ok := strings.CutPrefix(v, "--")
-	if !ok || name == "" {
+	return "", false
+}
+
+// gitTagCheck: git tag lists, unless an option or a name makes it create,
+// sign or delete a tag.
+func gitTagCheck(p *parsedArgs, ops []*arg) (string, bool) {
+	if p.has("-d", "--delete") {
+		return "git tag -d deletes tags", false
+	}
+	if p.has("-a", "--annotate", "-s", "--sign", "-u", "--local-user", "-f", "--force", "-m",
+		"--message", "-F", "--file", "-e", "--edit", "--cleanup", "--create-reflog", "--trailer") {
+		return "git tag with these options creates tags", false
+	}
+	if len(ops) > 0 && !p.has("-l", "--list", "-n", "--contains", "--no-contains", "--points-at",
+		"--merged", "--no-merged", "-v", "--verify") {
+		return "git tag NAME creates a tag", false
+	}
+	return "", false
+}
+
+func gitCleanCheck(p *parsedArgs, _ []*arg) (string, bool) {
+	if p.has("-n", "--dry-run") && !p.has("-i", "--interactive") {
 		return "", false
 	}
-	name, _, _ = strings.Cut(name, "=")
-	for d, code := range gitDangerous {
-		if strings.HasPrefix(d, name) && (len(name) >= 3 || name == d) {
-			return code, true
-		}
-	}
-	return "", false
+	return "git clean deletes untracked files", true
 }
 
-// gitSubcommandWrites decides the subcommands that both list and modify.
-func gitSubcommandWrites(sub string, rest []*arg) (string, bool) {
-	var flags, operands []string
-	for i, a := range rest {
-		if a.val == "--" {
-			for _, b := range rest[i+1:] {
-				operands = append(operands, b.val)
-			}
-			break
-		}
-		if strings.HasPrefix(a.val, "-") && a.val != "-" {
-			flags = append(flags, a.val)
-		} else {
-			operands = append(operands, a.val)
-		}
+// gitApplyCheck: --check, --stat, --numstat and --summary only report,
+// unless --apply asks for the patch to be applied too.
+func gitApplyCheck(p *parsedArgs, _ []*arg) (string, bool) {
+	if p.has("--check", "--stat", "--numstat", "--summary") && !p.has("--apply") {
+		return "", false
 	}
-	has := func(names ...string) bool {
-		for _, f := range flags {
-			for _, n := range names {
-				if f == n || strings.HasPrefix(n, "--") && strings.HasPrefix(f, n+"=") {
-					return true
-				}
-				if !strings.HasPrefix(n, "--") && len(n) == 2 && !strings.HasPrefix(f, "--") && strings.Contains(f[1:], n[1:]) {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	return "git apply changes files", false
+}
+
+// gitConfigWrites: both the subcommand form (git config get/set …) and
+// the option form (git config --unset …).
+func gitConfigWrites(p *parsedArgs, ops []*arg) (string, bool) {
 	first := ""
-	if len(operands) > 0 {
-		first = operands[0]
+	if len(ops) > 0 {
+		first = ops[0].val
 	}
-	switch sub {
-	case "branch":
-		if has("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force",
-			"--set-upstream-to", "-u", "--unset-upstream", "--edit-description", "-t", "--track",
-			"--no-track", "--create-reflog") {
-			return "git branch with these options changes branches", true
-		}
-		if len(operands) > 0 && !has("-l", "--list", "-a", "--all", "-r", "--remotes", "--contains",
-			"--no-contains", "--merged", "--no-merged", "--points-at", "--format", "--sort", "--show-current", "-v", "-vv", "--verbose") {
-			return "git branch NAME creates a branch", true
-		}
-	case "tag":
-		if has("-d", "--delete", "-a", "--annotate", "-s", "--sign", "-u", "--local-user", "-m",
-			"--message", "-F", "--file", "-f", "--force", "-e", "--edit", "--create-reflog") {
-			return "git tag with these options creates or deletes tags", true
-		}
-		if len(operands) > 0 && !has("-l", "--list", "-n", "--contains", "--no-contains", "--points-at",
-			"--merged", "--no-merged", "--sort", "--format", "-v", "--verify", "--column") {
-			return "git tag NAME creates a tag", true
-		}
-	case "remote":
-		switch first {
-		case "", "show", "get-url":
-		default:
-			return "git remote " + first + " changes remotes", true
-		}
-	case "config":
-		switch first {
-		case "get", "list":
-			return "", false
-		case "set", "unset", "rename-section", "remove-section", "edit", "--add":
-			return "git config " + first + " changes configuration", true
-		}
-		if has("--add", "--unset", "--unset-all", "--replace-all", "--rename-section",
-			"--remove-section", "-e", "--edit") {
-			return "git config changes configuration", true
-		}
-		if has("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "--get-color", "--get-colorbool") {
-			return "", false
-		}
-		if len(operands) >= 2 {
-			return "git config KEY VALUE sets an option", true
-		}
-	case "stash":
-		if first != "list" && first != "show" {
-			return "git stash " + first + " changes the stash and work tree", true
-		}
-	case "reflog":
-		if first != "" && first != "show" && first != "exists" && first != "list" {
-			return "git reflog " + first + " rewrites the reflog", true
-		}
-	case "worktree", "notes":
-		if first != "list" && !(sub == "notes" && (first == "show" || first == "")) {
-			return "git " + sub + " " + first + " changes the repository", true
-		}
-	case "submodule":
-		if first != "status" && first != "summary" && first != "" {
-			return "git submodule " + first + " changes submodules", true
-		}
-	case "apply":
-		if !has("--check", "--stat", "--numstat", "--summary") || has("--apply", "--index", "--cached") {
-			return "git apply changes files", true
-		}
-	case "bundle":
-		if first != "verify" && first != "list-heads" {
-			return "git bundle " + first + " writes files", true
-		}
-	case "clean":
-		if !has("-n", "--dry-run") {
-			return "git clean deletes untracked files", true
-		}
+	switch first {
+	case "get", "list":
+		return "", false
+	case "set", "unset", "rename-section", "remove-section", "edit":
+		return "git config " + first + " changes configuration", false
+	}
+	if p.has("--add", "--unset", "--unset-all", "--replace-all", "--rename-section",
+		"--remove-section", "-e", "--edit") {
+		return "git config with these options changes configuration", false
+	}
+	if p.has("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "--get-color", "--get-colorbool") {
+		return "", false
+	}
+	if len(ops) >= 2 {
+		return "git config KEY VALUE sets an option", false
 	}
 	return "", false
 }
 
-// gitWriteDetail records a listing subcommand used to modify.
-func gitWriteDetail(c *call, sub string, rest []*arg, detail string) {
-	c.a.writes(CodeWriteSubcommand, RiskMediumWrite, detail)
-	switch {
-	case sub == "branch" && gitHasFlag(rest, "-D"),
-		sub == "stash" && len(rest) > 0 && (rest[0].val == "drop" || rest[0].val == "clear"),
-		sub == "clean",
-		sub == "reflog" && len(rest) > 0 && (rest[0].val == "expire" || rest[0].val == "delete"):
-		c.a.destroys(detail)
+// gitSymbolicRefCheck: git symbolic-ref NAME reads; with a target it sets
+// the ref; -d deletes it.
+func gitSymbolicRefCheck(p *parsedArgs, ops []*arg) (string, bool) {
+	if p.has("-d", "--delete") {
+		return "git symbolic-ref -d deletes a symbolic ref", true
 	}
+	if len(ops) != 1 || p.has("-m") {
+		return "git symbolic-ref NAME REF sets a symbolic ref", false
+	}
+	return "", false
 }
 
-func gitHasFlag(rest []*arg, flag string) bool {
-	for _, a := range rest {
-		if a.val == flag || len(flag) == 2 && strings.HasPrefix(a.val, "-") && !strings.HasPrefix(a.val, "--") && strings.Contains(a.val[1:], flag[1:]) {
-			return true
-		}
+// gitHelpCheck: git help -w opens a web browser (a program).
+func gitHelpCheck(p *parsedArgs, _ []*arg) (string, bool) {
+	if p.has("-w", "--web") {
+		return "git help -w runs a web browser", false
 	}
-	return false
+	return "", false
 }
+
+// gitHelpPager: git help, -a, -g and --config print lists and end; git
+// help NAME (and -m, -i) shows a manual through man's pager or info, which
+// wait for the reader on a terminal, so it is not bounded (issue 14).
+func gitHelpPager(p *parsedArgs, ops []*arg) string {
+	if len(ops) == 0 && !p.has("-m", "--man", "-i", "--info") {
+		return ""
+	}
+	return "git help NAME shows the manual through man's pager or info"
+}
+
+// gitWrite specs: only to tell the destructive forms; every form writes.
+var (
+	gitPushSpec = spec("nfdquv46o:", "all", "branches", "prune", "mirror", "dry-run", "porcelain",
+		"delete", "tags", "follow-tags", "no-follow-tags", "signed?", "no-signed", "atomic",
+		"no-atomic", "push-option=", "receive-pack=", "exec=", "force-with-lease?",
+		"no-force-with-lease", "force-if-includes", "no-force-if-includes", "force", "repo=",
+		"set-upstream", "thin", "no-thin", "quiet", "verbose", "progress", "no-progress",
+		"recurse-submodules=", "no-recurse-submodules", "verify", "no-verify", "ipv4", "ipv6",
+		"server-option=")
+	gitResetSpec = spec("qpNU:", "quiet", "no-quiet", "refresh", "no-refresh", "soft", "mixed", "hard",
+		"merge", "keep", "patch", "intent-to-add", "recurse-submodules?", "no-recurse-submodules",
+		"pathspec-from-file=", "pathspec-file-nul", "unified=", "inter-hunk-context=")
+	gitCheckoutSpec = spec("qfb:B:tlmpU:23", "quiet", "force", "track?", "no-track", "detach",
+		"orphan=", "merge", "conflict=", "patch", "ours", "theirs", "ignore-skip-worktree-bits",
+		"ignore-other-worktrees", "overwrite-ignore", "no-overwrite-ignore", "recurse-submodules?",
+		"no-recurse-submodules", "progress", "no-progress", "pathspec-from-file=",
+		"pathspec-file-nul", "overlay", "no-overlay", "guess", "no-guess", "unified=", "inter-hunk-context=")
+	gitRestoreSpec = spec("s:pWSqmU:23", "source=", "patch", "worktree", "staged", "quiet", "progress",
+		"no-progress", "ours", "theirs", "merge", "conflict=", "ignore-unmerged",
+		"ignore-skip-worktree-bits", "recurse-submodules?", "no-recurse-submodules", "overlay",
+		"no-overlay", "pathspec-from-file=", "pathspec-file-nul", "unified=", "inter-hunk-context=")
+	gitSwitchSpec = spec("c:C:dfmqt", "create=", "force-create=", "detach", "guess", "no-guess", "force",
+		"discard-changes", "merge", "conflict=", "quiet", "progress", "no-progress", "track?",
+		"no-track", "orphan=", "ignore-other-worktrees", "recurse-submodules?", "no-recurse-submodules")
+	gitUpdateRefSpec = spec("dm:z", "no-deref", "create-reflog", "stdin", "batch-updates")
+)
 
 // gitWrite classifies the subcommands that change the repository or remote.
 func gitWrite(c *call, sub string, rest []*arg) {
@@ -269,58 +460,86 @@ func gitWrite(c *call, sub string, rest []*arg) {
 		risk = RiskLowWrite
 	case "add", "commit", "merge", "rebase", "cherry-pick", "revert", "mv", "pull", "clone", "init",
 		"am", "gc", "prune", "repack", "switch", "checkout", "restore", "reset", "rm", "push",
-		"update-ref", "update-index", "filter-branch", "filter-repo", "replace", "symbolic-ref",
-		"format-patch", "send-email", "bisect", "sparse-checkout", "maintenance", "lfs", "mergetool",
+		"update-ref", "update-index", "filter-branch", "filter-repo", "replace",
+		"format-patch", "send-email", "sparse-checkout", "maintenance", "lfs", "mergetool",
 		"difftool", "request-pull", "fast-import", "hash-object", "mktree", "commit-tree", "read-tree",
 		"write-tree", "checkout-index", "pack-refs", "prune-packed", "rerere", "citool", "gui", "instaweb",
-		"daemon", "http-backend", "credential", "help":
+		"daemon", "http-backend", "credential":
 	default:
 		c.a.writes(CodeUnknownCommand, RiskMediumWrite, fmt.Sprintf("git %s is not a known read-only subcommand (aliases can run programs)", sub))
 		return
 	}
 	c.a.writes(CodeWriteSubcommand, risk, "git "+sub+" changes the repository, work tree or remote")
-	destructive := ""
+	if d := gitDestroys(sub, rest); d != "" {
+		c.a.destroys(d)
+	}
+}
+
+// gitDestroys tells the forms that lose data. An option its spec does not
+// know might be the forcing one, so it counts as destroying.
+func gitDestroys(sub string, rest []*arg) string {
+	specs := map[string]*optSpec{"push": gitPushSpec, "reset": gitResetSpec, "checkout": gitCheckoutSpec,
+		"restore": gitRestoreSpec, "switch": gitSwitchSpec, "update-ref": gitUpdateRefSpec}
+	switch sub {
+	case "rm":
+		return "git rm deletes files"
+	case "filter-branch", "filter-repo":
+		return "git " + sub + " rewrites history"
+	}
+	s, ok := specs[sub]
+	if !ok {
+		return ""
+	}
+	p := parseArgs(rest, s)
+	if len(p.unknown) > 0 {
+		return fmt.Sprintf("git %s %s: an option not known here may force or discard", sub, p.unknown[0])
+	}
+	if len(p.dynamic) > 0 {
+		return fmt.Sprintf("git %s %s: an argument computed at run time may force or discard", sub, p.dynamic[0])
+	}
 	switch sub {
 	case "push":
-		for _, a := range rest {
-			v := a.val
-			if v == "-f" || v == "--force" || strings.HasPrefix(v, "--force-with-lease") || v == "--force-if-includes" ||
-				v == "--mirror" || v == "-d" || v == "--delete" || v == "--prune" ||
-				!strings.HasPrefix(v, "-") && (strings.HasPrefix(v, "+") || strings.HasPrefix(v, ":")) ||
-				strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsAny(v[1:], "fd") {
-				destructive = "git push " + v + " overwrites or deletes remote history"
+		if o, ok := p.get("-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "-d", "--delete", "--prune"); ok {
+			return "git push " + o.name + " overwrites or deletes remote history"
+		}
+		for _, i := range p.operands {
+			if v := rest[i].val; strings.HasPrefix(v, "+") || strings.HasPrefix(v, ":") {
+				return "git push " + v + " overwrites or deletes remote history"
 			}
 		}
 	case "reset":
-		if gitHasFlag(rest, "--hard") || gitHasFlag(rest, "--merge") || gitHasFlag(rest, "--keep") {
-			destructive = "git reset --hard discards uncommitted changes"
+		if o, ok := p.get("--hard", "--merge", "--keep"); ok {
+			return "git reset " + o.name + " discards uncommitted changes"
 		}
 	case "checkout":
-		for _, a := range rest {
-			if a.val == "--" || a.val == "-f" || a.val == "--force" || a.val == "." {
-				destructive = "git checkout " + a.val + " overwrites uncommitted changes"
+		if o, ok := p.get("-f", "--force"); ok {
+			return "git checkout " + o.name + " overwrites uncommitted changes"
+		}
+		if p.dashdash >= 0 {
+			return "git checkout -- PATHS overwrites uncommitted changes"
+		}
+		for _, i := range p.operands {
+			if rest[i].val == "." {
+				return "git checkout . overwrites uncommitted changes"
 			}
 		}
 	case "restore":
-		if !gitHasFlag(rest, "--staged") || gitHasFlag(rest, "--worktree") {
-			destructive = "git restore discards uncommitted changes"
-		}
-	case "rm":
-		destructive = "git rm deletes files"
-	case "filter-branch", "filter-repo":
-		destructive = "git " + sub + " rewrites history"
-	case "update-ref":
-		if gitHasFlag(rest, "-d") {
-			destructive = "git update-ref -d deletes a ref"
+		if !p.has("-S", "--staged") || p.has("-W", "--worktree") {
+			return "git restore discards uncommitted changes"
 		}
 	case "switch":
-		if gitHasFlag(rest, "--discard-changes") || gitHasFlag(rest, "-f") || gitHasFlag(rest, "--force") {
-			destructive = "git switch --discard-changes discards uncommitted changes"
+		if o, ok := p.get("--discard-changes", "-f", "--force"); ok {
+			return "git switch " + o.name + " discards uncommitted changes"
+		}
+	case "update-ref":
+		if p.has("-d") {
+			return "git update-ref -d deletes a ref"
+		}
+		if p.has("--stdin") {
+			return "git update-ref --stdin may delete refs"
 		}
 	}
-	if destructive != "" {
-		c.a.destroys(destructive)
-	}
+	return ""
 }
 
 // gitConfigCheck makes a read-only git subcommand conditional on repository
@@ -354,3 +573,206 @@ func gitConfigCheck(c *call, sub, dir string, dirKnown bool) {
 	}
 	c.a.conditionally(CodeGitConfigDependent, fmt.Sprintf("git %s: the repository config in %s sets nothing that runs programs", sub, dir))
 }
+
+// git's subcommand options (git 2.47), for the one option parser (issue 14).
+// git's parse-options accepts unique abbreviations of long options, so the
+// specs are GNU-style; an option a spec does not know fails closed.
+
+// gitSpec merges short strings and long lists into one spec.
+func gitSpec(short string, longs ...[]string) *optSpec {
+	var all []string
+	for _, l := range longs {
+		all = append(all, l...)
+	}
+	return spec(short, all...)
+}
+
+// gitDiffLongs are the diff options (Documentation/diff-options.txt)
+// shared by diff, log, show, diff-tree, stash show, range-diff.
+var gitDiffLongs = []string{
+	"patch", "no-patch", "unified=", "output=", "output-indicator-new=", "output-indicator-old=",
+	"output-indicator-context=", "raw", "patch-with-raw", "indent-heuristic", "no-indent-heuristic",
+	"minimal", "patience", "histogram", "anchored=", "diff-algorithm=", "stat?", "stat-width=",
+	"stat-name-width=", "stat-graph-width=", "stat-count=", "compact-summary", "numstat", "shortstat",
+	"dirstat?", "cumulative", "dirstat-by-file?", "summary", "patch-with-stat", "name-only",
+	"name-status", "submodule?", "color?", "no-color", "color-moved?", "no-color-moved",
+	"color-moved-ws=", "no-color-moved-ws", "word-diff?", "word-diff-regex=", "color-words?",
+	"no-renames", "renames", "rename-empty", "no-rename-empty", "check", "ws-error-highlight=",
+	"full-index", "binary", "abbrev?", "no-abbrev", "break-rewrites?", "find-renames?",
+	"find-copies?", "find-copies-harder", "irreversible-delete", "diff-filter=", "find-object=",
+	"pickaxe-all", "pickaxe-regex", "skip-to=", "rotate-to=", "relative?", "no-relative", "text",
+	"ignore-cr-at-eol", "ignore-space-at-eol", "ignore-space-change", "ignore-all-space",
+	"ignore-blank-lines", "ignore-matching-lines=", "inter-hunk-context=", "function-context",
+	"no-function-context", "exit-code", "quiet", "ext-diff", "no-ext-diff", "textconv",
+	"no-textconv", "ignore-submodules?", "src-prefix=", "dst-prefix=", "no-prefix",
+	"default-prefix", "line-prefix=", "ita-invisible-in-index", "ita-visible-in-index",
+	"combined-all-paths", "cc", "dd", "diff-merges=", "no-diff-merges", "remerge-diff",
+	"max-depth=", "no-stat", "merge-base", "follow", "no-follow",
+}
+
+// gitDiffShort: -p -u -s -U<n> -z -B -M -C -D -l<n> -S -G -O -R -a -b -w
+// -I -W -X -c -m -t and -1/-2/-3 (base, ours, theirs).
+const gitDiffShort = "pusU::zB::M::C::Dl:S:G:O:RabwI:WX::cmt0123"
+
+// gitRevLongs are the revision-walking and formatting options
+// (Documentation/rev-list-options.txt, pretty-options.txt).
+var gitRevLongs = []string{
+	"max-count=", "skip=", "since=", "after=", "since-as-filter=", "until=", "before=", "max-age=",
+	"min-age=", "author=", "committer=", "grep-reflog=", "grep=", "all-match", "invert-grep",
+	"regexp-ignore-case", "basic-regexp", "extended-regexp", "fixed-strings", "perl-regexp",
+	"remove-empty", "merges", "no-merges", "min-parents=", "max-parents=", "no-min-parents",
+	"no-max-parents", "first-parent", "exclude-first-parent-only", "not", "all", "branches?",
+	"tags?", "remotes?", "glob=", "exclude=", "exclude-hidden=", "reflog", "alternate-refs",
+	"single-worktree", "ignore-missing", "bisect", "stdin", "cherry-mark", "cherry-pick",
+	"left-only", "right-only", "cherry", "walk-reflogs", "merge", "boundary",
+	"simplify-by-decoration", "show-pulls", "full-history", "dense", "sparse", "simplify-merges",
+	"ancestry-path?", "date-order", "author-date-order", "topo-order", "reverse", "no-walk?",
+	"do-walk", "pretty?", "format=", "abbrev-commit", "no-abbrev-commit", "oneline", "encoding=",
+	"expand-tabs?", "no-expand-tabs", "notes?", "no-notes", "show-notes-by-default",
+	"show-notes?", "standard-notes", "no-standard-notes", "show-signature", "relative-date",
+	"date=", "parents", "children", "left-right", "graph", "show-linear-break?", "count",
+	"objects", "objects-edge", "objects-edge-aggressive", "unpacked", "filter=", "no-filter",
+	"filter-provided-objects", "filter-print-omitted", "missing=", "header", "timestamp",
+	"in-commit-order", "indexed-objects", "use-bitmap-index", "progress=", "disk-usage?",
+	"no-object-names", "object-names", "exclude-promisor-objects", "bisect-vars", "bisect-all",
+	"decorate?", "no-decorate", "decorate-refs=", "decorate-refs-exclude=", "clear-decorations",
+	"source", "mailmap", "no-mailmap", "use-mailmap", "no-use-mailmap", "full-diff", "log-size",
+	"no-graph", "show-origin", "no-min-parents", "no-max-parents",
+}
+
+// gitRevShort: -n -i -E -F -P -g -L and -<number>.
+const gitRevShort = "n:iEFPgL:456789"
+
+var (
+	gitLogSpec = gitSpec(gitDiffShort+gitRevShort, gitDiffLongs, gitRevLongs)
+	// diff-tree, diff-index, diff-files: the diff options and their own.
+	gitDiffTreeSpec = gitSpec(gitDiffShort+"rv", gitDiffLongs, gitRevLongs,
+		[]string{"root", "no-commit-id", "always", "cached", "staged"})
+	gitDiffSpec = gitSpec(gitDiffShort, gitDiffLongs,
+		[]string{"cached", "staged", "no-index", "base", "ours", "theirs"})
+	gitShortlogSpec = gitSpec("nsecw::iEFPgL:0123456789", gitRevLongs,
+		[]string{"numbered", "summary", "email", "group=", "committer"})
+	gitRangeDiffSpec = gitSpec(gitDiffShort, gitDiffLongs,
+		[]string{"creation-factor=", "no-dual-color", "dual-color", "left-only", "right-only", "notes?", "no-notes"})
+)
+
+var gitStatusSpec = spec("sbvu::z", "short", "branch", "show-stash", "porcelain?", "long",
+	"verbose", "untracked-files?", "ignore-submodules?", "ignored?", "column?", "no-column",
+	"ahead-behind", "no-ahead-behind", "renames", "no-renames", "find-renames?", "null")
+
+var gitBlameSpec = spec("bL:ltS:pM::C::hcfnsewe", "root", "show-stats", "reverse", "first-parent",
+	"porcelain", "line-porcelain", "incremental", "encoding=", "contents=", "date=", "progress",
+	"no-progress", "ignore-rev=", "ignore-revs-file=", "color-lines", "color-by-age", "minimal",
+	"show-name", "show-number", "show-email", "abbrev?", "score-debug", "since=", "no-abbrev")
+
+// gitGrepSpec: -O/--open-files-in-pager runs a program.
+var gitGrepSpec = spec("aiIwvhHEGFPnlLozqcpWO::e:f:A:B:C:m:0123456789", "cached", "untracked",
+	"no-index", "index", "recurse-submodules", "exclude-standard", "no-exclude-standard", "text",
+	"textconv", "no-textconv", "ignore-case", "max-depth=", "word-regexp", "invert-match",
+	"full-name", "extended-regexp", "basic-regexp", "perl-regexp", "fixed-strings", "line-number",
+	"column", "files-with-matches", "name-only", "files-without-match", "open-files-in-pager?",
+	"null", "only-matching", "count", "color?", "no-color", "break", "heading", "show-function",
+	"context=", "after-context=", "before-context=", "function-context", "threads=",
+	"max-count=", "and", "or", "not", "all-match", "quiet", "no-recursive", "recursive", "invert-grep")
+
+var gitDescribeSpec = spec("", "dirty?", "broken?", "all", "tags", "contains", "abbrev?",
+	"candidates=", "exact-match", "debug", "long", "match=", "exclude=", "always", "first-parent")
+
+var gitRevParseSpec = func() *optSpec {
+	s := spec("q", "parseopt", "sq-quote", "keep-dashdash", "stop-at-non-option", "stuck-long",
+		"revs-only", "no-revs", "flags", "no-flags", "default=", "prefix=", "verify", "quiet", "sq",
+		"short?", "not", "abbrev-ref?", "symbolic", "symbolic-full-name", "output-object-format=",
+		"all", "branches?", "tags?", "remotes?", "glob=", "exclude=", "exclude-hidden=",
+		"disambiguate=", "local-env-vars", "path-format=", "git-dir", "git-common-dir",
+		"resolve-git-dir", "git-path=", "show-toplevel", "show-superproject-working-tree",
+		"shared-index-path", "absolute-git-dir", "is-inside-git-dir", "is-inside-work-tree",
+		"is-bare-repository", "is-shallow-repository", "show-cdup", "show-prefix",
+		"show-object-format?", "show-ref-format", "since=", "after=", "until=", "before=")
+	s.noAbbrev = true // rev-parse matches its options exactly
+	return s
+}()
+
+var gitLsFilesSpec = spec("cdoisztvfumkx:X:", "cached", "deleted", "others", "ignored", "stage",
+	"directory", "no-empty-directory", "unmerged", "killed", "modified", "resolve-undo", "eol",
+	"deduplicate", "exclude=", "exclude-from=", "exclude-per-directory=", "exclude-standard",
+	"error-unmatch", "with-tree=", "full-name", "recurse-submodules", "abbrev?", "debug", "sparse",
+	"format=", "no-empty-directory")
+
+var gitLsTreeSpec = spec("drtlz", "long", "name-only", "name-status", "object-only", "full-name",
+	"full-tree", "abbrev?", "format=")
+
+// gitCatFileSpec: --textconv and --filters run the configured filters.
+var gitCatFileSpec = spec("tsepZ", "textconv", "filters", "path=", "batch?", "batch-check?",
+	"batch-command?", "batch-all-objects", "buffer", "unordered", "follow-symlinks",
+	"allow-unknown-type", "mailmap", "no-mailmap", "use-mailmap", "no-use-mailmap")
+
+var gitShowRefSpec = spec("dsq", "head", "branches", "heads", "tags", "dereference", "hash?",
+	"abbrev?", "verify", "exists", "quiet", "exclude-existing?")
+
+var gitForEachRefSpec = spec("", "count=", "shell", "perl", "python", "tcl", "sort=", "format=",
+	"color?", "points-at=", "merged?", "no-merged?", "contains?", "no-contains?", "ignore-case",
+	"omit-empty", "exclude=", "stdin", "include-root-refs")
+
+var (
+	gitMergeBaseSpec   = spec("a", "all", "octopus", "independent", "is-ancestor", "fork-point")
+	gitNameRevSpec     = spec("", "tags", "refs=", "exclude=", "all", "annotate-stdin", "stdin", "name-only", "no-undefined", "always")
+	gitCountObjsSpec   = spec("vH", "verbose", "human-readable")
+	gitCherrySpec      = spec("v", "abbrev?")
+	gitCheckIgnoreSpec = spec("qvzn", "quiet", "verbose", "stdin", "non-matching", "no-index")
+	gitCheckAttrSpec   = spec("az", "all", "cached", "stdin", "source=")
+	gitCheckRefSpec    = spec("", "normalize", "allow-onelevel", "no-allow-onelevel", "refspec-pattern", "branch")
+	gitShowBranchSpec  = spec("arg", "all", "remotes", "topo-order", "date-order", "current", "color?",
+		"no-color", "sha1-name", "more?", "list", "merge-base", "independent", "no-name", "topics", "reflog?")
+	gitVarSpec        = spec("l")
+	gitVersionSpec    = spec("", "build-options")
+	gitVerifySpec     = spec("v", "verbose", "raw", "format=")
+	gitVerifyPackSpec = spec("vs", "verbose", "stat-only")
+	// fsck --lost-found writes the dangling objects into .git/lost-found.
+	gitFsckSpec = spec("v", "unreachable", "dangling", "no-dangling", "root", "tags", "cache",
+		"no-reflogs", "full", "no-full", "connectivity-only", "strict", "verbose", "lost-found",
+		"name-objects", "no-name-objects", "progress", "no-progress", "references", "no-references")
+	// ls-remote --upload-pack/-u runs a program.
+	gitLsRemoteSpec = spec("htbqu:o:", "heads", "branches", "tags", "refs", "upload-pack=", "quiet",
+		"exit-code", "get-url", "sort=", "server-option=", "symref")
+	gitTarIDSpec = spec("")
+	// archive -o/--output writes a file; --exec runs a program.
+	gitArchiveSpec = spec("lvo:0123456789", "format=", "list", "verbose", "prefix=", "add-file=",
+		"add-virtual-file=", "output=", "worktree-attributes", "mtime=", "remote=", "exec=")
+)
+
+// Subcommands that both list and change: the list forms' options.
+var (
+	gitBranchSpec = spec("dDmMcCflaruvtiq", "delete", "create-reflog", "force", "move", "copy",
+		"color?", "no-color", "list", "show-current", "verbose", "quiet", "abbrev?", "no-abbrev",
+		"track?", "no-track", "set-upstream-to=", "unset-upstream", "edit-description", "contains?",
+		"no-contains?", "merged?", "no-merged?", "points-at=", "format=", "sort=", "column?",
+		"no-column", "ignore-case", "omit-empty", "remotes", "all", "recurse-submodules")
+	gitTagSpec = spec("ln::asfdvem:F:u:i", "list", "annotate", "sign", "no-sign", "local-user=", "force",
+		"delete", "verify", "message=", "file=", "trailer=", "edit", "cleanup=", "create-reflog",
+		"column?", "no-column", "contains?", "no-contains?", "merged?", "no-merged?", "points-at=",
+		"sort=", "format=", "color?", "ignore-case", "omit-empty")
+	gitConfigSpec = spec("lefz", "global", "system", "local", "worktree", "file=", "blob=", "get",
+		"get-all", "get-regexp", "get-urlmatch", "replace-all", "add", "unset", "unset-all",
+		"rename-section", "remove-section", "list", "fixed-value", "edit", "type=", "no-type", "bool",
+		"int", "bool-or-int", "bool-or-str", "path", "expiry-date", "null", "name-only", "includes",
+		"no-includes", "show-origin", "show-scope", "get-color", "get-colorbool", "default=",
+		"value=", "all", "regexp", "url=", "comment=", "append")
+	gitCleanSpec = spec("dfinqe:xX", "force", "interactive", "dry-run", "quiet", "exclude=")
+	gitApplySpec = spec("NR3p:C:vqz", "stat", "numstat", "summary", "check", "index", "intent-to-add",
+		"3way", "ours", "theirs", "union", "apply", "no-add", "build-fake-ancestor=", "reverse",
+		"allow-binary-replacement", "binary", "allow-empty", "exclude=", "include=", "inaccurate-eof",
+		"recount", "cached", "ignore-space-change", "ignore-whitespace", "whitespace=", "verbose",
+		"quiet", "unidiff-zero", "reject", "directory=", "unsafe-paths", "allow-overlap")
+	gitRemoteSpec      = spec("v", "verbose")
+	gitRemoteShowSpec  = spec("n")
+	gitRemoteURLSpec   = spec("", "push", "all")
+	gitWorktreeList    = spec("vz", "verbose", "porcelain", "expire=")
+	gitNotesSpec       = spec("", "ref=")
+	gitSubmoduleStatus = spec("q", "cached", "recursive", "quiet")
+	gitSubmoduleSumm   = spec("n:", "cached", "files", "summary-limit=", "for-status")
+	gitBundleVerify    = spec("q", "quiet")
+	gitReflogExists    = spec("")
+	gitSymbolicRefSpec = spec("qdm:", "quiet", "short", "no-recurse", "recurse", "delete")
+	gitHelpSpec        = spec("aimwgc", "all", "no-external-commands", "no-aliases", "verbose",
+		"info", "man", "web", "guides", "config", "user-interfaces", "developer-interfaces")
+)
