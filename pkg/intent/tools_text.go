@@ -630,6 +630,9 @@ func jqProgramRisk(prog string) (string, bool) {
 			if len(open) > 0 && depth == 0 {
 				d := open[len(open)-1]
 				open = open[:len(open)-1]
+				if i < d.start {
+					return "the program could not be read", true // "def;": no name and body
+				}
 				d.end = i
 				defs = append(defs, d)
 			}
