@@ -14,7 +14,13 @@ type bodyFields struct {
 	hasSeq bool
 	eventID, timestamp, eventType, traceID, sessionID,
 	agent, actionClass, toolName, prevHash []byte
-	seen uint16 // fields met so far, to refuse a duplicate
+	// approvalID is read only when withApprovalID is set before the scan
+	// (the record has the column, audit.Row.HasApprovalID): otherwise the
+	// member is passed over as before, so that a database older than the
+	// column verifies as it did.
+	approvalID     []byte
+	withApprovalID bool
+	seen           uint16 // fields met so far, to refuse a duplicate
 }
 
 const (
@@ -29,15 +35,17 @@ const (
 	seenPrevHash
 	seenTool
 	seenToolName
+	seenApprovalID
 )
 
 // scanBody reads the indexed fields of a body into f. It is a small
 // hand-written JSON scanner rather than encoding/json because verification
 // runs it on every record (DESIGN §10: ≥ 500k events/s): it reads the
-// top-level members, decoding only the strings of interest, seq and
-// tool.name, and passes over other values by matching their brackets and
-// strings (bytes.IndexByte finds a string's end) without checking the
-// grammar inside them, which the hash vouches for. It reports false for
+// top-level members, decoding only the strings of interest (approval_id
+// when f.withApprovalID asks for it), seq and tool.name, and passes over
+// other values by matching their brackets and strings (bytes.IndexByte
+// finds a string's end) without checking the grammar inside them, which
+// the hash vouches for. It reports false for
 // anything but one JSON object whose fields of interest have the right
 // types and appear once. Names match exactly.
 func scanBody(b []byte, f *bodyFields) bool {
@@ -88,6 +96,14 @@ func scanBody(b []byte, f *bodyFields) bool {
 			dst, bit = &f.actionClass, seenActionClass
 		case "prev_hash":
 			dst, bit = &f.prevHash, seenPrevHash
+		case "approval_id":
+			if !f.withApprovalID {
+				if i = skipValue(b, i); i < 0 {
+					return false
+				}
+				break
+			}
+			dst, bit = &f.approvalID, seenApprovalID
 		case "tool":
 			if f.seen&seenTool != 0 {
 				return false

@@ -132,9 +132,12 @@ type Record struct {
 	// ApprovalID is the event's approval_id, which a store indexes so that
 	// a watcher can find the events that cited an approval before the one
 	// it judges (DESIGN §11 "one use per approval", issue 13). Seal sets
-	// it and Append stores it; reads leave it empty, since a read-only
-	// store also reads databases older than that column.
-	ApprovalID string
+	// it and Append stores it. A store's Scan reads it back and sets
+	// HasApprovalID, so that verification compares the column with the
+	// body; other reads, and a read-only store of a database older than
+	// that column, leave both unset.
+	ApprovalID    string
+	HasApprovalID bool
 }
 
 // BrokenLink is one verification failure (DESIGN §6 verify-chain output).

@@ -59,8 +59,9 @@ func FuzzScanBody(f *testing.F) {
 	}
 	f.Add([]byte(`{"agent":"a\"\u0062","tool":{"parameters":{"name":"x"},"name":"n"},"seq":12}`))
 	f.Add([]byte(`{"seq":1,"x":[{"agent":"no"}]}`))
+	f.Add([]byte(`{"approval_id":"apr_\u0031","data":{"approval_id":"no"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var got bodyFields
+		got := bodyFields{withApprovalID: true}
 		if !scanBody(body, &got) {
 			return
 		}
@@ -74,7 +75,7 @@ func FuzzScanBody(f *testing.F) {
 		for name, val := range map[string][]byte{
 			"event_id": got.eventID, "timestamp": got.timestamp, "event_type": got.eventType,
 			"trace_id": got.traceID, "session_id": got.sessionID, "agent": got.agent,
-			"action_class": got.actionClass, "prev_hash": got.prevHash,
+			"action_class": got.actionClass, "prev_hash": got.prevHash, "approval_id": got.approvalID,
 		} {
 			want := ""
 			if m := n.member(name); m != nil {

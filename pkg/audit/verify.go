@@ -29,8 +29,11 @@ const MaxBrokenLinks = 1000
 //   - hash_mismatch: its event_hash is not Hash(Body);
 //   - column_mismatch: an indexed column (seq, event_id, timestamp,
 //     event_type, trace_id, session_id, agent, action_class, tool name,
-//     prev_hash) disagrees with the body, or the body is not a JSON object
-//     whose fields can be read.
+//     prev_hash, and approval_id when the store has it: Row.HasApprovalID)
+//     disagrees with the body, or the body is not a JSON object whose
+//     fields can be read. approval_id is how watchers find an approval's
+//     earlier uses (DESIGN §11 "one use per approval", issue 13): cleared
+//     or changed, it would hide one.
 //
 // The chain links through the stored columns (prev_hash, event_hash), so one
 // tampering produces its kinds at one or two records and the rest of the log
@@ -44,7 +47,7 @@ const MaxBrokenLinks = 1000
 //	prev_hash column changed                      prev_mismatch + column_mismatch at k
 //	prev_hash changed in the body only            hash_mismatch + column_mismatch at k
 //	prev_hash changed in body and column, rehashed  prev_mismatch at k and at k+1
-//	other indexed column changed                  column_mismatch at k
+//	other indexed column changed (approval_id too) column_mismatch at k
 //	record k deleted (not the last)               seq_gap + prev_mismatch at k+1
 //	last record(s) deleted                        nothing: needs checkpoints (DESIGN §6 "Later")
 //	records k and k+1 swapped (export lines)      seq_gap + prev_mismatch at k+1, k and k+2
@@ -86,12 +89,17 @@ func NewVerifierAfter(seq int64, eventHash string) *Verifier {
 }
 
 // Row is a stored record as the bytes of its columns, for AddRow.
-// Timestamp is the column's text.
+// Timestamp is the column's text. ApprovalID is the approval_id column
+// (nil for NULL or the empty string), compared with the body only when HasApprovalID
+// says the store has that column: a database older than it verifies
+// without (DESIGN §11, issue 13).
 type Row struct {
 	Seq                                               int64
 	EventID, Timestamp, EventType, TraceID, SessionID []byte
 	Agent, ActionClass, ToolName, PrevHash, EventHash []byte
 	Body                                              []byte
+	ApprovalID                                        []byte
+	HasApprovalID                                     bool
 }
 
 // stamp says what the Verifier knows of a record's timestamp column.
@@ -110,6 +118,7 @@ func (v *Verifier) Add(rec Record) {
 		TraceID: bytesOf(rec.TraceID), SessionID: bytesOf(rec.SessionID), Agent: bytesOf(rec.Agent),
 		ActionClass: bytesOf(rec.ActionClass), ToolName: bytesOf(rec.ToolName),
 		PrevHash: bytesOf(rec.PrevHash), EventHash: bytesOf(rec.EventHash), Body: rec.Body,
+		ApprovalID: bytesOf(rec.ApprovalID), HasApprovalID: rec.HasApprovalID,
 	}, rec.Timestamp, stampTime)
 }
 
@@ -228,8 +237,13 @@ func (v *Verifier) Report() Report {
 // columnsAgree reports whether r's indexed columns are the body's fields;
 // ts is its timestamp column as st says.
 func (v *Verifier) columnsAgree(r *Row, ts time.Time, st stamp) bool {
-	var f bodyFields
+	f := bodyFields{withApprovalID: r.HasApprovalID}
 	if !scanBody(r.Body, &f) {
+		return false
+	}
+	// A body without approval_id agrees with a NULL or '' column: both
+	// are empty here.
+	if r.HasApprovalID && string(f.approvalID) != string(r.ApprovalID) {
 		return false
 	}
 	if !f.hasSeq || f.seq != r.Seq ||

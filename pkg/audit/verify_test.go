@@ -385,6 +385,7 @@ func TestVerifierAddRow(t *testing.T) {
 			TraceID: []byte(r.TraceID), SessionID: []byte(r.SessionID), Agent: []byte(r.Agent),
 			ActionClass: []byte(r.ActionClass), ToolName: []byte(r.ToolName), PrevHash: []byte(r.PrevHash),
 			EventHash: []byte(r.EventHash), Body: r.Body,
+			ApprovalID: []byte(r.ApprovalID), HasApprovalID: r.HasApprovalID,
 		}
 	}
 	check := func(t *testing.T, recs []Record, stamps []string) {
@@ -422,6 +423,115 @@ func TestVerifierAddRow(t *testing.T) {
 		recs[0].EventHash = Hash(recs[0].Body)
 		for _, col := range columns {
 			t.Run(body+" vs "+col, func(t *testing.T) { check(t, recs, []string{col}) })
+		}
+	}
+}
+
+// The approval_id column is how watchers find an approval's earlier uses
+// (DESIGN §11 "one use per approval", issue 13): from a store that has it
+// (HasApprovalID), cleared, changed or set it is a column_mismatch, through
+// Add and AddRow alike; NULL and the empty string both agree with a body
+// citing none; and a store without the column (a database older than it)
+// verifies as before, approval_id in the body not read at all.
+func TestVerifierApprovalIDColumn(t *testing.T) {
+	// Record 2 cites apr_1; every record holds a nested approval_id, which
+	// is not the event's.
+	chain := func(t *testing.T, hasColumn bool) []Record {
+		recs := make([]Record, 0, 4)
+		prev := ZeroHash
+		for i := range 4 {
+			e := sampleEvent(i + 1)
+			e.Data = json.RawMessage(`{"approval_id":"apr_nested"}`)
+			if i == 1 {
+				e.ApprovalID = "apr_1"
+			}
+			rec, err := Seal(&e, int64(i+1), prev, t0.Add(time.Duration(i)*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.HasApprovalID = hasColumn
+			recs = append(recs, rec)
+			prev = rec.EventHash
+		}
+		return recs
+	}
+	// rebody replaces the body of recs[i] and rehashes it, relinking the
+	// next record, as a writer with database access could: only the
+	// columns can disagree then.
+	rebody := func(recs []Record, i int, old, new string) {
+		if !bytes.Contains(recs[i].Body, []byte(old)) {
+			panic("body lacks " + old)
+		}
+		recs[i].Body = bytes.Replace(recs[i].Body, []byte(old), []byte(new), 1)
+		recs[i].EventHash = Hash(recs[i].Body)
+		if i+1 < len(recs) {
+			recs[i+1].PrevHash = recs[i].EventHash // the column; its body still names the old hash
+		}
+	}
+	for _, tt := range []struct {
+		name      string
+		hasColumn bool
+		tamper    func([]Record)
+		want      []link
+	}{
+		{"column agrees", true, func([]Record) {}, nil},
+		{"column cleared", true, func(r []Record) { r[1].ApprovalID = "" }, []link{{2, KindColumnMismatch}}},
+		{"column changed", true, func(r []Record) { r[1].ApprovalID = "apr_2" }, []link{{2, KindColumnMismatch}}},
+		{"column set on an event citing none", true, func(r []Record) { r[2].ApprovalID = "apr_1" }, []link{{3, KindColumnMismatch}}},
+		{"column set to the nested approval_id", true, func(r []Record) { r[0].ApprovalID = "apr_nested" }, []link{{1, KindColumnMismatch}}},
+		{"body approval_id not a string", true, func(r []Record) {
+			rebody(r, 1, `"approval_id":"apr_1"`, `"approval_id":1`)
+		}, []link{{2, KindColumnMismatch}, {3, KindColumnMismatch}}},
+		{"body approval_id twice", true, func(r []Record) {
+			rebody(r, 1, `"approval_id":"apr_1"`, `"approval_id":"apr_1","approval_id":"apr_1"`)
+		}, []link{{2, KindColumnMismatch}, {3, KindColumnMismatch}}},
+		{"absent column: cleared is not seen", false, func(r []Record) { r[1].ApprovalID = "" }, nil},
+		{"absent column: changed is not seen", false, func(r []Record) { r[1].ApprovalID = "apr_2" }, nil},
+		// As before the column: approval_id is passed over, not read.
+		{"absent column: body approval_id not a string", false, func(r []Record) {
+			rebody(r, 1, `"approval_id":"apr_1"`, `"approval_id":1`)
+		}, []link{{3, KindColumnMismatch}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			recs := chain(t, tt.hasColumn)
+			tt.tamper(recs)
+			byAdd, byRow := NewVerifier(), NewVerifier()
+			for _, r := range recs {
+				byAdd.Add(r)
+				byRow.AddRow(&Row{
+					Seq: r.Seq, EventID: []byte(r.EventID), Timestamp: []byte(r.Timestamp.Format(time.RFC3339Nano)),
+					EventType: []byte(r.EventType), TraceID: []byte(r.TraceID), SessionID: []byte(r.SessionID),
+					Agent: []byte(r.Agent), ActionClass: []byte(r.ActionClass), ToolName: []byte(r.ToolName),
+					PrevHash: []byte(r.PrevHash), EventHash: []byte(r.EventHash), Body: r.Body,
+					ApprovalID: []byte(r.ApprovalID), HasApprovalID: r.HasApprovalID,
+				})
+			}
+			var got []link
+			for _, l := range byAdd.Report().BrokenLinks {
+				got = append(got, link{l.Seq, l.Kind})
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("broken links\n got %v\nwant %v", got, tt.want)
+			}
+			sameVerdict(t, byRow, byAdd)
+		})
+	}
+
+	// NULL and '' (nil and empty bytes) both agree with a body citing none.
+	recs := chain(t, true)
+	for _, id := range [][]byte{nil, {}} {
+		v := NewVerifier()
+		for _, r := range recs[:1] {
+			v.AddRow(&Row{
+				Seq: r.Seq, EventID: []byte(r.EventID), Timestamp: []byte(r.Timestamp.Format(time.RFC3339Nano)),
+				EventType: []byte(r.EventType), TraceID: []byte(r.TraceID), SessionID: []byte(r.SessionID),
+				Agent: []byte(r.Agent), ActionClass: []byte(r.ActionClass), ToolName: []byte(r.ToolName),
+				PrevHash: []byte(r.PrevHash), EventHash: []byte(r.EventHash), Body: r.Body,
+				ApprovalID: id, HasApprovalID: true,
+			})
+		}
+		if rep := v.Report(); !rep.Verified {
+			t.Errorf("approval_id %#v on an event citing none: %+v", id, rep.BrokenLinks)
 		}
 	}
 }

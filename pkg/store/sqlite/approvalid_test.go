@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -149,5 +151,93 @@ func TestMigrateApprovalID(t *testing.T) {
 	appendAll(t, s, more)
 	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-3"}); err != nil || !slices.Equal(seqs(got), []int64{31}) {
 		t.Errorf("apr-3 = %v, %v; want [31]", seqs(got), err)
+	}
+}
+
+// verdicts verifies s's chain both ways verification reads a database:
+// VerifyChain (verify-chain) and Scan feeding a Verifier (auditd's GET
+// /api/verify). Both must give the same report.
+func verdicts(t *testing.T, s *Store) audit.Report {
+	t.Helper()
+	ctx := context.Background()
+	v, err := s.VerifyChain(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned := audit.NewVerifier()
+	if err := s.Scan(ctx, math.MinInt64, func(r audit.Record) error {
+		scanned.Add(r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep := v.Report()
+	if got := scanned.Report(); !reflect.DeepEqual(got, rep) {
+		t.Fatalf("Scan's verdict\n%+v\ndiffers from VerifyChain's\n%+v", got, rep)
+	}
+	return rep
+}
+
+// Verification compares the approval_id column with the body (DESIGN §11
+// "one use per approval", issue 13): a writer with database access who
+// clears or changes it to hide an earlier use from the watchers, which
+// find it by GET /api/events?approval_id=, breaks the chain at that seq.
+// NULL and ” both mean none for a body that cites none. A database older
+// than the column (migration 4), opened read-only, verifies as before; once
+// migrated, its backfilled column agrees.
+func TestVerifyApprovalIDColumn(t *testing.T) {
+	ctx := context.Background()
+	recs := citing(t, 30, every3)
+	s, path := openTest(t)
+	appendAll(t, s, recs)
+	if rep := verdicts(t, s); !rep.Verified {
+		t.Fatalf("intact chain: %+v", rep.BrokenLinks)
+	}
+	// seq 4, 7 and 10 cite apr-1; seq 2 and 3 cite none.
+	db := rawDB(t, path)
+	for _, q := range []string{
+		`UPDATE events SET approval_id = NULL WHERE seq = 4`,
+		`UPDATE events SET approval_id = '' WHERE seq = 7`,
+		`UPDATE events SET approval_id = 'apr-2' WHERE seq = 10`,
+		`UPDATE events SET approval_id = '' WHERE seq = 2`,      // none either way
+		`UPDATE events SET approval_id = 'apr-1' WHERE seq = 3`, // a use that is not
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := verdicts(t, s)
+	var got []string
+	for _, l := range rep.BrokenLinks {
+		got = append(got, fmt.Sprintf("%d %s", l.Seq, l.Kind))
+	}
+	want := []string{"3 column_mismatch", "4 column_mismatch", "7 column_mismatch", "10 column_mismatch"}
+	if rep.Verified || !slices.Equal(got, want) {
+		t.Errorf("broken links %v, verified %v; want %v", got, rep.Verified, want)
+	}
+	// The watchers' query no longer finds the cleared uses: what the check
+	// is for.
+	if found, err := s.Query(ctx, store.Filter{ApprovalID: "apr-1"}); err != nil || slices.Contains(seqs(found), 4) {
+		t.Errorf("Query apr-1 = %v, %v", seqs(found), err)
+	}
+
+	// Version 3, read-only: no column, no check, verified as before.
+	old := oldDatabase(t, 3, recs)
+	ro, err := Open(old, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := verdicts(t, ro); !rep.Verified || rep.TotalEvents != 30 {
+		t.Errorf("version 3 read-only: %+v", rep)
+	}
+	ro.Close()
+	// Migrated: the backfill agrees with the bodies.
+	rw, err := Open(old, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if rep := verdicts(t, rw); !rep.Verified {
+		t.Errorf("after migration 4: %+v", rep.BrokenLinks)
 	}
 }

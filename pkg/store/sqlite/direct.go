@@ -27,6 +27,8 @@ type directReader struct {
 	db    uintptr
 	stmt  uintptr   // pageSQL
 	stmts []uintptr // every prepared statement, finalized by close
+	// approvalID: the database has events.approval_id (readColumns).
+	approvalID bool
 	// out receives C out-parameters. It must live on the heap: a uintptr
 	// to a stack variable goes stale when the transpiled C code grows the
 	// goroutine's stack (seen in a fresh goroutine: sqlite3_prepare wrote
@@ -34,10 +36,17 @@ type directReader struct {
 	out *uintptr
 }
 
-const pageSQL = "SELECT " + columns + " FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+func pageSQL(hasApprovalID bool) string {
+	return "SELECT " + readColumns(hasApprovalID) + " FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+}
 
-func openDirect(path string, busy time.Duration, immutable bool) (_ *directReader, err error) {
-	d := &directReader{tls: libc.NewTLS(), out: new(uintptr)}
+// openDirect opens a directReader on s's database.
+func (s *Store) openDirect() (*directReader, error) {
+	return openDirect(s.path, s.busy, s.immutable, !s.oldSchema)
+}
+
+func openDirect(path string, busy time.Duration, immutable, hasApprovalID bool) (_ *directReader, err error) {
+	d := &directReader{tls: libc.NewTLS(), out: new(uintptr), approvalID: hasApprovalID}
 	defer func() {
 		if err != nil {
 			d.close()
@@ -59,7 +68,7 @@ func openDirect(path string, busy time.Duration, immutable bool) (_ *directReade
 		return nil, d.errorf("open %s", path)
 	}
 	lib.Xsqlite3_busy_timeout(d.tls, d.db, int32(busy.Milliseconds()))
-	if d.stmt, err = d.prepare(pageSQL); err != nil {
+	if d.stmt, err = d.prepare(pageSQL(hasApprovalID)); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -115,6 +124,9 @@ func (d *directReader) page(dst []audit.Record, after int64, limit int) ([]audit
 			Body:        append(make([]byte, 0, len(body)), body...),
 		}
 		r.Timestamp, _ = time.Parse(time.RFC3339Nano, string(d.bytes(st, 2)))
+		if d.approvalID {
+			r.ApprovalID, r.HasApprovalID = string(d.bytes(st, 12)), true
+		}
 		dst = append(dst, r)
 	}
 }

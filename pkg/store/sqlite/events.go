@@ -25,6 +25,19 @@ const scanPage = 4096
 const columns = `seq, event_id, timestamp, event_type, trace_id, session_id,
 	agent, action_class, tool_name, prev_hash, event_hash, body`
 
+// readColumns are columns and, as column 12, approval_id: what Scan and
+// VerifyChain read, so that verification compares approval_id with the
+// body (a cleared column would hide an approval's earlier use from the
+// watchers: DESIGN §11 "one use per approval", issue 13). A database
+// older than the column (a read-only Store, oldSchema) reads NULL there
+// and says so (audit.Row.HasApprovalID): it verifies as before.
+func readColumns(hasApprovalID bool) string {
+	if hasApprovalID {
+		return columns + ", approval_id"
+	}
+	return columns + ", NULL"
+}
+
 // insertSQL also fills approval_id (migration 4), which reads do not
 // select: a read-only Store opens databases older than that column.
 const insertSQL = `INSERT INTO events (` + columns + `, approval_id)
@@ -166,7 +179,7 @@ func (s *Store) Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) 
 	pages := make(chan page, 1) // one page ahead, one being read
 	go func() {
 		defer close(pages)
-		d, err := openDirect(s.path, s.busy, s.immutable)
+		d, err := s.openDirect()
 		if err != nil {
 			select {
 			case pages <- page{nil, afterSeq, err}:

@@ -22,8 +22,11 @@ const (
 	// optimization (one query with both would scan the table).
 	boundsSQL = "SELECT (SELECT min(seq) FROM events), (SELECT max(seq) FROM events)"
 	beforeSQL = "SELECT seq, event_hash FROM events WHERE seq < ?1 ORDER BY seq DESC LIMIT 1"
-	rangeSQL  = "SELECT " + columns + " FROM events WHERE seq >= ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3"
 )
+
+func rangeSQL(hasApprovalID bool) string {
+	return "SELECT " + readColumns(hasApprovalID) + " FROM events WHERE seq >= ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3"
+}
 
 // VerifyChain verifies the whole chain, every record up to the highest seq
 // stored when it starts (seqs tampered to 0 or below included), and returns
@@ -40,7 +43,7 @@ func (s *Store) VerifyChain(ctx context.Context) (*audit.Verifier, error) {
 // verifyChain is VerifyChain with its concurrency spelled out, for tests:
 // up to workers connections verify the seq range split into chunks.
 func (s *Store) verifyChain(ctx context.Context, workers, chunks int) (*audit.Verifier, error) {
-	d, err := openDirect(s.path, s.busy, s.immutable)
+	d, err := s.openDirect()
 	if err != nil {
 		return nil, fmt.Errorf("store: verify: %w", err)
 	}
@@ -94,7 +97,7 @@ func (s *Store) verifyChain(ctx context.Context, workers, chunks int) (*audit.Ve
 				work(d) // the connection that read the bounds
 				return
 			}
-			d, err := openDirect(s.path, s.busy, s.immutable)
+			d, err := s.openDirect()
 			if err != nil {
 				fail(fmt.Errorf("store: verify: %w", err))
 				return
@@ -159,7 +162,7 @@ func newRangeReader(d *directReader) (*rangeReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := d.prepare(rangeSQL)
+	rows, err := d.prepare(rangeSQL(d.approvalID))
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +213,9 @@ func (rr *rangeReader) verify(ctx context.Context, lo, hi int64) (*audit.Verifie
 				PrevHash:    d.bytes(st, 9),
 				EventHash:   d.bytes(st, 10),
 				Body:        d.bytes(st, 11),
+				// NULL (a database older than the column) and '' are nil.
+				ApprovalID:    d.bytes(st, 12),
+				HasApprovalID: d.approvalID,
 			}
 			v.AddRow(&r)
 		}

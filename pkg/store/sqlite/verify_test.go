@@ -48,6 +48,22 @@ func sequentialVerdict(t *testing.T, s *Store) *audit.Verifier {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// And approval_id, read through database/sql too (seq is the key: one
+	// row each, in the same order).
+	rows, err := s.reader.Query("SELECT coalesce(approval_id, '') FROM events ORDER BY seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for i := 0; rows.Next(); i++ {
+		if err := rows.Scan(&recs[i].ApprovalID); err != nil {
+			t.Fatal(err)
+		}
+		recs[i].HasApprovalID = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	v := audit.NewVerifier()
 	for _, r := range recs {
 		v.Add(r)
@@ -70,6 +86,8 @@ func TestVerifyChainMatchesSequential(t *testing.T) {
 		{"indexed column", 40, []string{`UPDATE events SET agent = 'mallory' WHERE seq IN (10, 11, 20)`}},
 		{"column of another type", 40, []string{`UPDATE events SET agent = 42, trace_id = x'00ff' WHERE seq = 11`}},
 		{"body", 40, []string{`UPDATE events SET body = replace(body, '"agent-a"', '"agent-b"') WHERE seq = 10`}},
+		{"approval_id", 40, []string{`UPDATE events SET approval_id = 'apr-1' WHERE seq IN (3, 17)`,
+			`UPDATE events SET approval_id = '' WHERE seq = 18`}},
 		{"body as text", 40, []string{`UPDATE events SET body = CAST(body AS TEXT) WHERE seq > 30`}},
 		{"event_hash", 40, []string{`UPDATE events SET event_hash = 'ff' WHERE seq IN (1, 10, 20, 40)`}},
 		{"rows deleted", 40, []string{`DELETE FROM events WHERE seq IN (1, 11, 12, 21, 40)`}},
