@@ -1,6 +1,9 @@
 package intent
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // argKind says whether an option takes a value.
 type argKind uint8
@@ -165,7 +168,7 @@ func parseArgs(args []*arg, s *optSpec) *parsedArgs {
 			name, val, hasVal := strings.Cut(v[2:], "=")
 			full, kind, ok := s.lookupLong(name)
 			if !ok {
-				p.unknown = append(p.unknown, "--"+name)
+				p.unknown = append(p.unknown, "--"+name+s.ambiguity(name))
 				continue
 			}
 			o := opt{name: "--" + full, value: val, hasValue: hasVal, index: i}
@@ -263,6 +266,26 @@ func (p *parsedArgs) parseCluster(args []*arg, i int, s *optSpec) int {
 		p.opts = append(p.opts, o)
 	}
 	return i
+}
+
+// ambiguity says which long options name abbreviates, when it abbreviates
+// more than one (tar --li: --list or --listed-incremental?), for the
+// reason of a refusal; "" otherwise.
+func (s *optSpec) ambiguity(name string) string {
+	if s.noAbbrev || name == "" {
+		return ""
+	}
+	var matches []string
+	for l := range s.long {
+		if strings.HasPrefix(l, name) {
+			matches = append(matches, "--"+l)
+		}
+	}
+	if len(matches) < 2 {
+		return ""
+	}
+	slices.Sort(matches)
+	return " (ambiguous: " + strings.Join(matches, ", ") + ")"
 }
 
 // lookupLong resolves a long option name, allowing unique GNU abbreviations.
