@@ -98,9 +98,10 @@ func (w *walker) redirect(r *syntax.Redirect, ctx *stmtCtx, a *assessment) {
 	if r.Hdoc != nil {
 		w.word(r.Hdoc, a)
 	}
-	target := ""
+	target, targetSrc, literal := "", "", true
 	if r.Word != nil {
-		target = newArg(w.src, r.Word).val
+		t := newArg(w.src, r.Word)
+		target, targetSrc, literal = t.val, t.src, t.literal()
 	}
 	switch r.Op {
 	case syntax.RdrIn, syntax.DplIn:
@@ -120,13 +121,23 @@ func (w *walker) redirect(r *syntax.Redirect, ctx *stmtCtx, a *assessment) {
 		h := newArg(w.src, r.Word)
 		ctx.stdin, ctx.heredoc, ctx.heredocOK = stdinHeredoc, h.val+"\n", h.literal()
 	case syntax.DplOut:
-		if !isFD(target) {
+		// >&WORD duplicates or closes a descriptor when WORD is digits or
+		// "-"; any other WORD makes it &>WORD, a write of the file (issue
+		// 14). A quoted "/dev/null" is still /dev/null.
+		switch {
+		case !literal:
+			a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf(">& %s: the target is computed at run time and may name a file", targetSrc))
+		case isFD(target), isSinkPath(target):
+		default:
 			a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf(">& %s writes the file %s", target, target))
+			if isDiskDevice(target) {
+				a.destroys(fmt.Sprintf(">& %s overwrites a device", target))
+			}
 		}
 	case syntax.RdrInOut:
 		a.writes(CodeOutputRedirect, RiskHighWrite, "<> "+target+" opens the file for writing")
 	default: // > >> >| &> &>>
-		if r.Op != syntax.RdrClob && isSinkPath(target) && r.Word.Lit() != "" {
+		if r.Op != syntax.RdrClob && isSinkPath(target) && literal {
 			return
 		}
 		a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf("%s %s writes a file", r.Op, target))
@@ -357,7 +368,41 @@ func (w *walker) paramExp(p *syntax.ParamExp, a *assessment) {
 	}
 	if p.Exp != nil {
 		w.word(p.Exp.Word, a)
+		if p.Exp.Op == syntax.OtherParamOps && !harmlessTransform(p.Exp.Word.Lit()) {
+			what := "expands the value as a prompt string, which runs the command substitutions in it"
+			if op := p.Exp.Word.Lit(); op != "P" {
+				what = "is not known to leave the value unevaluated"
+			}
+			a.failClosed(CodeEval, fmt.Sprintf("${…@%s} %s", p.Exp.Word.Lit(), what))
+		}
 	}
+	// ${!name} uses the value of name as a variable name, and a value such
+	// as a[$(cmd)] evaluates its subscript (issue 14). ${!prefix*} and
+	// ${!array[@]} only list names.
+	if p.Excl && p.Names == 0 && !allKeys(p.Index) {
+		a.failClosed(CodeArithmetic, "${!…} expands a variable named by a value, which can evaluate a[$(cmd)] subscripts")
+	}
+}
+
+// allKeys reports the subscript of ${!a[@]} and ${!a[*]}.
+func allKeys(x syntax.ArithmExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	return ok && (wd.Lit() == "@" || wd.Lit() == "*")
+}
+
+// harmlessTransform reports the ${var@op} operators that only transform
+// the value as a string (issue 14): Q quotes, E expands backslash escapes
+// the way $'…' does, A and K/k print assignments and key-value pairs, a
+// prints attributes, U/u/L change case. P expands the value as a prompt
+// string, which (with promptvars, bash's default) runs $(…) and `…` found
+// in it: it is the one that evaluates, and any operator not listed here
+// fails closed too.
+func harmlessTransform(op string) bool {
+	switch op {
+	case "Q", "E", "A", "K", "k", "a", "U", "u", "L":
+		return true
+	}
+	return false
 }
 
 // safeIndex allows ${a[0]}, ${a[@]} and ${a[*]}: nothing left to evaluate.
@@ -427,6 +472,20 @@ func (w *walker) assignment(as *syntax.Assign, prefix bool, a *assessment) {
 	a.writes(CodeUnsafeAssignment, RiskHighWrite, fmt.Sprintf("%s= can change what runs", name))
 }
 
+// splitsOnly reports IFS=… in front of read, mapfile or readarray (IFS=
+// read -r line): it only sets how that builtin splits its input, for that
+// command alone.
+func splitsOnly(ce *syntax.CallExpr, as *syntax.Assign) bool {
+	if as.Name == nil || as.Name.Value != "IFS" || as.Index != nil || as.Array != nil || as.Append || len(ce.Args) == 0 {
+		return false
+	}
+	switch ce.Args[0].Lit() {
+	case "read", "mapfile", "readarray":
+		return as.Value == nil || !hasSubstitution(as.Value)
+	}
+	return false
+}
+
 func hasSubstitution(wd *syntax.Word) bool {
 	found := false
 	syntax.Walk(wd, func(n syntax.Node) bool {
@@ -457,8 +516,24 @@ func safeAssignment(name string, val *arg, prefix bool) bool {
 	return strings.ToLower(name) == name
 }
 
+// decl checks declare, typeset, local, export and readonly: their
+// assignments follow DESIGN §4's rules like plain ones, and so does a bare
+// unsafe NAME (issue 14): inside a function declare and local make it a
+// new, empty variable (local PATH empties PATH). With -p the names are
+// only printed.
 func (w *walker) decl(d *syntax.DeclClause, a *assessment) {
+	printOnly := false
 	for _, as := range d.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			if v := newArg(w.src, as.Value); v.literal() && strings.HasPrefix(v.val, "-") && strings.Contains(v.val, "p") {
+				printOnly = true
+			}
+		}
+	}
+	for _, as := range d.Args {
+		if printOnly && as.Naked && as.Name != nil && as.Index == nil {
+			continue
+		}
 		if as.Naked && as.Name == nil && as.Value != nil {
 			w.word(as.Value, a)
 			v := newArg(w.src, as.Value)
@@ -478,6 +553,10 @@ func (w *walker) decl(d *syntax.DeclClause, a *assessment) {
 
 func (w *walker) callExpr(ce *syntax.CallExpr, ctx stmtCtx, a *assessment) {
 	for _, as := range ce.Assigns {
+		if splitsOnly(ce, as) {
+			w.word(as.Value, a)
+			continue
+		}
 		w.assignment(as, len(ce.Args) > 0, a)
 	}
 	if len(ce.Args) == 0 {
