@@ -2,7 +2,9 @@ package intent
 
 import (
 	"fmt"
+	"math"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -11,7 +13,7 @@ import (
 func registerWrapperRules() {
 	rules["env"] = envRule
 	rules["nice"] = wrapper(spec("n:", "adjustment="))
-	rules["ionice"] = wrapper(spec("c:n:p:P:u:t", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore"))
+	rules["ionice"] = ioniceRule
 	rules["nohup"] = wrapper(spec(""))
 	rules["stdbuf"] = wrapper(spec("i:o:e:", "input=", "output=", "error="))
 	rules["builtin"] = wrapper(spec(""))
@@ -49,6 +51,31 @@ func wrapper(s *optSpec) rule {
 		if len(p.operands) > 0 {
 			c.inner(c.rest()[p.operands[0]:], c.ctx)
 		}
+	}
+}
+
+var ioniceSpec = func() *optSpec {
+	s := spec("c:n:p:P:u:thV", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore", "help", "version")
+	s.posixStop = true
+	return s
+}()
+
+// ioniceRule: ionice -p/-P/-u names processes already running; with -c or
+// -n it changes their I/O scheduling (issue 14), without it prints it.
+// Otherwise it runs a command, classified as such.
+func ioniceRule(c *call) {
+	p := c.parse(ioniceSpec)
+	if !c.strict(p) {
+		return
+	}
+	if o, ok := p.get("-p", "--pid", "-P", "--pgid", "-u", "--uid"); ok {
+		if p.has("-c", "--class", "-n", "--classdata") {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("ionice %s with a class changes the I/O scheduling of running processes", o.name))
+		}
+		return
+	}
+	if len(p.operands) > 0 {
+		c.inner(c.rest()[p.operands[0]:], c.ctx)
 	}
 }
 
@@ -137,7 +164,10 @@ var timeoutSpec = func() *optSpec {
 }()
 
 // timeoutRule: timeout DURATION CMD bounds CMD (DESIGN §4: the one explicit
-// bound for a follow), except a zero duration, which disables the timeout.
+// bound for a follow) when DURATION is a finite, non-zero time of at most
+// a day (0 disables the timeout; inf, infinity and 1e100 never fire: issue
+// 14), and the signal it sends ends a process: -s CONT, STOP, CHLD or 0
+// leave CMD running, unless -k sends KILL after a bounded delay.
 func timeoutRule(c *call) {
 	p := c.parse(timeoutSpec)
 	if !c.strict(p) || len(p.operands) < 1 {
@@ -145,16 +175,68 @@ func timeoutRule(c *call) {
 	}
 	dur := c.rest()[p.operands[0]]
 	sub := c.innerAssessed(c.rest()[p.operands[0]+1:], c.ctx)
-	if dur.literal() && !isZeroDuration(dur.val) {
+	ends := true
+	if o, ok := p.get("-s", "--signal"); ok && !terminatingSignal(o.value) {
+		k, ok := p.get("-k", "--kill-after")
+		ends = ok && boundedDuration(k.value)
+	}
+	switch {
+	case dur.literal() && boundedDuration(dur.val) && ends:
 		sub.bound()
+	case sub.unbounded && !ends:
+		sub.never(UnboundedStream, "timeout: the signal it sends does not end the command")
+	case sub.unbounded:
+		sub.never(UnboundedStream, fmt.Sprintf("timeout %s is not a limit that fires within a day", dur.src))
 	}
 	c.a.merge(sub)
 }
 
-func isZeroDuration(s string) bool {
-	s = strings.TrimRight(s, "smhd")
-	s = strings.Trim(s, "0.")
-	return s == ""
+// maxTimeout is the longest timeout that counts as a bound: an agent does
+// not wait a day for a command.
+const maxTimeout = 24 * 60 * 60
+
+// boundedDuration parses GNU timeout's DURATION (a floating-point number
+// with an optional s, m, h or d suffix) and reports a limit that fires:
+// finite, above zero and at most maxTimeout seconds. Anything it cannot
+// parse does not bound.
+func boundedDuration(s string) bool {
+	mult := 1.0
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 's':
+			s = s[:n-1]
+		case 'm':
+			s, mult = s[:n-1], 60
+		case 'h':
+			s, mult = s[:n-1], 3600
+		case 'd':
+			s, mult = s[:n-1], 86400
+		}
+	}
+	if s == "" || strings.ContainsAny(s, "xXpP_") { // no hex floats or Go-only spellings
+		return false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return false
+	}
+	secs := f * mult
+	return secs > 0 && secs <= maxTimeout
+}
+
+// terminatingSignal reports a signal whose default action ends a process
+// (1–15 on Linux: HUP … TERM); timeout sends TERM unless told otherwise.
+func terminatingSignal(s string) bool {
+	s = strings.TrimPrefix(strings.ToUpper(s), "SIG")
+	if n, err := strconv.Atoi(s); err == nil {
+		return n >= 1 && n <= 15
+	}
+	switch s {
+	case "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "IOT", "BUS", "FPE", "KILL", "USR1", "SEGV",
+		"USR2", "PIPE", "ALRM", "TERM":
+		return true
+	}
+	return false
 }
 
 var xargsSpec = func() *optSpec {
@@ -230,6 +312,9 @@ func watchRule(c *call) {
 	c.rewrite(words...)
 }
 
+// cd [-L|-P [-e]] [-@] DIR; pushd [-n] DIR.
+var cdSpec = builtinSpec("LPe@n")
+
 // cdRule: changing directory is harmless, but it changes which repository's
 // git config applies; track a literal path, forget anything else.
 func cdRule(c *call) {
@@ -237,14 +322,12 @@ func cdRule(c *call) {
 		c.w.dirKnown = false
 		return
 	}
-	var target *arg
-	for _, a := range c.rest() {
-		if a.val == "-L" || a.val == "-P" || a.val == "-e" || a.val == "-@" || a.val == "--" || a.val == "-n" {
-			continue
-		}
-		target = a
-		break
+	p := c.parse(cdSpec)
+	if len(p.unknown) > 0 || len(p.dynamic) > 0 {
+		c.w.dirKnown = false // bash refuses the option, or it is unknowable
+		return
 	}
+	target, _ := c.operand(p, 0)
 	if target == nil || !target.literal() || target.val == "-" || strings.HasPrefix(target.val, "~") || strings.HasPrefix(target.val, "+") {
 		c.w.dirKnown = false
 		return
