@@ -2,6 +2,7 @@ package intent
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -49,6 +50,9 @@ func shellRule(c *call) {
 		c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s gets code computed at run time (%s)", c.name, p.dynamic[0]))
 		return
 	}
+	if !c.strict(p) {
+		return
+	}
 	if o, ok := p.get("-c"); ok {
 		script := c.rest()[o.index]
 		if o.sepValue {
@@ -74,6 +78,10 @@ func shellRule(c *call) {
 	}
 	if len(p.operands) > 0 && !p.has("-s") {
 		c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("%s runs the script %s, which classify cannot see", c.name, c.rest()[p.operands[0]].src))
+		return
+	}
+	if p.has("-s") {
+		explicitStdinCode(c)
 		return
 	}
 	stdinCode(c)
@@ -105,38 +113,190 @@ func isShell(name string) bool {
 	return false
 }
 
-// interpreterRule: version and help flags read; inline code (-c, -e, -r, -m,
-// --eval …) is INLINE_CODE; a script is unseen; no program is a REPL.
+// interp describes an interpreter's options (issue 14: on the one option
+// parser, so an option classify does not know fails closed and -m is not
+// "inline code").
+type interp struct {
+	opts *optSpec
+	// inline options take the program as their value (python -c, node -e,
+	// perl -e, php -r): INLINE_CODE.
+	inline []string
+	// load options run code before or instead of a program: modules,
+	// preloads, loaders, extensions (python -m, node --require/--import/
+	// --loader, perl -M, ruby -r, php -d/-z).
+	load []string
+	// info options print and exit when they are the only option and no
+	// program is given (python -V, perl -v, php -v, php -m).
+	info []string
+	// edits options rewrite the files they are given (perl -i, ruby -i).
+	edits []string
+	// serves options run a server until stopped (php -S).
+	serves []string
+	// check options only parse the program without running it (node
+	// --check, php -l); with nothing that loads code, they read.
+	check []string
+}
+
+func interpSpec(short string, longs ...string) *optSpec {
+	s := spec(short, longs...)
+	s.posixStop = true // the first operand is the program; the rest are its arguments
+	s.noAbbrev = true  // CPython, node, perl, php and ruby match long options exactly
+	return s
+}
+
+var pythonInterp = &interp{
+	opts: interpSpec("bBc:dEhiIm:OPqsSuvVW:xX:?", "help", "help-env", "help-xoptions", "help-all",
+		"version", "check-hash-based-pycs="),
+	inline: []string{"-c"},
+	load:   []string{"-m"},
+	info:   []string{"-h", "-?", "--help", "--help-env", "--help-xoptions", "--help-all", "-V", "--version"},
+}
+
+var interps = map[string]*interp{
+	"node": {
+		opts: interpSpec("e:p:r:hvicC:", "eval=", "print=", "require=", "import=", "loader=",
+			"experimental-loader=", "env-file=", "env-file-if-exists=", "run=", "test", "watch", "watch-path=",
+			"interactive", "check", "help", "version", "v8-options", "completion-bash", "inspect?", "inspect-brk?",
+			"inspect-port=", "no-warnings", "trace-warnings", "no-deprecation", "trace-deprecation",
+			"enable-source-maps", "stack-trace-limit=", "max-old-space-size=", "experimental-vm-modules",
+			"experimental-strip-types", "experimental-default-type=", "input-type=", "conditions=", "title=",
+			"unhandled-rejections=", "preserve-symlinks", "abort-on-uncaught-exception"),
+		inline: []string{"-e", "--eval", "-p", "--print"},
+		load: []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file",
+			"--env-file-if-exists", "--run", "--test", "--watch", "--watch-path"},
+		info:  []string{"-v", "--version", "-h", "--help", "--v8-options", "--completion-bash"},
+		check: []string{"-c", "--check"},
+	},
+	// perl -l and -0 take only digits, attached; as plain flags a cluster
+	// such as -lane still finds its -e.
+	"perl": {
+		opts:   interpSpec("0aC::cd::D::e:E:fF::hi::I:lm:M:npsStTuUvV::wWx::X", "help", "version"),
+		inline: []string{"-e", "-E"},
+		load:   []string{"-m", "-M", "-d"},
+		edits:  []string{"-i"},
+		info:   []string{"-v", "-V", "-h", "--help", "--version"},
+	},
+	"php": {
+		opts: interpSpec("aB:c:d:eE:F:f:hHilmnqR:r:sS:t:vwz:", "interactive", "php-ini=", "no-php-ini",
+			"define=", "profile-info", "file=", "help", "hide-args", "info", "lint", "modules", "run=",
+			"process-begin=", "process-code=", "process-file=", "process-end=", "server=", "docroot=",
+			"syntax-highlight", "syntax-highlighting", "version", "no-header", "strip", "zend-extension=",
+			"rfunction=", "rclass=", "rextension=", "rzendextension=", "rextinfo=", "rf=", "rc=", "re=", "rz=",
+			"ri=", "ini"),
+		inline: []string{"-r", "--run", "-B", "--process-begin", "-R", "--process-code", "-E", "--process-end"},
+		load: []string{"-d", "--define", "-c", "--php-ini", "-z", "--zend-extension", "-F", "--process-file",
+			"-S", "--server", "-f", "--file"},
+		info: []string{"-v", "--version", "-h", "--help", "-i", "--info", "-m", "--modules", "--ini",
+			"--rf", "--rfunction", "--rc", "--rclass", "--re", "--rextension", "--rz", "--rzendextension",
+			"--ri", "--rextinfo"},
+		serves: []string{"-S", "--server"},
+		check:  []string{"-l", "--lint"},
+	},
+	"ruby": {
+		opts: interpSpec("0::aC:cde:E:F::i::I:lnpr:sSvwW::x::h", "copyright", "enable=", "disable=",
+			"dump=", "external-encoding=", "internal-encoding=", "encoding=", "verbose", "version", "help",
+			"yjit", "jit", "backtrace-limit=", "crash-report=", "parser="),
+		inline: []string{"-e"},
+		load:   []string{"-r"},
+		edits:  []string{"-i"},
+		info:   []string{"-v", "--version", "-h", "--help", "--copyright"},
+	},
+	"lua": {
+		opts:   interpSpec("e:il:vEW"),
+		inline: []string{"-e"},
+		load:   []string{"-l"},
+		info:   []string{"-v"},
+	},
+}
+
+// genericInterp is every other interpreter: only its version and help
+// flags are known, and any other option fails closed.
+var genericInterp = &interp{
+	opts: func() *optSpec {
+		s := interpSpec("hvV", "help", "version")
+		s.singleDash = true // jshell -version, scala -version
+		return s
+	}(),
+	info: []string{"-h", "-v", "-V", "--help", "--version"},
+}
+
+func interpOf(name string) *interp {
+	if strings.HasPrefix(name, "python") || strings.HasPrefix(name, "pypy") {
+		return pythonInterp
+	}
+	switch name {
+	case "nodejs":
+		name = "node"
+	case "luajit":
+		name = "lua"
+	case "ghci", "erl", "iex", "guile", "sbcl", "clisp", "racket", "ocaml":
+		// -v and friends start a verbose session here, not a version.
+		return &interp{opts: interpSpec("")}
+	}
+	if it, ok := interps[name]; ok {
+		return it
+	}
+	return genericInterp
+}
+
+// interpreterRule: inline code is INLINE_CODE; loading a module, preload or
+// extension runs code (RUNS_PROGRAM); a script is unseen; "-" or no
+// program reads the program from standard input (stdinCode); a lone
+// version or help option reads; any option not in the interpreter's spec
+// fails closed.
 func interpreterRule(c *call) {
-	args := c.rest()
-	for _, a := range args {
-		v := a.val
-		switch {
-		case v == "--version" || v == "-V" || v == "-v" && c.name != "perl" && c.name != "php" || v == "--help" || v == "-h" || v == "-version":
-			if len(args) == 1 {
-				return
-			}
-		case v == "-c" || v == "-e" || v == "-E" || v == "-r" || v == "-m" || v == "-p" && c.name == "node" ||
-			v == "--eval" || v == "--print" || v == "--command" || v == "-Command" || v == "-command" ||
-			isCluster(v) && strings.ContainsAny(v[1:], "eE") && (c.name == "perl" || c.name == "ruby") ||
-			strings.HasPrefix(v, "-c") && strings.HasPrefix(c.name, "python") ||
-			strings.HasPrefix(v, "-m") && strings.HasPrefix(c.name, "python") ||
-			strings.HasPrefix(v, "--eval=") || strings.HasPrefix(v, "--print="):
-			c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s %s runs inline code", c.name, v))
-			return
-		case v == "-" || v == "-i":
-			continue
-		case !strings.HasPrefix(v, "-"):
+	it := interpOf(c.name)
+	p := c.parse(it.opts)
+	if len(p.dynamic) > 0 {
+		c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s gets options or code computed at run time (%s)", c.name, p.dynamic[0]))
+		return
+	}
+	if o, ok := p.get(it.inline...); ok {
+		c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s %s runs inline code", c.name, o.name))
+		return
+	}
+	if o, ok := p.get(it.serves...); ok {
+		c.a.never(UnboundedStream, fmt.Sprintf("%s %s serves requests until stopped", c.name, o.name))
+	}
+	if o, ok := p.get(it.edits...); ok {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s edits the files it is given in place", c.name, o.name))
+	}
+	if o, ok := p.get(it.load...); ok {
+		what := "loads and runs code classify cannot see"
+		if o.hasValue {
+			what = fmt.Sprintf("%s %s", shellQuote(o.value), what)
+		}
+		c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s %s %s", c.name, o.name, what))
+		return
+	}
+	if !c.strict(p) {
+		return
+	}
+	if len(p.operands) == 0 && len(p.opts) == 1 && slices.Contains(it.info, p.opts[0].name) {
+		return
+	}
+	if p.has(it.check...) && len(p.operands) > 0 && c.rest()[p.operands[0]].val != "-" {
+		return // parses the files without running them
+	}
+	if len(p.operands) > 0 {
+		if a := c.rest()[p.operands[0]]; a.val != "-" || !a.literal() {
 			c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("%s runs the script %s, which classify cannot see", c.name, a.src))
 			return
 		}
+		explicitStdinCode(c)
+		return
 	}
 	stdinCode(c)
 }
 
-// isCluster reports a short-option word such as -ne.
-func isCluster(v string) bool {
-	return len(v) > 1 && v[0] == '-' && v[1] != '-'
+// explicitStdinCode: python3 - or bash -s read their program from standard
+// input even when it is not redirected: that runs code, not a REPL (issue 14).
+func explicitStdinCode(c *call) {
+	if c.ctx.stdin == stdinInherited {
+		c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s runs a program read from standard input, which classify cannot see", c.name))
+		return
+	}
+	stdinCode(c)
 }
 
 // dbClientRule: other database shells are REPLs without a command, and

@@ -2,7 +2,9 @@ package intent
 
 import (
 	"fmt"
+	"math"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -11,7 +13,7 @@ import (
 func registerWrapperRules() {
 	rules["env"] = envRule
 	rules["nice"] = wrapper(spec("n:", "adjustment="))
-	rules["ionice"] = wrapper(spec("c:n:p:P:u:t", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore"))
+	rules["ionice"] = ioniceRule
 	rules["nohup"] = wrapper(spec(""))
 	rules["stdbuf"] = wrapper(spec("i:o:e:", "input=", "output=", "error="))
 	rules["builtin"] = wrapper(spec(""))
@@ -24,9 +26,17 @@ func registerWrapperRules() {
 	for _, n := range []string{"cd", "pushd", "popd"} {
 		rules[n] = cdRule
 	}
-	for _, n := range []string{"read", "mapfile", "readarray", "unset", "wait"} {
-		rules[n] = nameArgsRule
-	}
+	// Builtins that assign variables named by their arguments (issue 14):
+	// the names follow DESIGN §4's assignment rules, as NAME=value does.
+	rules["read"] = readRule
+	rules["mapfile"] = mapfileRule
+	rules["readarray"] = mapfileRule
+	rules["printf"] = printfRule
+	rules["getopts"] = getoptsRule
+	rules["wait"] = waitRule
+	rules["unset"] = unsetRule
+	rules["test"] = testRule
+	rules["["] = testRule
 	rules["set"] = setRule
 }
 
@@ -41,6 +51,31 @@ func wrapper(s *optSpec) rule {
 		if len(p.operands) > 0 {
 			c.inner(c.rest()[p.operands[0]:], c.ctx)
 		}
+	}
+}
+
+var ioniceSpec = func() *optSpec {
+	s := spec("c:n:p:P:u:thV", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore", "help", "version")
+	s.posixStop = true
+	return s
+}()
+
+// ioniceRule: ionice -p/-P/-u names processes already running; with -c or
+// -n it changes their I/O scheduling (issue 14), without it prints it.
+// Otherwise it runs a command, classified as such.
+func ioniceRule(c *call) {
+	p := c.parse(ioniceSpec)
+	if !c.strict(p) {
+		return
+	}
+	if o, ok := p.get("-p", "--pid", "-P", "--pgid", "-u", "--uid"); ok {
+		if p.has("-c", "--class", "-n", "--classdata") {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("ionice %s with a class changes the I/O scheduling of running processes", o.name))
+		}
+		return
+	}
+	if len(p.operands) > 0 {
+		c.inner(c.rest()[p.operands[0]:], c.ctx)
 	}
 }
 
@@ -129,7 +164,10 @@ var timeoutSpec = func() *optSpec {
 }()
 
 // timeoutRule: timeout DURATION CMD bounds CMD (DESIGN §4: the one explicit
-// bound for a follow), except a zero duration, which disables the timeout.
+// bound for a follow) when DURATION is a finite, non-zero time of at most
+// a day (0 disables the timeout; inf, infinity and 1e100 never fire: issue
+// 14), and the signal it sends ends a process: -s CONT, STOP, CHLD or 0
+// leave CMD running, unless -k sends KILL after a bounded delay.
 func timeoutRule(c *call) {
 	p := c.parse(timeoutSpec)
 	if !c.strict(p) || len(p.operands) < 1 {
@@ -137,16 +175,68 @@ func timeoutRule(c *call) {
 	}
 	dur := c.rest()[p.operands[0]]
 	sub := c.innerAssessed(c.rest()[p.operands[0]+1:], c.ctx)
-	if dur.literal() && !isZeroDuration(dur.val) {
+	ends := true
+	if o, ok := p.get("-s", "--signal"); ok && !terminatingSignal(o.value) {
+		k, ok := p.get("-k", "--kill-after")
+		ends = ok && boundedDuration(k.value)
+	}
+	switch {
+	case dur.literal() && boundedDuration(dur.val) && ends:
 		sub.bound()
+	case sub.unbounded && !ends:
+		sub.never(UnboundedStream, "timeout: the signal it sends does not end the command")
+	case sub.unbounded:
+		sub.never(UnboundedStream, fmt.Sprintf("timeout %s is not a limit that fires within a day", dur.src))
 	}
 	c.a.merge(sub)
 }
 
-func isZeroDuration(s string) bool {
-	s = strings.TrimRight(s, "smhd")
-	s = strings.Trim(s, "0.")
-	return s == ""
+// maxTimeout is the longest timeout that counts as a bound: an agent does
+// not wait a day for a command.
+const maxTimeout = 24 * 60 * 60
+
+// boundedDuration parses GNU timeout's DURATION (a floating-point number
+// with an optional s, m, h or d suffix) and reports a limit that fires:
+// finite, above zero and at most maxTimeout seconds. Anything it cannot
+// parse does not bound.
+func boundedDuration(s string) bool {
+	mult := 1.0
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 's':
+			s = s[:n-1]
+		case 'm':
+			s, mult = s[:n-1], 60
+		case 'h':
+			s, mult = s[:n-1], 3600
+		case 'd':
+			s, mult = s[:n-1], 86400
+		}
+	}
+	if s == "" || strings.ContainsAny(s, "xXpP_") { // no hex floats or Go-only spellings
+		return false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return false
+	}
+	secs := f * mult
+	return secs > 0 && secs <= maxTimeout
+}
+
+// terminatingSignal reports a signal whose default action ends a process
+// (1–15 on Linux: HUP … TERM); timeout sends TERM unless told otherwise.
+func terminatingSignal(s string) bool {
+	s = strings.TrimPrefix(strings.ToUpper(s), "SIG")
+	if n, err := strconv.Atoi(s); err == nil {
+		return n >= 1 && n <= 15
+	}
+	switch s {
+	case "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "IOT", "BUS", "FPE", "KILL", "USR1", "SEGV",
+		"USR2", "PIPE", "ALRM", "TERM":
+		return true
+	}
+	return false
 }
 
 var xargsSpec = func() *optSpec {
@@ -222,6 +312,9 @@ func watchRule(c *call) {
 	c.rewrite(words...)
 }
 
+// cd [-L|-P [-e]] [-@] DIR; pushd [-n] DIR.
+var cdSpec = builtinSpec("LPe@n")
+
 // cdRule: changing directory is harmless, but it changes which repository's
 // git config applies; track a literal path, forget anything else.
 func cdRule(c *call) {
@@ -229,14 +322,12 @@ func cdRule(c *call) {
 		c.w.dirKnown = false
 		return
 	}
-	var target *arg
-	for _, a := range c.rest() {
-		if a.val == "-L" || a.val == "-P" || a.val == "-e" || a.val == "-@" || a.val == "--" || a.val == "-n" {
-			continue
-		}
-		target = a
-		break
+	p := c.parse(cdSpec)
+	if len(p.unknown) > 0 || len(p.dynamic) > 0 {
+		c.w.dirKnown = false // bash refuses the option, or it is unknowable
+		return
 	}
+	target, _ := c.operand(p, 0)
 	if target == nil || !target.literal() || target.val == "-" || strings.HasPrefix(target.val, "~") || strings.HasPrefix(target.val, "+") {
 		c.w.dirKnown = false
 		return
@@ -248,32 +339,151 @@ func cdRule(c *call) {
 	}
 }
 
-// nameArgsRule: read, mapfile, unset, getopts, wait -p, printf -v and test -v take
-// variable names, and a name with a subscript (a[$(cmd)]) is evaluated as
-// arithmetic.
-func nameArgsRule(c *call) {
-	for i, a := range c.rest() {
-		switch c.name {
-		case "test", "[":
-			if i == 0 || (c.rest()[i-1].val != "-v" && c.rest()[i-1].val != "-R") {
-				continue
+// assignsName judges a variable name that builtin how assigns (read NAME,
+// printf -v NAME, mapfile NAME, getopts OPTS NAME, wait -p NAME): a
+// subscript is evaluated as arithmetic (a[$(cmd)] runs cmd), a name
+// computed at run time can be anything, and names that change what runs
+// (PATH, LD_PRELOAD, BASH_ENV, IFS, PS4, …) are writes, the same as
+// NAME=value (issue 14).
+func assignsName(c *call, how string, name *arg) {
+	switch {
+	case !name.literal():
+		c.a.failClosed(CodeDynamicCommand, fmt.Sprintf("%s assigns the variable %s, named at run time", how, name.src))
+	case strings.Contains(name.val, "["):
+		c.a.failClosed(CodeArithmetic, how+": an array subscript is evaluated as arithmetic")
+	case !safeAssignment(name.val, &arg{expands: true}, false):
+		c.a.writes(CodeUnsafeAssignment, RiskHighWrite, fmt.Sprintf("%s assigns %s, which can change what runs", how, name.val))
+	}
+}
+
+// assignsOperands judges every operand from the i-th on as a name.
+func assignsOperands(c *call, p *parsedArgs, from int) {
+	for _, i := range p.operands[min(from, len(p.operands)):] {
+		assignsName(c, c.name, c.rest()[i])
+	}
+}
+
+// assignsOption judges the value of option name as a variable name.
+func assignsOption(c *call, p *parsedArgs, name string) {
+	for _, o := range p.opts {
+		if o.name == name {
+			v := &arg{val: o.value, src: o.value}
+			if o.sepValue {
+				v = c.rest()[o.index+1]
+			} else if a := c.rest()[o.index]; !a.literal() {
+				v = a
 			}
-		case "printf":
-			if i == 0 || c.rest()[i-1].val != "-v" {
-				continue
-			}
-		}
-		if strings.Contains(a.val, "[") {
-			c.a.failClosed(CodeArithmetic, c.name+": an array subscript is evaluated as arithmetic")
-			return
+			assignsName(c, c.name+" "+name, v)
 		}
 	}
-	if c.name == "unset" {
-		for _, a := range c.rest() {
-			if a.val == "-f" || a.val == "PATH" || !a.literal() {
-				c.a.writes(CodeUnsafeAssignment, RiskMediumWrite, "unset "+a.src+" changes what later commands run")
-				return
-			}
+}
+
+// Bash builtins stop at the first operand (internal_getopt).
+func builtinSpec(short string) *optSpec {
+	s := spec(short)
+	s.posixStop = true
+	return s
+}
+
+var (
+	readSpec    = builtinSpec("Eersa:d:i:n:N:p:t:u:")
+	mapfileSpec = builtinSpec("d:n:O:s:tu:C:c:")
+	printfSpec  = builtinSpec("v:")
+	waitSpec    = builtinSpec("fnp:")
+	unsetSpec   = builtinSpec("fvn")
+	noOptions   = builtinSpec("")
+)
+
+// readRule: read [-a ARRAY] [NAME…] assigns the names.
+func readRule(c *call) {
+	p := c.parse(readSpec)
+	if !c.strict(p) {
+		return
+	}
+	assignsOption(c, p, "-a")
+	assignsOperands(c, p, 0)
+}
+
+// mapfileRule: mapfile [ARRAY] assigns the array; -C runs a callback.
+func mapfileRule(c *call) {
+	p := c.parse(mapfileSpec)
+	if !c.strict(p) {
+		return
+	}
+	if o, ok := p.get("-C"); ok {
+		c.a.failClosed(CodeEval, fmt.Sprintf("%s -C %s runs the callback as shell code", c.name, o.value))
+		return
+	}
+	assignsOperands(c, p, 0)
+}
+
+// printfRule: printf -v NAME assigns NAME; the format and arguments are
+// data (bash's printf does not evaluate %d arguments as arithmetic).
+func printfRule(c *call) {
+	p := c.parse(printfSpec)
+	if !c.strict(p) {
+		return
+	}
+	assignsOption(c, p, "-v")
+}
+
+// getoptsRule: getopts OPTSTRING NAME [ARG…] assigns NAME.
+func getoptsRule(c *call) {
+	p := c.parse(noOptions)
+	if !c.strict(p) {
+		return
+	}
+	if len(p.operands) > 1 {
+		assignsName(c, c.name, c.rest()[p.operands[1]])
+	}
+}
+
+// waitRule: wait -p NAME assigns NAME.
+func waitRule(c *call) {
+	p := c.parse(waitSpec)
+	if !c.strict(p) {
+		return
+	}
+	assignsOption(c, p, "-p")
+}
+
+// unsetRule: unsetting a variable that changes what runs (PATH, IFS, …) or
+// a function changes what later commands do.
+func unsetRule(c *call) {
+	p := c.parse(unsetSpec)
+	if !c.strict(p) {
+		return
+	}
+	if p.has("-f") {
+		c.a.writes(CodeUnsafeAssignment, RiskMediumWrite, "unset -f changes what later commands run")
+		return
+	}
+	for _, i := range p.operands {
+		a := c.rest()[i]
+		switch {
+		case !a.literal():
+			c.a.writes(CodeUnsafeAssignment, RiskMediumWrite, "unset "+a.src+" is computed at run time")
+		case strings.Contains(a.val, "["):
+			c.a.failClosed(CodeArithmetic, "unset: an array subscript is evaluated as arithmetic")
+		case !safeAssignment(a.val, &arg{expands: true}, false):
+			c.a.writes(CodeUnsafeAssignment, RiskMediumWrite, "unset "+a.val+" changes what later commands run")
+		default:
+			continue
+		}
+		return
+	}
+}
+
+// testRule: test and [ take an expression, not options; its only unary
+// operators that name a variable are -v and -R, and -v 'a[$(cmd)]'
+// evaluates the subscript. (-eq and friends do not evaluate arithmetic in
+// the builtin test, unlike [[ ]].)
+func testRule(c *call) {
+	args := c.rest()
+	for i := 1; i < len(args); i++ {
+		if op := args[i-1]; op.literal() && (op.val == "-v" || op.val == "-R") && strings.Contains(args[i].val, "[") {
+			c.a.failClosed(CodeArithmetic, c.name+" "+op.val+": an array subscript is evaluated as arithmetic")
+			return
 		}
 	}
 }
@@ -286,5 +496,21 @@ func setRule(c *call) {
 			c.a.writes(CodeDynamicCommand, RiskMediumWrite, "set "+a.src+" is computed at run time")
 			return
 		}
+	}
+}
+
+// nameArgsRule is the rule rules.go gives test, [, getopts and printf;
+// registerWrapperRules replaces it by each builtin's own rule, and it
+// dispatches to them for any caller that still holds it.
+func nameArgsRule(c *call) {
+	switch c.name {
+	case "test", "[":
+		testRule(c)
+	case "getopts":
+		getoptsRule(c)
+	case "printf":
+		printfRule(c)
+	default:
+		c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" is not a known read-only command")
 	}
 }

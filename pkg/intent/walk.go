@@ -3,6 +3,7 @@ package intent
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -24,7 +25,21 @@ type stmtCtx struct {
 	stdin     stdinKind
 	heredoc   string // literal here-document or here-string text, when stdin is one
 	heredocOK bool   // the here-document text is literal (no expansions)
+	// finite says the input ends: a file, a here-document, or a pipe or
+	// process substitution of bounded commands (a while read loop over it
+	// ends). finiteFDs lists other descriptors redirected from such input
+	// (read -u 3 … done 3< FILE).
+	finite    bool
+	finiteFDs []string
 	redirs    []*syntax.Redirect
+}
+
+// input is what the commands of a compound command ({ …; }, ( … ), loops,
+// if and case bodies) inherit from its statement: its standard input, not
+// its redirections, which the statement already applied.
+func (ctx stmtCtx) input() stmtCtx {
+	ctx.redirs = nil
+	return ctx
 }
 
 // walker visits every command in one parsed script.
@@ -61,16 +76,22 @@ func (w *walker) enter(a *assessment) bool {
 func (w *walker) leave() { w.depth-- }
 
 func (w *walker) stmts(ss []*syntax.Stmt, a *assessment) {
+	w.stmtsIn(ss, stmtCtx{}, a)
+}
+
+// stmtsIn walks statements that share the input in (ctx.input()): a shell
+// in { sh; } < x.sh or curl … | (sh) reads its program from it.
+func (w *walker) stmtsIn(ss []*syntax.Stmt, in stmtCtx, a *assessment) {
 	for _, s := range ss {
-		w.stmt(s, stmtCtx{}, a)
+		w.stmt(s, in, a)
 	}
 }
 
 // subshell walks statements that run in a subshell: a cd inside does not
 // change the directory later git commands run in.
-func (w *walker) subshell(ss []*syntax.Stmt, a *assessment) {
+func (w *walker) subshell(ss []*syntax.Stmt, in stmtCtx, a *assessment) {
 	dir, known := w.dir, w.dirKnown
-	w.stmts(ss, a)
+	w.stmtsIn(ss, in, a)
 	w.dir, w.dirKnown = dir, known
 }
 
@@ -92,23 +113,38 @@ func (w *walker) stmt(s *syntax.Stmt, ctx stmtCtx, a *assessment) {
 // duplication and closing, and input redirects are not writes (seed 000
 // Failure Mode 3); every other output redirect, <> and >| is.
 func (w *walker) redirect(r *syntax.Redirect, ctx *stmtCtx, a *assessment) {
+	// An input redirect from a process substitution is finite when the
+	// commands in it are bounded: walk them on their own to know.
+	inputFinite := false
 	if r.Word != nil {
-		w.word(r.Word, a)
+		if ps, ok := soleProcSubst(r.Word); ok && r.Op == syntax.RdrIn {
+			sub := &assessment{}
+			w.wordPart(ps, sub)
+			inputFinite = !sub.unbounded
+			a.merge(sub)
+		} else {
+			w.word(r.Word, a)
+		}
 	}
 	if r.Hdoc != nil {
 		w.word(r.Hdoc, a)
 	}
-	target := ""
+	target, targetSrc, literal := "", "", true
 	if r.Word != nil {
-		target = newArg(w.src, r.Word).val
+		t := newArg(w.src, r.Word)
+		target, targetSrc, literal = t.val, t.src, t.literal()
 	}
 	switch r.Op {
 	case syntax.RdrIn, syntax.DplIn:
-		if r.Op == syntax.RdrIn && (r.N == nil || r.N.Value == "0") {
-			ctx.stdin = stdinFile
+		finite := inputFinite || literal && finiteFile(target)
+		switch {
+		case r.Op == syntax.RdrIn && (r.N == nil || r.N.Value == "0"):
+			ctx.stdin, ctx.finite = stdinFile, finite
+		case r.Op == syntax.RdrIn && finite:
+			ctx.finiteFDs = append(ctx.finiteFDs[:len(ctx.finiteFDs):len(ctx.finiteFDs)], r.N.Value)
 		}
 	case syntax.Hdoc, syntax.DashHdoc:
-		ctx.stdin, ctx.heredoc, ctx.heredocOK = stdinHeredoc, "", true
+		ctx.stdin, ctx.heredoc, ctx.heredocOK, ctx.finite = stdinHeredoc, "", true, true
 		if r.Hdoc != nil {
 			h := newArg(w.src, r.Hdoc)
 			ctx.heredoc, ctx.heredocOK = h.val, !h.expands
@@ -118,15 +154,25 @@ func (w *walker) redirect(r *syntax.Redirect, ctx *stmtCtx, a *assessment) {
 		}
 	case syntax.WordHdoc:
 		h := newArg(w.src, r.Word)
-		ctx.stdin, ctx.heredoc, ctx.heredocOK = stdinHeredoc, h.val+"\n", h.literal()
+		ctx.stdin, ctx.heredoc, ctx.heredocOK, ctx.finite = stdinHeredoc, h.val+"\n", h.literal(), true
 	case syntax.DplOut:
-		if !isFD(target) {
+		// >&WORD duplicates or closes a descriptor when WORD is digits or
+		// "-"; any other WORD makes it &>WORD, a write of the file (issue
+		// 14). A quoted "/dev/null" is still /dev/null.
+		switch {
+		case !literal:
+			a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf(">& %s: the target is computed at run time and may name a file", targetSrc))
+		case isFD(target), isSinkPath(target):
+		default:
 			a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf(">& %s writes the file %s", target, target))
+			if isDiskDevice(target) {
+				a.destroys(fmt.Sprintf(">& %s overwrites a device", target))
+			}
 		}
 	case syntax.RdrInOut:
 		a.writes(CodeOutputRedirect, RiskHighWrite, "<> "+target+" opens the file for writing")
 	default: // > >> >| &> &>>
-		if r.Op != syntax.RdrClob && isSinkPath(target) && r.Word.Lit() != "" {
+		if r.Op != syntax.RdrClob && isSinkPath(target) && literal {
 			return
 		}
 		a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf("%s %s writes a file", r.Op, target))
@@ -134,6 +180,25 @@ func (w *walker) redirect(r *syntax.Redirect, ctx *stmtCtx, a *assessment) {
 			a.destroys(fmt.Sprintf("%s %s overwrites a device", r.Op, target))
 		}
 	}
+}
+
+// soleProcSubst returns the process substitution that is the whole word.
+func soleProcSubst(wd *syntax.Word) (*syntax.ProcSubst, bool) {
+	if len(wd.Parts) != 1 {
+		return nil, false
+	}
+	ps, ok := wd.Parts[0].(*syntax.ProcSubst)
+	return ps, ok
+}
+
+// finiteFile reports an input file that ends: a path outside /dev, /proc
+// and /sys (where /dev/zero, /dev/urandom, FIFOs and /proc/kmsg never do),
+// or /dev/null.
+func finiteFile(p string) bool {
+	if p == "/dev/null" {
+		return true
+	}
+	return p != "" && !hasPrefixAny(p, "/dev/", "/proc/", "/sys/")
 }
 
 func trimHeredocTabs(s string) string {
@@ -175,29 +240,32 @@ func (w *walker) command(cmd syntax.Command, ctx stmtCtx, a *assessment) {
 		switch c.Op {
 		case syntax.Pipe, syntax.PipeAll:
 			// Each side of a pipeline runs in a subshell: a cd does not carry.
+			// The right side's input is finite when the left side is bounded.
 			dir, known := w.dir, w.dirKnown
-			w.stmt(c.X, stmtCtx{stdin: ctx.stdin, heredoc: ctx.heredoc, heredocOK: ctx.heredocOK}, a)
+			left := &assessment{}
+			w.stmt(c.X, ctx.input(), left)
+			a.merge(left)
 			w.dir, w.dirKnown = dir, known
-			w.stmt(c.Y, stmtCtx{stdin: stdinPipe}, a)
+			w.stmt(c.Y, stmtCtx{stdin: stdinPipe, finite: !left.unbounded}, a)
 			w.dir, w.dirKnown = dir, known
 		default:
 			w.stmt(c.X, ctx, a)
 			w.stmt(c.Y, ctx, a)
 		}
 	case *syntax.Subshell:
-		w.subshell(c.Stmts, a)
+		w.subshell(c.Stmts, ctx.input(), a)
 	case *syntax.Block:
-		w.stmts(c.Stmts, a)
+		w.stmtsIn(c.Stmts, ctx.input(), a)
 	case *syntax.IfClause:
 		for ; c != nil; c = c.Else {
-			w.stmts(c.Cond, a)
-			w.stmts(c.Then, a)
+			w.stmtsIn(c.Cond, ctx.input(), a)
+			w.stmtsIn(c.Then, ctx.input(), a)
 		}
 	case *syntax.WhileClause:
-		w.stmts(c.Cond, a)
-		w.stmts(c.Do, a)
-		if foreverCondition(c) {
-			a.never(UnboundedStream, "the loop condition is always true")
+		w.stmtsIn(c.Cond, ctx.input(), a)
+		w.stmtsIn(c.Do, ctx.input(), a)
+		if why := w.loopUnbounded(c, ctx); why != "" {
+			a.never(UnboundedStream, why)
 		}
 	case *syntax.ForClause:
 		switch l := c.Loop.(type) {
@@ -208,14 +276,17 @@ func (w *walker) command(cmd syntax.Command, ctx stmtCtx, a *assessment) {
 		case *syntax.CStyleLoop:
 			a.failClosed(CodeArithmetic, "for ((…)) evaluates arithmetic")
 		}
-		w.stmts(c.Do, a)
+		w.stmtsIn(c.Do, ctx.input(), a)
+		if c.Select && !ctx.finite {
+			a.never(InteractiveREPL, "select reads choices from its input until it ends")
+		}
 	case *syntax.CaseClause:
 		w.word(c.Word, a)
 		for _, it := range c.Items {
 			for _, p := range it.Patterns {
 				w.word(p, a)
 			}
-			w.stmts(it.Stmts, a)
+			w.stmtsIn(it.Stmts, ctx.input(), a)
 		}
 	case *syntax.FuncDecl:
 		// The body runs whenever the function is called; a definition that
@@ -241,6 +312,139 @@ func (w *walker) command(cmd syntax.Command, ctx stmtCtx, a *assessment) {
 	default:
 		a.failClosed(CodeUnknownCommand, fmt.Sprintf("unsupported shell construct %T", cmd))
 	}
+}
+
+// loopUnbounded says why a while or until loop may never end, or "" when
+// it ends (issue 14): a loop ends only when its condition reads a finite
+// input, while read … done < FILE (or <<EOF, or cmd | while read … with
+// cmd bounded). Whatever else the condition tests, classify cannot prove
+// the body ever makes it fail.
+func (w *walker) loopUnbounded(c *syntax.WhileClause, ctx stmtCtx) string {
+	if foreverCondition(c) {
+		return "the loop condition is always true"
+	}
+	if c.Until {
+		return "an until loop runs until its condition succeeds, which classify cannot prove"
+	}
+	fd, ok := w.readsInput(c.Cond)
+	switch {
+	case !ok:
+		return "a while loop runs until its condition fails, which classify cannot prove (only a while read loop over a finite input ends)"
+	case fd == "0" && ctx.finite:
+		return ""
+	case fd != "0" && slices.Contains(ctx.finiteFDs, fd):
+		return ""
+	}
+	return "the while read loop reads an input that may not end (a terminal, a device, or an unbounded command)"
+}
+
+// readsInput reports a loop condition that ends when read meets the end of
+// its input, and the descriptor read reads: read …, read … && cmd, or the
+// idiom read -r line || [[ -n $line ]] (after the end, read empties line).
+func (w *walker) readsInput(cond []*syntax.Stmt) (string, bool) {
+	if len(cond) == 0 {
+		return "", false
+	}
+	s := cond[len(cond)-1]
+	if s.Negated || len(s.Redirs) > 0 {
+		return "", false
+	}
+	var names []string
+	fd, ok := "", false
+	switch x := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		fd, names, ok = w.readCall(x)
+	case *syntax.BinaryCmd:
+		l, isCall := x.X.Cmd.(*syntax.CallExpr)
+		if !isCall || x.X.Negated || len(x.X.Redirs) > 0 {
+			return "", false
+		}
+		fd, names, ok = w.readCall(l)
+		if ok && x.Op == syntax.OrStmt {
+			ok = testsNonEmpty(x.Y, names)
+		} else if x.Op != syntax.AndStmt {
+			ok = false
+		}
+	}
+	return fd, ok
+}
+
+// readCall recognizes read [options] [NAME…] and returns the descriptor
+// it reads (-u FD, else 0) and the names it sets.
+func (w *walker) readCall(ce *syntax.CallExpr) (string, []string, bool) {
+	if len(ce.Args) == 0 || ce.Args[0].Lit() != "read" {
+		return "", nil, false
+	}
+	args := make([]*arg, len(ce.Args)-1)
+	for i, wd := range ce.Args[1:] {
+		args[i] = newArg(w.src, wd)
+	}
+	p := parseArgs(args, readSpec)
+	if len(p.unknown) > 0 || len(p.dynamic) > 0 {
+		return "", nil, false
+	}
+	fd := "0"
+	if o, ok := p.get("-u"); ok {
+		fd = o.value
+	}
+	names := []string{"REPLY"}
+	if len(p.operands) > 0 {
+		names = names[:0]
+		for _, i := range p.operands {
+			names = append(names, args[i].val)
+		}
+	}
+	if o, ok := p.get("-a"); ok {
+		names = []string{o.value}
+	}
+	return fd, names, true
+}
+
+// testsNonEmpty recognizes [[ -n $v ]], [ -n "$v" ] and test -n "$v" for v
+// one of names.
+func testsNonEmpty(s *syntax.Stmt, names []string) bool {
+	if s.Negated || len(s.Redirs) > 0 {
+		return false
+	}
+	var wd *syntax.Word
+	switch x := s.Cmd.(type) {
+	case *syntax.TestClause:
+		var ok bool
+		if wd, ok = x.X.(*syntax.Word); ok { // [[ $line ]]
+			break
+		}
+		u, ok := x.X.(*syntax.UnaryTest)
+		if !ok || u.Op != syntax.TsNempStr {
+			return false
+		}
+		if wd, ok = u.X.(*syntax.Word); !ok {
+			return false
+		}
+	case *syntax.CallExpr:
+		a := x.Args
+		switch {
+		case len(a) == 3 && a[0].Lit() == "test" && a[1].Lit() == "-n":
+		case len(a) == 4 && a[0].Lit() == "[" && a[1].Lit() == "-n" && a[3].Lit() == "]":
+		default:
+			return false
+		}
+		wd = a[2]
+	default:
+		return false
+	}
+	if len(wd.Parts) == 1 {
+		if q, ok := wd.Parts[0].(*syntax.DblQuoted); ok && len(q.Parts) == 1 {
+			return isParamOf(q.Parts[0], names)
+		}
+		return isParamOf(wd.Parts[0], names)
+	}
+	return false
+}
+
+func isParamOf(p syntax.WordPart, names []string) bool {
+	pe, ok := p.(*syntax.ParamExp)
+	return ok && pe.Param != nil && pe.Index == nil && pe.Exp == nil && pe.Repl == nil && pe.Slice == nil &&
+		!pe.Excl && !pe.Length && slices.Contains(names, pe.Param.Value)
 }
 
 // foreverCondition reports `while true`, `while :` and `until false`.
@@ -326,12 +530,12 @@ func (w *walker) wordPart(p syntax.WordPart, a *assessment) {
 		}
 	case *syntax.CmdSubst:
 		if w.enter(a) {
-			w.subshell(p.Stmts, a)
+			w.subshell(p.Stmts, stmtCtx{}, a)
 			w.leave()
 		}
 	case *syntax.ProcSubst:
 		if w.enter(a) {
-			w.subshell(p.Stmts, a)
+			w.subshell(p.Stmts, stmtCtx{}, a)
 			w.leave()
 		}
 	case *syntax.ArithmExp:
@@ -357,7 +561,41 @@ func (w *walker) paramExp(p *syntax.ParamExp, a *assessment) {
 	}
 	if p.Exp != nil {
 		w.word(p.Exp.Word, a)
+		if p.Exp.Op == syntax.OtherParamOps && !harmlessTransform(p.Exp.Word.Lit()) {
+			what := "expands the value as a prompt string, which runs the command substitutions in it"
+			if op := p.Exp.Word.Lit(); op != "P" {
+				what = "is not known to leave the value unevaluated"
+			}
+			a.failClosed(CodeEval, fmt.Sprintf("${…@%s} %s", p.Exp.Word.Lit(), what))
+		}
 	}
+	// ${!name} uses the value of name as a variable name, and a value such
+	// as a[$(cmd)] evaluates its subscript (issue 14). ${!prefix*} and
+	// ${!array[@]} only list names.
+	if p.Excl && p.Names == 0 && !allKeys(p.Index) {
+		a.failClosed(CodeArithmetic, "${!…} expands a variable named by a value, which can evaluate a[$(cmd)] subscripts")
+	}
+}
+
+// allKeys reports the subscript of ${!a[@]} and ${!a[*]}.
+func allKeys(x syntax.ArithmExpr) bool {
+	wd, ok := x.(*syntax.Word)
+	return ok && (wd.Lit() == "@" || wd.Lit() == "*")
+}
+
+// harmlessTransform reports the ${var@op} operators that only transform
+// the value as a string (issue 14): Q quotes, E expands backslash escapes
+// the way $'…' does, A and K/k print assignments and key-value pairs, a
+// prints attributes, U/u/L change case. P expands the value as a prompt
+// string, which (with promptvars, bash's default) runs $(…) and `…` found
+// in it: it is the one that evaluates, and any operator not listed here
+// fails closed too.
+func harmlessTransform(op string) bool {
+	switch op {
+	case "Q", "E", "A", "K", "k", "a", "U", "u", "L":
+		return true
+	}
+	return false
 }
 
 // safeIndex allows ${a[0]}, ${a[@]} and ${a[*]}: nothing left to evaluate.
@@ -427,6 +665,20 @@ func (w *walker) assignment(as *syntax.Assign, prefix bool, a *assessment) {
 	a.writes(CodeUnsafeAssignment, RiskHighWrite, fmt.Sprintf("%s= can change what runs", name))
 }
 
+// splitsOnly reports IFS=… in front of read, mapfile or readarray (IFS=
+// read -r line): it only sets how that builtin splits its input, for that
+// command alone.
+func splitsOnly(ce *syntax.CallExpr, as *syntax.Assign) bool {
+	if as.Name == nil || as.Name.Value != "IFS" || as.Index != nil || as.Array != nil || as.Append || len(ce.Args) == 0 {
+		return false
+	}
+	switch ce.Args[0].Lit() {
+	case "read", "mapfile", "readarray":
+		return as.Value == nil || !hasSubstitution(as.Value)
+	}
+	return false
+}
+
 func hasSubstitution(wd *syntax.Word) bool {
 	found := false
 	syntax.Walk(wd, func(n syntax.Node) bool {
@@ -457,8 +709,24 @@ func safeAssignment(name string, val *arg, prefix bool) bool {
 	return strings.ToLower(name) == name
 }
 
+// decl checks declare, typeset, local, export and readonly: their
+// assignments follow DESIGN §4's rules like plain ones, and so does a bare
+// unsafe NAME (issue 14): inside a function declare and local make it a
+// new, empty variable (local PATH empties PATH). With -p the names are
+// only printed.
 func (w *walker) decl(d *syntax.DeclClause, a *assessment) {
+	printOnly := false
 	for _, as := range d.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			if v := newArg(w.src, as.Value); v.literal() && strings.HasPrefix(v.val, "-") && strings.Contains(v.val, "p") {
+				printOnly = true
+			}
+		}
+	}
+	for _, as := range d.Args {
+		if printOnly && as.Naked && as.Name != nil && as.Index == nil {
+			continue
+		}
 		if as.Naked && as.Name == nil && as.Value != nil {
 			w.word(as.Value, a)
 			v := newArg(w.src, as.Value)
@@ -478,6 +746,10 @@ func (w *walker) decl(d *syntax.DeclClause, a *assessment) {
 
 func (w *walker) callExpr(ce *syntax.CallExpr, ctx stmtCtx, a *assessment) {
 	for _, as := range ce.Assigns {
+		if splitsOnly(ce, as) {
+			w.word(as.Value, a)
+			continue
+		}
 		w.assignment(as, len(ce.Args) > 0, a)
 	}
 	if len(ce.Args) == 0 {

@@ -56,11 +56,12 @@ func (a *arg) fill(src string, w *syntax.Word) {
 	}
 	var b strings.Builder
 	braces := false
+	bracket := -1 // offset in b of the first unquoted '['
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
 			braces = braces || strings.IndexByte(p.Value, '{') >= 0
-			unescapeUnquoted(p.Value, &b, a)
+			unescapeUnquoted(p.Value, &b, a, &bracket)
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				a.ansiC = true
@@ -89,6 +90,13 @@ func (a *arg) fill(src string, w *syntax.Word) {
 		}
 	}
 	a.val = b.String()
+	// An unquoted '[' starts a glob bracket expression only when a ']'
+	// follows (bash matches a lone '[' literally): the word "[" of
+	// [ -f x ] is the test command, not a pattern (issue 14). A ']' may
+	// also come from an expansion, so a word that expands stays a glob.
+	if bracket >= 0 && (a.expands || strings.IndexByte(a.val[bracket+1:], ']') >= 0) {
+		a.glob = true
+	}
 	if braces {
 		a.brace = hasBraceExpansion(braceSkeleton(w))
 	}
@@ -124,8 +132,9 @@ func wordSource(src string, s, e int) string {
 }
 
 // unescapeUnquoted removes backslashes from an unquoted literal, noting
-// unescaped glob characters.
-func unescapeUnquoted(s string, b *strings.Builder, a *arg) {
+// unescaped glob characters (and where the first '[' is, which is a glob
+// only if a ']' follows).
+func unescapeUnquoted(s string, b *strings.Builder, a *arg, bracket *int) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '\\' && i+1 < len(s) {
@@ -134,8 +143,12 @@ func unescapeUnquoted(s string, b *strings.Builder, a *arg) {
 			continue
 		}
 		switch c {
-		case '*', '?', '[':
+		case '*', '?':
 			a.glob = true
+		case '[':
+			if *bracket < 0 {
+				*bracket = b.Len()
+			}
 		}
 		b.WriteByte(c)
 	}
