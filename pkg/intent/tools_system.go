@@ -184,13 +184,12 @@ var lsofTool = &tool{
 	},
 }
 
-// The rules below replace older ones in other files (hostname, date and
-// ionice were judged by hand-written loops or as plain wrappers); they are
-// registered here, after every rule file, so that they win.
+// Programs that are not plain tools but read their options with the one
+// parser too (issue 14: hostname and date used hand-written loops, mount,
+// route and arp were writes whatever they were asked).
 var _ = describeTools(func() {
 	rules["hostname"] = hostnameSpecRule
 	rules["date"] = dateRule
-	rules["ionice"] = ioniceRule
 	rules["renice"] = reniceRule
 	rules["taskset"] = tasksetRule
 	rules["chrt"] = chrtRule
@@ -246,31 +245,6 @@ func dateRule(c *call) {
 			c.a.writes(CodeWriteCommand, RiskHighWrite, "date "+a.src+" sets the system clock")
 			return
 		}
-	}
-}
-
-var ioniceSpec = func() *optSpec {
-	s := spec("c:n:p:P:u:thV", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore")
-	s.posixStop = true
-	return s
-}()
-
-// ioniceRule: with -p/-P/-u ionice acts on running processes: -c or -n set
-// their I/O class (a write), alone it prints it. Otherwise it runs a
-// command, which is classified.
-func ioniceRule(c *call) {
-	p := c.parse(ioniceSpec)
-	if !c.strict(p) {
-		return
-	}
-	if o, ok := p.get("-p", "--pid", "-P", "--pgid", "-u", "--uid"); ok {
-		if p.has("-c", "--class", "-n", "--classdata") {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "ionice "+o.name+" with a class changes the I/O priority of running processes")
-		}
-		return
-	}
-	if len(p.operands) > 0 {
-		c.inner(c.rest()[p.operands[0]:], c.ctx)
 	}
 }
 
