@@ -18,7 +18,7 @@ func init() {
 	// Read-only by construction (seed 000 phase 3; P-54): builtins that
 	// print their operands or the shell's state. Every other read-only
 	// program is a tool described by its options (tools_*.go, issue 14).
-	readOnly("echo", "true", "false", ":", "test", "[", "type", "expr", "dirs", "times", "shopt", "help")
+	readOnly("echo", "true", "false", ":", "type", "expr", "dirs", "times", "shopt", "help")
 
 	// Known writes (seed 000 phases 2–3; P-52, P-53).
 	writes(RiskHighWrite, "changes permissions or ownership", "chmod", "chown", "chgrp", "chattr", "setfacl")
@@ -47,11 +47,6 @@ func init() {
 	}
 	for _, fs := range []string{"ext2", "ext3", "ext4", "xfs", "vfat", "fat", "btrfs", "ntfs", "exfat"} {
 		rules["mkfs."+fs] = rules["mkfs"]
-	}
-	// test -v 'a[$(cmd)]' evaluates the subscript (and so the substitution).
-	for _, n := range []string{"test", "[", "getopts", "printf"} {
-		rules[n] = nameArgsRule
-		argSafe[n] = true
 	}
 	registerTextRules()
 	registerSystemRules()

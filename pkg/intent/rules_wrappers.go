@@ -38,6 +38,10 @@ func registerWrapperRules() {
 	rules["test"] = testRule
 	rules["["] = testRule
 	rules["set"] = setRule
+	// What xargs appends to printf and getopts stays an operand (after
+	// printf's format). Not so for test: an appended -v 'a[$(cmd)]' would
+	// evaluate its subscript.
+	argSafe["printf"], argSafe["getopts"] = true, true
 }
 
 // wrapper classifies the command after the wrapper's own options.
@@ -496,21 +500,5 @@ func setRule(c *call) {
 			c.a.writes(CodeDynamicCommand, RiskMediumWrite, "set "+a.src+" is computed at run time")
 			return
 		}
-	}
-}
-
-// nameArgsRule is the rule rules.go gives test, [, getopts and printf;
-// registerWrapperRules replaces it by each builtin's own rule, and it
-// dispatches to them for any caller that still holds it.
-func nameArgsRule(c *call) {
-	switch c.name {
-	case "test", "[":
-		testRule(c)
-	case "getopts":
-		getoptsRule(c)
-	case "printf":
-		printfRule(c)
-	default:
-		c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" is not a known read-only command")
 	}
 }
