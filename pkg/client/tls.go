@@ -21,8 +21,12 @@ const maxCAFile = 4 << 20
 // TLS certificate (--ca-cert; DESIGN §11 "Transport"), for WithRootCAs. A
 // file without one certificate, or with a PEM block that is not a
 // certificate, is an error: a private key passed by mistake must not be
-// taken for an empty trust list.
+// taken for an empty trust list. No file ("": --ca-cert not given) is nil
+// roots: the system's.
 func LoadCACert(file string) (*x509.CertPool, error) {
+	if file == "" {
+		return nil, nil
+	}
 	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not hang us
 	if err != nil {
 		var pe *os.PathError

@@ -17,6 +17,9 @@ import (
 )
 
 func TestLoadCACert(t *testing.T) {
+	if roots, err := LoadCACert(""); roots != nil || err != nil {
+		t.Errorf(`LoadCACert("") = %v, %v; want the system's roots (nil)`, roots, err)
+	}
 	dir := t.TempDir()
 	f, err := testcert.Write(dir, testcert.Options{})
 	if err != nil {

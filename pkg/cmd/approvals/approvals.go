@@ -183,13 +183,11 @@ func (o *Options) client() (*client.Client, error) {
 			opts = append(opts, client.WithUser(name))
 		}
 	}
-	if o.CACert != "" {
-		roots, err := client.LoadCACert(o.CACert)
-		if err != nil {
-			return nil, cli.CACertFailure(o.flags, err)
-		}
-		opts = append(opts, client.WithRootCAs(roots))
+	roots, err := client.LoadCACert(o.CACert) // nil without --ca-cert: the system's
+	if err != nil {
+		return nil, cli.CACertFailure(o.flags, err)
 	}
+	opts = append(opts, client.WithRootCAs(roots))
 	c, err := client.New(o.URL, opts...)
 	if err != nil {
 		return nil, cli.Fail(err, "pass --url http://HOST:PORT (or set GOVKIT_AUDIT_URL)")

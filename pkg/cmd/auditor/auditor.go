@@ -210,14 +210,11 @@ func (o *Options) validate(c *cobra.Command) error {
 	if _, err := client.New(o.AuditURL); err != nil {
 		return cli.Failf("%s: %v", from("audit-url"), err).WithHint("pass --audit-url http://HOST:PORT (or set GOVKIT_AUDIT_URL)")
 	}
-	o.roots = nil
-	if o.CACert != "" {
-		roots, err := client.LoadCACert(o.CACert)
-		if err != nil {
-			return cli.CACertFailure(c.Flags(), err)
-		}
-		o.roots = roots
+	roots, err := client.LoadCACert(o.CACert) // nil without --ca-cert: the system's
+	if err != nil {
+		return cli.CACertFailure(c.Flags(), err)
 	}
+	o.roots = roots
 	if o.Webhook != "" {
 		if err := checkWebhookURL(o.Webhook); err != nil {
 			return cli.Failf("%s %v", from("incident-webhook"), err).WithHint("pass --incident-webhook https://HOST/PATH")

@@ -169,14 +169,11 @@ func (o *Options) validate(flags *pflag.FlagSet) error {
 		return cli.Failf("%s: %v", name("gateway"), err).
 			WithHint("pass --gateway http://HOST:PORT (or set GOVKIT_AUDIT_URL) naming auditd")
 	}
-	o.roots = nil
-	if o.CACert != "" {
-		roots, err := client.LoadCACert(o.CACert)
-		if err != nil {
-			return cli.CACertFailure(flags, err)
-		}
-		o.roots = roots
+	roots, err := client.LoadCACert(o.CACert) // nil without --ca-cert: the system's
+	if err != nil {
+		return cli.CACertFailure(flags, err)
 	}
+	o.roots = roots
 	if o.Since <= 0 {
 		return cli.Failf("%s %s is not a positive duration", name("since"), o.Since.String()).
 			WithHint("pass --since with a look-back window such as 6h, 24h or 7d")

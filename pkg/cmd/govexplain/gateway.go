@@ -30,14 +30,11 @@ func (o *ExplainOptions) validateGateway() error {
 				WithHint("drop --" + name + ", or drop --gateway to evaluate locally")
 		}
 	}
-	o.roots = nil
-	if o.CACert != "" {
-		roots, err := client.LoadCACert(o.CACert)
-		if err != nil {
-			return cli.CACertFailure(o.flags, err)
-		}
-		o.roots = roots
+	roots, err := client.LoadCACert(o.CACert) // nil without --ca-cert: the system's
+	if err != nil {
+		return cli.CACertFailure(o.flags, err)
 	}
+	o.roots = roots
 	if o.Event != "" {
 		for _, name := range question {
 			if o.given != nil && o.given(name) {

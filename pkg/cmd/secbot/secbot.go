@@ -181,14 +181,11 @@ func (o *Options) validate(flags *pflag.FlagSet) error {
 		return cli.Failf("%s: %v", name("gateway"), err).
 			WithHint("pass --gateway http://HOST:PORT (or set GOVKIT_AUDIT_URL) naming auditd")
 	}
-	o.roots = nil
-	if o.CACert != "" {
-		roots, err := client.LoadCACert(o.CACert)
-		if err != nil {
-			return cli.CACertFailure(flags, err)
-		}
-		o.roots = roots
+	roots, err := client.LoadCACert(o.CACert) // nil without --ca-cert: the system's
+	if err != nil {
+		return cli.CACertFailure(flags, err)
 	}
+	o.roots = roots
 	if o.Listen != "" {
 		if err := checkListen(o.Listen); err != nil {
 			return cli.Failf("%s %q: %v", name("listen"), o.Listen, err).
