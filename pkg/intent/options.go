@@ -85,6 +85,16 @@ func spec(short string, longs ...string) *optSpec {
 	return s
 }
 
+// stopAtOperand makes options end at the first operand (wrappers,
+// subcommand CLIs); it returns s, for var x = spec(…).stopAtOperand().
+func (s *optSpec) stopAtOperand() *optSpec { s.posixStop = true; return s }
+
+// noAbbreviations makes only whole long names match (pflag, cobra).
+func (s *optSpec) noAbbreviations() *optSpec { s.noAbbrev = true; return s }
+
+// singleDashLongs lets long options be spelled with one dash too.
+func (s *optSpec) singleDashLongs() *optSpec { s.singleDash = true; return s }
+
 // withShort returns a copy of s in which short option c takes k: the same
 // letter means different things in different subcommands (kubectl logs -f
 // is --follow, kubectl get -f is --filename).

@@ -101,14 +101,10 @@ func privilege(names ...string) {
 	}
 }
 
-var sudoSpec = func() *optSpec {
-	s := spec("AbEeHhiKklnPSsVvBg:p:r:t:U:u:C:D:R:T:a:c:", "askpass", "background", "preserve-env?",
-		"edit", "group=", "set-home", "help", "host=", "login", "remove-timestamp", "reset-timestamp",
-		"list", "non-interactive", "preserve-groups", "prompt=", "chroot=", "role=", "stdin", "shell",
-		"type=", "command-timeout=", "other-user=", "user=", "version", "validate", "close-from=", "chdir=")
-	s.posixStop = true
-	return s
-}()
+var sudoSpec = spec("AbEeHhiKklnPSsVvBg:p:r:t:U:u:C:D:R:T:a:c:", "askpass", "background", "preserve-env?",
+	"edit", "group=", "set-home", "help", "host=", "login", "remove-timestamp", "reset-timestamp",
+	"list", "non-interactive", "preserve-groups", "prompt=", "chroot=", "role=", "stdin", "shell",
+	"type=", "command-timeout=", "other-user=", "user=", "version", "validate", "close-from=", "chdir=").stopAtOperand()
 
 func evalRule(c *call) {
 	c.a.failClosed(CodeEval, c.name+" runs text that cannot be inspected before it runs")

@@ -34,15 +34,11 @@ var _ = describeTools(func() {
 })
 
 // awsSpec is the AWS CLI v2's global options.
-var awsSpec = func() *optSpec {
-	s := spec("", "debug", "endpoint-url=", "no-verify-ssl", "no-paginate", "output=", "query=",
-		"profile=", "region=", "version", "color=", "no-sign-request", "ca-bundle=",
-		"cli-read-timeout=", "cli-connect-timeout=", "cli-binary-format=", "no-cli-pager",
-		"cli-auto-prompt", "no-cli-auto-prompt", "cli-input-json=", "cli-input-yaml=",
-		"generate-cli-skeleton?", "page-size=", "max-items=", "starting-token=")
-	s.noAbbrev = true
-	return s
-}()
+var awsSpec = spec("", "debug", "endpoint-url=", "no-verify-ssl", "no-paginate", "output=", "query=",
+	"profile=", "region=", "version", "color=", "no-sign-request", "ca-bundle=",
+	"cli-read-timeout=", "cli-connect-timeout=", "cli-binary-format=", "no-cli-pager",
+	"cli-auto-prompt", "no-cli-auto-prompt", "cli-input-json=", "cli-input-yaml=",
+	"generate-cli-skeleton?", "page-size=", "max-items=", "starting-token=").noAbbreviations()
 
 // awsOutfile are read operations that stream their result into a file
 // named by a positional argument (aws s3api get-object BUCKET KEY FILE).
@@ -142,15 +138,11 @@ func slicesContains(s []string, v string) bool {
 }
 
 // gcloudSpec is gcloud's global options and the list options.
-var gcloudSpec = func() *optSpec {
-	s := spec("qh", "account=", "billing-project=", "configuration=", "flags-file=", "flatten=",
-		"format=", "help", "project=", "quiet", "verbosity=", "impersonate-service-account=",
-		"log-http", "trace-token=", "user-output-enabled", "no-user-output-enabled",
-		"access-token-file=", "filter=", "limit=", "page-size=", "sort-by=", "uri", "zone=",
-		"region=", "location=", "version")
-	s.noAbbrev = true
-	return s
-}()
+var gcloudSpec = spec("qh", "account=", "billing-project=", "configuration=", "flags-file=", "flatten=",
+	"format=", "help", "project=", "quiet", "verbosity=", "impersonate-service-account=",
+	"log-http", "trace-token=", "user-output-enabled", "no-user-output-enabled",
+	"access-token-file=", "filter=", "limit=", "page-size=", "sort-by=", "uri", "zone=",
+	"region=", "location=", "version").noAbbreviations()
 
 // gcloudGroups are command groups whose list and describe commands read.
 // A command's positional arguments follow it (gcloud compute instances
@@ -192,11 +184,7 @@ func wordSet(s string) map[string]bool {
 
 func gcloudRule(c *call) { cloudPathRule(c, gcloudSpec, gcloudGroups) }
 
-var azSpec = func() *optSpec {
-	s := spec("o:h", "debug", "only-show-errors", "output=", "query=", "subscription=", "verbose", "help", "version")
-	s.noAbbrev = true
-	return s
-}()
+var azSpec = spec("o:h", "debug", "only-show-errors", "output=", "query=", "subscription=", "verbose", "help", "version").noAbbreviations()
 
 func azRule(c *call) { cloudPathRule(c, azSpec, azGroups) }
 
@@ -272,29 +260,24 @@ func cloudPathRule(c *call, s *optSpec, groups map[string]bool) {
 // opensslSpec is the inspection options of openssl x509, req, verify, crl,
 // pkey, rsa, ec, asn1parse, dgst and friends (OpenSSL 3; single-dash long
 // options, no abbreviations).
-var opensslSpec = func() *optSpec {
-	s := spec("icrav", "in=", "inform=", "out=", "outform=", "noout", "text", "subject", "issuer", "serial",
-		"hash", "subject_hash", "issuer_hash", "subject_hash_old", "issuer_hash_old", "fingerprint",
-		"dates", "startdate", "enddate", "purpose", "pubkey", "modulus", "email", "ocsp_uri", "ocspid",
-		"nameopt=", "certopt=", "ext=", "checkend=", "checkhost=", "checkemail=", "checkip=", "alias",
-		"nocert", "sha1", "sha256", "sha384", "sha512", "md5", "passin=", "keyform=", "verify",
-		"pubin", "pubout", "check", "pubcheck", "noenc", "nodes", "dateopt=", "multi", "new", "newkey=",
-		"keyout=", "x509", "subj=", "config=", "engine=", "provider=", "provider-path=", "propquery=",
-		"rand=", "writerand=", "CAfile=", "CApath=", "CAstore=", "no-CAfile", "no-CApath",
-		"no-CAstore", "untrusted=", "trusted=", "crl_check", "crl_check_all", "show_chain",
-		"verbose", "purpose=", "verify_hostname=", "verify_email=", "verify_ip=", "attime=",
-		"partial_chain", "x509_strict", "policy_check", "ignore_critical", "issuer_checks",
-		"crl_download", "CRLfile=", "lastupdate", "nextupdate", "crlnumber", "badsig", "key=",
-		"days=", "reqexts=", "extensions=", "signkey=", "CA=", "CAkey=", "CAserial=",
-		"CAcreateserial", "set_serial=", "req", "x509toreq", "extfile=", "clrtrust", "clrreject",
-		"addtrust=", "addreject=", "setalias=", "trustout", "next_serial", "preserve_dates",
-		"batch", "utf8", "genkey", "strparse=", "offset=", "length=", "i", "dump", "dlimit=", "oid=",
-		"item=", "noprompt", "param_out", "traditional", "passout=", "cipher=", "c", "r",
-		"hex", "binary", "sign=", "signature=", "prverify=", "help", "v", "version", "a")
-	s.singleDash = true
-	s.noAbbrev = true
-	return s
-}()
+var opensslSpec = spec("icrav", "in=", "inform=", "out=", "outform=", "noout", "text", "subject", "issuer", "serial",
+	"hash", "subject_hash", "issuer_hash", "subject_hash_old", "issuer_hash_old", "fingerprint",
+	"dates", "startdate", "enddate", "purpose", "pubkey", "modulus", "email", "ocsp_uri", "ocspid",
+	"nameopt=", "certopt=", "ext=", "checkend=", "checkhost=", "checkemail=", "checkip=", "alias",
+	"nocert", "sha1", "sha256", "sha384", "sha512", "md5", "passin=", "keyform=", "verify",
+	"pubin", "pubout", "check", "pubcheck", "noenc", "nodes", "dateopt=", "multi", "new", "newkey=",
+	"keyout=", "x509", "subj=", "config=", "engine=", "provider=", "provider-path=", "propquery=",
+	"rand=", "writerand=", "CAfile=", "CApath=", "CAstore=", "no-CAfile", "no-CApath",
+	"no-CAstore", "untrusted=", "trusted=", "crl_check", "crl_check_all", "show_chain",
+	"verbose", "purpose=", "verify_hostname=", "verify_email=", "verify_ip=", "attime=",
+	"partial_chain", "x509_strict", "policy_check", "ignore_critical", "issuer_checks",
+	"crl_download", "CRLfile=", "lastupdate", "nextupdate", "crlnumber", "badsig", "key=",
+	"days=", "reqexts=", "extensions=", "signkey=", "CA=", "CAkey=", "CAserial=",
+	"CAcreateserial", "set_serial=", "req", "x509toreq", "extfile=", "clrtrust", "clrreject",
+	"addtrust=", "addreject=", "setalias=", "trustout", "next_serial", "preserve_dates",
+	"batch", "utf8", "genkey", "strparse=", "offset=", "length=", "i", "dump", "dlimit=", "oid=",
+	"item=", "noprompt", "param_out", "traditional", "passout=", "cipher=", "c", "r",
+	"hex", "binary", "sign=", "signature=", "prverify=", "help", "v", "version", "a").singleDashLongs().noAbbreviations()
 
 // opensslReads are the openssl commands that inspect.
 var opensslReads = wordSet(`x509 req verify crl pkey rsa ec asn1parse dgst version list ciphers
@@ -352,20 +335,16 @@ func opensslRule(c *call) {
 }
 
 // yqSpec is mikefarah yq v4's options (cobra: no abbreviations).
-var yqSpec = func() *optSpec {
-	s := spec("ieo:p:PI:CMNnrs:0vh", "inplace", "exit-status", "output-format=", "input-format=",
-		"prettyPrint", "indent=", "colors", "no-colors", "no-doc", "null-input", "unwrapScalar?",
-		"split-exp=", "split-exp-file=", "from-file=", "front-matter=", "header-preprocess?",
-		"expression=", "nul-output", "verbose", "help", "version", "xml-attribute-prefix=",
-		"xml-content-name=", "xml-keep-namespace?", "xml-raw-token?", "xml-strict-mode",
-		"xml-skip-proc-inst", "xml-skip-directives", "xml-proc-inst-prefix=",
-		"xml-directive-name=", "csv-auto-parse?", "csv-separator=", "tsv-auto-parse?",
-		"properties-separator=", "properties-array-brackets", "lua-globals", "lua-prefix=",
-		"lua-suffix=", "lua-unquoted", "security-disable-env-ops", "security-disable-file-ops",
-		"string-interpolation?", "shell-key-separator=")
-	s.noAbbrev = true
-	return s
-}()
+var yqSpec = spec("ieo:p:PI:CMNnrs:0vh", "inplace", "exit-status", "output-format=", "input-format=",
+	"prettyPrint", "indent=", "colors", "no-colors", "no-doc", "null-input", "unwrapScalar?",
+	"split-exp=", "split-exp-file=", "from-file=", "front-matter=", "header-preprocess?",
+	"expression=", "nul-output", "verbose", "help", "version", "xml-attribute-prefix=",
+	"xml-content-name=", "xml-keep-namespace?", "xml-raw-token?", "xml-strict-mode",
+	"xml-skip-proc-inst", "xml-skip-directives", "xml-proc-inst-prefix=",
+	"xml-directive-name=", "csv-auto-parse?", "csv-separator=", "tsv-auto-parse?",
+	"properties-separator=", "properties-array-brackets", "lua-globals", "lua-prefix=",
+	"lua-suffix=", "lua-unquoted", "security-disable-env-ops", "security-disable-file-ops",
+	"string-interpolation?", "shell-key-separator=").noAbbreviations()
 
 // yqRule: yq prints; -i rewrites its files and -s splits into files.
 func yqRule(c *call) {
@@ -388,19 +367,14 @@ func yqRule(c *call) {
 }
 
 // redisSpec is redis-cli 7's options (exact names).
-var redisSpec = func() *optSpec {
-	s := spec("h:p:s:a:u:r:i:n:d:t:x234ceDX:", "user=", "pass=", "askpass", "raw", "no-raw",
-		"quoted-input", "csv", "json", "quoted-json", "show-pushes?", "stat", "latency",
-		"latency-history", "latency-dist", "lru-test=", "replica", "slave", "rdb=", "functions-rdb=",
-		"pipe", "pipe-timeout=", "bigkeys", "memkeys", "memkeys-samples=", "hotkeys", "keystats",
-		"keystats-samples=", "scan", "pattern=", "count=", "quoted-pattern=", "intrinsic-latency=",
-		"eval=", "ldb", "ldb-sync-mode", "cluster", "verbose", "no-auth-warning", "tls", "sni=",
-		"cacert=", "cacertdir=", "insecure", "tls-ciphers=", "tls-ciphersuites=", "cert=", "key=",
-		"help", "version", "cluster-yes", "top=")
-	s.noAbbrev = true
-	s.posixStop = true
-	return s
-}()
+var redisSpec = spec("h:p:s:a:u:r:i:n:d:t:x234ceDX:", "user=", "pass=", "askpass", "raw", "no-raw",
+	"quoted-input", "csv", "json", "quoted-json", "show-pushes?", "stat", "latency",
+	"latency-history", "latency-dist", "lru-test=", "replica", "slave", "rdb=", "functions-rdb=",
+	"pipe", "pipe-timeout=", "bigkeys", "memkeys", "memkeys-samples=", "hotkeys", "keystats",
+	"keystats-samples=", "scan", "pattern=", "count=", "quoted-pattern=", "intrinsic-latency=",
+	"eval=", "ldb", "ldb-sync-mode", "cluster", "verbose", "no-auth-warning", "tls", "sni=",
+	"cacert=", "cacertdir=", "insecure", "tls-ciphers=", "tls-ciphersuites=", "cert=", "key=",
+	"help", "version", "cluster-yes", "top=").noAbbreviations().stopAtOperand()
 
 // redisReads are commands that only read (the first word, upper-cased);
 // redisReadSubs the container commands whose named subcommands read.

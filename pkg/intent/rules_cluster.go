@@ -18,36 +18,32 @@ func registerClusterRules() {
 
 // kubectlSpec: kubectl (cobra/pflag) takes no abbreviations; an unknown flag
 // before the verb could swallow the verb as its value, so it fails closed.
-var kubectlSpec = func() *optSpec {
-	s := spec("n:l:o:c:f:s:L:k:p:iwtAqRv:h", "namespace=", "context=", "cluster=", "user=", "server=",
-		"kubeconfig=", "selector=", "output=", "container=", "filename=", "token=", "as=", "as-group=",
-		"as-uid=", "request-timeout=", "field-selector=", "sort-by=", "tail=", "since=", "since-time=",
-		"template=", "label-columns=", "cache-dir=", "certificate-authority=", "client-certificate=",
-		"client-key=", "tls-server-name=", "insecure-skip-tls-verify", "profile=", "profile-output=",
-		"chunk-size=", "max-log-requests=", "limit-bytes=", "timeout=", "for=", "all-namespaces",
-		"watch", "watch-only", "follow", "previous", "timestamps", "prefix", "stdin", "tty",
-		"show-labels", "show-kind", "no-headers", "ignore-not-found", "output-watch-events",
-		"server-print", "show-managed-fields", "recursive", "all-containers", "ignore-errors",
-		"pod-running-timeout=", "quiet", "match-server-version", "disable-compression",
-		"warnings-as-errors", "log-flush-frequency=", "v=", "vmodule=", "username=", "password=",
-		"raw=", "subresource=", "allow-missing-template-keys", "kustomize=", "help", "all", "field-manager=",
-		"dry-run?", "containers", "sort-by-cpu?", "use-protocol-buffers", "api-group=", "cached",
-		"namespaced", "verbs=", "for-each=", "local", "list", "replicas=", "current-replicas=",
-		"resource-version=", "grace-period=", "force", "wait", "cascade=", "now", "overwrite",
-		"record", "image=", "port=", "type=", "name=", "env=", "show-events", "output-directory=",
-		// Options of the writing verbs, so that their --dry-run forms parse.
-		"server-side", "force-conflicts", "prune", "prune-allowlist=", "validate?", "save-config",
-		"patch=", "patch-file=", "from-literal=", "from-file=", "from-env-file=", "append-hash",
-		"restart=", "rm", "command", "expose", "labels=", "annotations=", "attach",
-		"override-type=", "overrides=", "schedule=", "resource=", "target-port=", "protocol=",
-		"cert=", "key=", "docker-server=", "docker-username=", "docker-password=", "docker-email=",
-		"clusterrole=", "role=", "serviceaccount=", "group=", "verb=", "resource-name=", "hard=",
-		"scopes=", "min=", "max=", "cpu-percent=", "openapi-patch", "windows-line-ending",
-		"delete-emptydir-data", "ignore-daemonsets", "disable-eviction", "skip-wait-for-delete-timeout=",
-		"to-revision=", "local", "external-ip=", "load-balancer-ip=", "cluster-ip=", "session-affinity=")
-	s.noAbbrev = true
-	return s
-}()
+var kubectlSpec = spec("n:l:o:c:f:s:L:k:p:iwtAqRv:h", "namespace=", "context=", "cluster=", "user=", "server=",
+	"kubeconfig=", "selector=", "output=", "container=", "filename=", "token=", "as=", "as-group=",
+	"as-uid=", "request-timeout=", "field-selector=", "sort-by=", "tail=", "since=", "since-time=",
+	"template=", "label-columns=", "cache-dir=", "certificate-authority=", "client-certificate=",
+	"client-key=", "tls-server-name=", "insecure-skip-tls-verify", "profile=", "profile-output=",
+	"chunk-size=", "max-log-requests=", "limit-bytes=", "timeout=", "for=", "all-namespaces",
+	"watch", "watch-only", "follow", "previous", "timestamps", "prefix", "stdin", "tty",
+	"show-labels", "show-kind", "no-headers", "ignore-not-found", "output-watch-events",
+	"server-print", "show-managed-fields", "recursive", "all-containers", "ignore-errors",
+	"pod-running-timeout=", "quiet", "match-server-version", "disable-compression",
+	"warnings-as-errors", "log-flush-frequency=", "v=", "vmodule=", "username=", "password=",
+	"raw=", "subresource=", "allow-missing-template-keys", "kustomize=", "help", "all", "field-manager=",
+	"dry-run?", "containers", "sort-by-cpu?", "use-protocol-buffers", "api-group=", "cached",
+	"namespaced", "verbs=", "for-each=", "local", "list", "replicas=", "current-replicas=",
+	"resource-version=", "grace-period=", "force", "wait", "cascade=", "now", "overwrite",
+	"record", "image=", "port=", "type=", "name=", "env=", "show-events", "output-directory=",
+	// Options of the writing verbs, so that their --dry-run forms parse.
+	"server-side", "force-conflicts", "prune", "prune-allowlist=", "validate?", "save-config",
+	"patch=", "patch-file=", "from-literal=", "from-file=", "from-env-file=", "append-hash",
+	"restart=", "rm", "command", "expose", "labels=", "annotations=", "attach",
+	"override-type=", "overrides=", "schedule=", "resource=", "target-port=", "protocol=",
+	"cert=", "key=", "docker-server=", "docker-username=", "docker-password=", "docker-email=",
+	"clusterrole=", "role=", "serviceaccount=", "group=", "verb=", "resource-name=", "hard=",
+	"scopes=", "min=", "max=", "cpu-percent=", "openapi-patch", "windows-line-ending",
+	"delete-emptydir-data", "ignore-daemonsets", "disable-eviction", "skip-wait-for-delete-timeout=",
+	"to-revision=", "local", "external-ip=", "load-balancer-ip=", "cluster-ip=", "session-affinity=").noAbbreviations()
 
 var kubectlLogsSpec = kubectlSpec.withShort('f', noValue)
 
@@ -289,13 +285,8 @@ func kubectlExec(c *call, p *parsedArgs, vi int) {
 	}
 }
 
-var dockerGlobalSpec = func() *optSpec {
-	s := spec("H:c:l:Dhv", "host=", "context=", "config=", "log-level=", "debug", "tls", "tlscacert=",
-		"tlscert=", "tlskey=", "tlsverify", "help", "version")
-	s.noAbbrev = true
-	s.posixStop = true
-	return s
-}()
+var dockerGlobalSpec = spec("H:c:l:Dhv", "host=", "context=", "config=", "log-level=", "debug", "tls", "tlscacert=",
+	"tlscert=", "tlskey=", "tlsverify", "help", "version").noAbbreviations().stopAtOperand()
 
 var dockerRead = map[string]bool{
 	"ps": true, "logs": true, "inspect": true, "images": true, "stats": true, "top": true,
@@ -388,16 +379,12 @@ func dockerRule(c *call) {
 // compose v2): ps, images, inspect, logs, stats, top, version, info,
 // events, port, diff, history, search and the group forms. An option not
 // here fails closed (issue 14): compose config -o writes a file.
-var dockerReadSpec = func() *optSpec {
-	s := spec("fn:tqsalHo:", "follow", "tail=", "since=", "until=", "timestamps", "details",
-		"no-stream", "no-trunc", "all", "format=", "filter=", "last=", "latest", "quiet", "size", "type=",
-		"help", "digests", "tree", "human", "platform=", "limit=", "no-color", "no-log-prefix",
-		"index=", "services", "status=", "orphans", "volumes", "profiles", "images", "hash=",
-		"resolve-image-digests", "no-interpolate", "no-normalize", "no-path-resolution",
-		"no-consistency", "variables", "environment", "short", "dry-run", "verbose", "output=")
-	s.noAbbrev = true
-	return s
-}()
+var dockerReadSpec = spec("fn:tqsalHo:", "follow", "tail=", "since=", "until=", "timestamps", "details",
+	"no-stream", "no-trunc", "all", "format=", "filter=", "last=", "latest", "quiet", "size", "type=",
+	"help", "digests", "tree", "human", "platform=", "limit=", "no-color", "no-log-prefix",
+	"index=", "services", "status=", "orphans", "volumes", "profiles", "images", "hash=",
+	"resolve-image-digests", "no-interpolate", "no-normalize", "no-path-resolution",
+	"no-consistency", "variables", "environment", "short", "dry-run", "verbose", "output=").noAbbreviations()
 
 // dockerReadWrites are the read verbs' options that write files.
 var dockerReadWrites = map[string]bool{"-o": true, "--output": true}
@@ -454,13 +441,8 @@ func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
 	}
 }
 
-var dockerExecSpec = func() *optSpec {
-	s := spec("itde:u:w:", "interactive", "tty", "detach", "env=", "env-file=", "user=", "workdir=",
-		"privileged", "detach-keys=", "help")
-	s.noAbbrev = true
-	s.posixStop = true
-	return s
-}()
+var dockerExecSpec = spec("itde:u:w:", "interactive", "tty", "detach", "env=", "env-file=", "user=", "workdir=",
+	"privileged", "detach-keys=", "help").noAbbreviations().stopAtOperand()
 
 // dockerExec: docker exec [OPTIONS] CONTAINER CMD… classifies CMD; -t
 // allocates a terminal (seed 000 [tty_flag]); -e sets the environment.
@@ -500,32 +482,28 @@ func dockerExec(c *call, rest []*arg, at int) {
 // helmSpec is helm 3's global options and those of its read verbs and of
 // template and lint (pflag: no abbreviations). An option not here fails
 // closed (issue 14).
-var helmSpec = func() *optSpec {
-	s := spec("n:hf:o:aAdm:rl:qcg", "debug", "kube-apiserver=", "kube-as-group=", "kube-as-user=",
-		"kube-ca-file=", "kube-context=", "kube-insecure-skip-tls-verify", "kube-tls-server-name=",
-		"kube-token=", "kubeconfig=", "namespace=", "qps=", "registry-config=", "repository-cache=",
-		"repository-config=", "burst-limit=", "content-cache=", "color=", "colour=", "help",
-		// list, status, get, history
-		"all", "all-namespaces", "date", "deployed", "failed", "filter=", "max=", "no-headers",
-		"offset=", "output=", "pending", "reverse", "selector=", "short", "superseded",
-		"time-format=", "uninstalled", "uninstalling", "revision=", "show-desc", "show-resources",
-		"template=",
-		// show, search, verify, version
-		"version=", "devel", "repo=", "username=", "password=", "ca-file=", "cert-file=", "key-file=",
-		"insecure-skip-tls-verify", "plain-http", "keyring=", "verify", "pass-credentials",
-		"jsonpath=", "regexp", "versions", "max-col-width=", "fail-on-no-result", "endpoint=",
-		"list-repo-url", "client",
-		// template and lint
-		"values=", "set=", "set-string=", "set-file=", "set-json=", "set-literal=", "post-renderer=",
-		"post-renderer-args=", "output-dir=", "show-only=", "api-versions=", "kube-version=",
-		"include-crds", "skip-crds", "skip-tests", "validate", "is-upgrade", "release-name",
-		"name-template=", "generate-name", "dependency-update", "dry-run?", "description=",
-		"no-hooks", "replace", "wait", "wait-for-jobs", "timeout=", "disable-openapi-validation",
-		"enable-dns", "hide-notes", "labels=", "skip-schema-validation", "atomic", "create-namespace",
-		"strict", "with-subcharts", "quiet", "take-ownership", "rollback-on-failure")
-	s.noAbbrev = true
-	return s
-}()
+var helmSpec = spec("n:hf:o:aAdm:rl:qcg", "debug", "kube-apiserver=", "kube-as-group=", "kube-as-user=",
+	"kube-ca-file=", "kube-context=", "kube-insecure-skip-tls-verify", "kube-tls-server-name=",
+	"kube-token=", "kubeconfig=", "namespace=", "qps=", "registry-config=", "repository-cache=",
+	"repository-config=", "burst-limit=", "content-cache=", "color=", "colour=", "help",
+	// list, status, get, history
+	"all", "all-namespaces", "date", "deployed", "failed", "filter=", "max=", "no-headers",
+	"offset=", "output=", "pending", "reverse", "selector=", "short", "superseded",
+	"time-format=", "uninstalled", "uninstalling", "revision=", "show-desc", "show-resources",
+	"template=",
+	// show, search, verify, version
+	"version=", "devel", "repo=", "username=", "password=", "ca-file=", "cert-file=", "key-file=",
+	"insecure-skip-tls-verify", "plain-http", "keyring=", "verify", "pass-credentials",
+	"jsonpath=", "regexp", "versions", "max-col-width=", "fail-on-no-result", "endpoint=",
+	"list-repo-url", "client",
+	// template and lint
+	"values=", "set=", "set-string=", "set-file=", "set-json=", "set-literal=", "post-renderer=",
+	"post-renderer-args=", "output-dir=", "show-only=", "api-versions=", "kube-version=",
+	"include-crds", "skip-crds", "skip-tests", "validate", "is-upgrade", "release-name",
+	"name-template=", "generate-name", "dependency-update", "dry-run?", "description=",
+	"no-hooks", "replace", "wait", "wait-for-jobs", "timeout=", "disable-openapi-validation",
+	"enable-dns", "hide-notes", "labels=", "skip-schema-validation", "atomic", "create-namespace",
+	"strict", "with-subcharts", "quiet", "take-ownership", "rollback-on-failure").noAbbreviations()
 
 // helmRuns and helmWrites: options that run a program or write files.
 var (

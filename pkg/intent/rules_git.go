@@ -9,16 +9,11 @@ import (
 
 func registerGitRules() { rules["git"] = gitRule }
 
-var gitGlobalSpec = func() *optSpec {
-	s := spec("C:c:pPhv", "config-env=", "paginate", "no-pager", "git-dir=", "work-tree=",
-		"namespace=", "bare", "no-replace-objects", "literal-pathspecs", "glob-pathspecs",
-		"noglob-pathspecs", "icase-pathspecs", "no-optional-locks", "exec-path?", "html-path",
-		"man-path", "info-path", "version", "help", "list-cmds=", "attr-source=", "super-prefix=",
-		"no-lazy-fetch", "no-advice")
-	s.noAbbrev = true
-	s.posixStop = true
-	return s
-}()
+var gitGlobalSpec = spec("C:c:pPhv", "config-env=", "paginate", "no-pager", "git-dir=", "work-tree=",
+	"namespace=", "bare", "no-replace-objects", "literal-pathspecs", "glob-pathspecs",
+	"noglob-pathspecs", "icase-pathspecs", "no-optional-locks", "exec-path?", "html-path",
+	"man-path", "info-path", "version", "help", "list-cmds=", "attr-source=", "super-prefix=",
+	"no-lazy-fetch", "no-advice").noAbbreviations().stopAtOperand()
 
 // gitForm is how one read-capable git subcommand (or sub-subcommand) is
 // parsed and judged: every option goes through the one option parser

@@ -15,28 +15,24 @@ func registerNetworkRules() {
 	rules["mtr"] = mtrRule
 }
 
-var curlSpec = func() *optSpec {
-	s := spec("sSLfkvIiGN#46qZb:c:d:D:e:F:H:K:m:o:O:r:T:u:U:w:x:X:y:Y:z:A:E:C:J",
-		"silent", "show-error", "location", "location-trusted", "fail", "fail-with-body", "insecure",
-		"verbose", "head", "include", "get", "no-buffer", "progress-bar", "ipv4", "ipv6",
-		"compressed", "http1.0", "http1.1", "http2", "http2-prior-knowledge", "http3", "no-keepalive",
-		"cookie=", "cookie-jar=", "data=", "data-ascii=", "data-binary=", "data-raw=", "data-urlencode=",
-		"dump-header=", "referer=", "form=", "form-string=", "header=", "config=", "max-time=",
-		"output=", "remote-name", "remote-name-all", "range=", "upload-file=", "user=", "proxy-user=",
-		"write-out=", "proxy=", "request=", "speed-time=", "speed-limit=", "time-cond=", "user-agent=",
-		"cert=", "continue-at=", "remote-header-name", "json=", "url=", "connect-timeout=", "retry=",
-		"retry-delay=", "retry-max-time=", "retry-all-errors", "resolve=", "cacert=", "capath=",
-		"key=", "limit-rate=", "max-redirs=", "max-filesize=", "interface=", "dns-servers=",
-		"oauth2-bearer=", "aws-sigv4=", "trace=", "trace-ascii=", "stderr=", "libcurl=",
-		"output-dir=", "create-dirs", "netrc", "netrc-optional", "netrc-file=", "raw", "globoff",
-		"path-as-is", "ssl", "ssl-reqd", "tlsv1.2", "tlsv1.3", "no-progress-meter", "parallel",
-		"fail-early", "styled-output", "no-styled-output", "alt-svc=", "hsts=", "etag-save=",
-		"etag-compare=", "variable=", "expand-url=", "expand-data=", "expand-header=", "unix-socket=",
-		"abstract-unix-socket=", "noproxy=", "proxy-insecure", "digest", "basic", "ntlm", "negotiate",
-		"anyauth", "service-name=", "head", "show-headers", "skip-existing", "remove-on-error")
-	s.noAbbrev = true
-	return s
-}()
+var curlSpec = spec("sSLfkvIiGN#46qZb:c:d:D:e:F:H:K:m:o:O:r:T:u:U:w:x:X:y:Y:z:A:E:C:J",
+	"silent", "show-error", "location", "location-trusted", "fail", "fail-with-body", "insecure",
+	"verbose", "head", "include", "get", "no-buffer", "progress-bar", "ipv4", "ipv6",
+	"compressed", "http1.0", "http1.1", "http2", "http2-prior-knowledge", "http3", "no-keepalive",
+	"cookie=", "cookie-jar=", "data=", "data-ascii=", "data-binary=", "data-raw=", "data-urlencode=",
+	"dump-header=", "referer=", "form=", "form-string=", "header=", "config=", "max-time=",
+	"output=", "remote-name", "remote-name-all", "range=", "upload-file=", "user=", "proxy-user=",
+	"write-out=", "proxy=", "request=", "speed-time=", "speed-limit=", "time-cond=", "user-agent=",
+	"cert=", "continue-at=", "remote-header-name", "json=", "url=", "connect-timeout=", "retry=",
+	"retry-delay=", "retry-max-time=", "retry-all-errors", "resolve=", "cacert=", "capath=",
+	"key=", "limit-rate=", "max-redirs=", "max-filesize=", "interface=", "dns-servers=",
+	"oauth2-bearer=", "aws-sigv4=", "trace=", "trace-ascii=", "stderr=", "libcurl=",
+	"output-dir=", "create-dirs", "netrc", "netrc-optional", "netrc-file=", "raw", "globoff",
+	"path-as-is", "ssl", "ssl-reqd", "tlsv1.2", "tlsv1.3", "no-progress-meter", "parallel",
+	"fail-early", "styled-output", "no-styled-output", "alt-svc=", "hsts=", "etag-save=",
+	"etag-compare=", "variable=", "expand-url=", "expand-data=", "expand-header=", "unix-socket=",
+	"abstract-unix-socket=", "noproxy=", "proxy-insecure", "digest", "basic", "ntlm", "negotiate",
+	"anyauth", "service-name=", "head", "show-headers", "skip-existing", "remove-on-error").noAbbreviations()
 
 // curlRule: a GET to stdout reads (DESIGN §4); -X with another method,
 // request bodies and uploads are HTTP writes; output files are writes.
@@ -174,11 +170,7 @@ func wgetRule(c *call) {
 	}
 }
 
-var sshSpec = func() *optSpec {
-	s := spec("46AaCfGgKkMNnqsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:")
-	s.posixStop = true
-	return s
-}()
+var sshSpec = spec("46AaCfGgKkMNnqsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:").stopAtOperand()
 
 // sshSafeKeys are the ssh_config keywords an -o may set without running,
 // loading or writing anything beyond what a plain ssh does (keys are

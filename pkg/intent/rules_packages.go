@@ -40,22 +40,18 @@ func registerPackageRules() {
 
 // rpmSpec is rpm 4.19's query, verify and general options (popt: no
 // abbreviations). In query mode -i is --info, not --install.
-var rpmSpec = func() *optSpec {
-	s := spec("qaf:g:pcdilRsLVKvrE:D:", "query", "all", "file", "group", "package", "querytags",
-		"whatprovides", "whatrequires", "whatrecommends", "whatsuggests", "whatsupplements",
-		"whatenhances", "whatconflicts", "whatobsoletes", "triggeredby", "pkgid", "hdrid", "tid",
-		"path", "configfiles", "docfiles", "dump", "changelog", "changes", "conflicts", "enhances",
-		"info", "list", "filesbypkg", "obsoletes", "provides", "requires", "recommends", "suggests",
-		"supplements", "state", "scripts", "triggers", "triggerscripts", "xml", "qf=",
-		"queryformat=", "licensefiles", "artifactfiles", "noartifact", "noghost", "noconfig",
-		"nodigest", "nosignature", "nofiles", "fileclass", "filecolor", "fileprovide",
-		"filerequire", "filecaps", "filetriggers", "last", "verbose", "quiet", "root=", "dbpath=",
-		"rcfile=", "macros=", "load=", "define=", "undefine=", "eval=", "pipe=", "version", "help",
-		"usage", "showrc", "target=", "verify", "checksig", "nofiledigest", "nosize", "nolinkto",
-		"nouser", "nogroup", "nomtime", "nomode", "nordev", "nocaps", "nodeps", "noscripts")
-	s.noAbbrev = true
-	return s
-}()
+var rpmSpec = spec("qaf:g:pcdilRsLVKvrE:D:", "query", "all", "file", "group", "package", "querytags",
+	"whatprovides", "whatrequires", "whatrecommends", "whatsuggests", "whatsupplements",
+	"whatenhances", "whatconflicts", "whatobsoletes", "triggeredby", "pkgid", "hdrid", "tid",
+	"path", "configfiles", "docfiles", "dump", "changelog", "changes", "conflicts", "enhances",
+	"info", "list", "filesbypkg", "obsoletes", "provides", "requires", "recommends", "suggests",
+	"supplements", "state", "scripts", "triggers", "triggerscripts", "xml", "qf=",
+	"queryformat=", "licensefiles", "artifactfiles", "noartifact", "noghost", "noconfig",
+	"nodigest", "nosignature", "nofiles", "fileclass", "filecolor", "fileprovide",
+	"filerequire", "filecaps", "filetriggers", "last", "verbose", "quiet", "root=", "dbpath=",
+	"rcfile=", "macros=", "load=", "define=", "undefine=", "eval=", "pipe=", "version", "help",
+	"usage", "showrc", "target=", "verify", "checksig", "nofiledigest", "nosize", "nolinkto",
+	"nouser", "nogroup", "nomtime", "nomode", "nordev", "nocaps", "nodeps", "noscripts").noAbbreviations()
 
 // rpmRuns are options that run code: macros can run shell commands
 // (%(…)) and Lua (%{lua:…}), --pipe runs a shell command, and macro and rc

@@ -28,13 +28,9 @@ func registerShellRules() {
 	}
 }
 
-var shellSpec = func() *optSpec {
-	s := spec("abefhiklmnpstuvxBCEHPTc:o:O:", "login", "noprofile", "norc", "posix", "restricted",
-		"verbose", "version", "help", "rcfile=", "init-file=", "debugger", "dump-strings", "dump-po-strings",
-		"noediting", "pretty-print")
-	s.posixStop = true
-	return s
-}()
+var shellSpec = spec("abefhiklmnpstuvxBCEHPTc:o:O:", "login", "noprofile", "norc", "posix", "restricted",
+	"verbose", "version", "help", "rcfile=", "init-file=", "debugger", "dump-strings", "dump-po-strings",
+	"noediting", "pretty-print").stopAtOperand()
 
 func shellRule(c *call) {
 	if c.name == "busybox" {

@@ -72,19 +72,15 @@ func hasArgPrefix(c *call, prefixes ...string) bool {
 	return false
 }
 
-var systemctlSpec = func() *optSpec {
-	s := spec("alqt:p:P:H:M:n:o:s:ifrNh", "all", "full", "quiet", "type=", "property=", "value",
-		"host=", "machine=", "lines=", "output=", "signal=", "kill-whom=", "kill-value=", "state=",
-		"no-pager", "no-legend", "no-block", "no-wall", "no-reload", "no-ask-password", "user",
-		"system", "global", "runtime", "now", "force", "recursive", "reverse", "after", "before",
-		"with-dependencies", "job-mode=", "show-types", "show-transaction", "ignore-inhibitors",
-		"what=", "root=", "image=", "preset-mode=", "firmware-setup", "boot-loader-menu=",
-		"boot-loader-entry=", "reboot-argument=", "timestamp=", "mkdir", "marked", "read-only",
-		"check-inhibitors=", "legend=", "plain", "failed", "version", "help", "wait", "dry-run",
-		"message=", "drop-in=", "when=", "image-policy=", "capsule=", "kernel-cmdline=")
-	s.noAbbrev = true
-	return s
-}()
+var systemctlSpec = spec("alqt:p:P:H:M:n:o:s:ifrNh", "all", "full", "quiet", "type=", "property=", "value",
+	"host=", "machine=", "lines=", "output=", "signal=", "kill-whom=", "kill-value=", "state=",
+	"no-pager", "no-legend", "no-block", "no-wall", "no-reload", "no-ask-password", "user",
+	"system", "global", "runtime", "now", "force", "recursive", "reverse", "after", "before",
+	"with-dependencies", "job-mode=", "show-types", "show-transaction", "ignore-inhibitors",
+	"what=", "root=", "image=", "preset-mode=", "firmware-setup", "boot-loader-menu=",
+	"boot-loader-entry=", "reboot-argument=", "timestamp=", "mkdir", "marked", "read-only",
+	"check-inhibitors=", "legend=", "plain", "failed", "version", "help", "wait", "dry-run",
+	"message=", "drop-in=", "when=", "image-policy=", "capsule=", "kernel-cmdline=").noAbbreviations()
 
 // systemctlRule: status and list verbs read; stop, kill and the power verbs
 // take services or the machine down (DESIGN §4 destructive); start, restart
@@ -136,21 +132,17 @@ func serviceRule(c *call) {
 	}
 }
 
-var journalctlSpec = func() *optSpec {
-	s := spec("ab::c:D:eF:fg:hi:kM:Nn::o:p:qrS:t:T:u:U:xmlI", "all", "boot?", "cursor=",
-		"directory=", "pager-end", "field=", "follow", "grep=", "help", "file=", "dmesg",
-		"machine=", "fields", "lines?", "output=", "priority=", "quiet", "reverse", "since=",
-		"identifier=", "exclude-identifier=", "unit=", "until=", "catalog", "merge", "full",
-		"no-pager", "no-full", "no-tail", "no-hostname", "utc", "header", "disk-usage",
-		"list-boots", "list-fields", "list-namespaces", "verify", "verify-key=", "user", "system",
-		"user-unit=", "after-cursor=", "show-cursor", "cursor-file=", "output-fields=", "facility=",
-		"namespace=", "root=", "image=", "case-sensitive?", "vacuum-size=", "vacuum-time=",
-		"vacuum-files=", "rotate", "flush", "sync", "relinquish-var", "smart-relinquish-var",
-		"setup-keys", "interval=", "force", "update-catalog", "new-id128", "version", "synchronize-on-exit?",
-		"invocation=", "list-invocations", "image-policy=", "truncate-newest", "boot-id?")
-	s.noAbbrev = true
-	return s
-}()
+var journalctlSpec = spec("ab::c:D:eF:fg:hi:kM:Nn::o:p:qrS:t:T:u:U:xmlI", "all", "boot?", "cursor=",
+	"directory=", "pager-end", "field=", "follow", "grep=", "help", "file=", "dmesg",
+	"machine=", "fields", "lines?", "output=", "priority=", "quiet", "reverse", "since=",
+	"identifier=", "exclude-identifier=", "unit=", "until=", "catalog", "merge", "full",
+	"no-pager", "no-full", "no-tail", "no-hostname", "utc", "header", "disk-usage",
+	"list-boots", "list-fields", "list-namespaces", "verify", "verify-key=", "user", "system",
+	"user-unit=", "after-cursor=", "show-cursor", "cursor-file=", "output-fields=", "facility=",
+	"namespace=", "root=", "image=", "case-sensitive?", "vacuum-size=", "vacuum-time=",
+	"vacuum-files=", "rotate", "flush", "sync", "relinquish-var", "smart-relinquish-var",
+	"setup-keys", "interval=", "force", "update-catalog", "new-id128", "version", "synchronize-on-exit?",
+	"invocation=", "list-invocations", "image-policy=", "truncate-newest", "boot-id?").noAbbreviations()
 
 // journalctlRule: --follow never ends unless --until gives an end time (or a
 // timeout wraps it); --since and -n do not stop a follow (DESIGN §4, P-48

@@ -58,11 +58,7 @@ func wrapper(s *optSpec) rule {
 	}
 }
 
-var ioniceSpec = func() *optSpec {
-	s := spec("c:n:p:P:u:thV", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore", "help", "version")
-	s.posixStop = true
-	return s
-}()
+var ioniceSpec = spec("c:n:p:P:u:thV", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore", "help", "version").stopAtOperand()
 
 // ioniceRule: ionice -p/-P/-u names processes already running; with -c or
 // -n it changes their I/O scheduling (issue 14), without it prints it.
@@ -83,13 +79,9 @@ func ioniceRule(c *call) {
 	}
 }
 
-var envSpec = func() *optSpec {
-	s := spec("0iu:C:S:vP:", "null", "ignore-environment", "unset=", "chdir=", "split-string=",
-		"debug", "block-signal?", "default-signal?", "ignore-signal?", "list-signal-handling",
-		"help", "version", "argv0=", "file=")
-	s.posixStop = true
-	return s
-}()
+var envSpec = spec("0iu:C:S:vP:", "null", "ignore-environment", "unset=", "chdir=", "split-string=",
+	"debug", "block-signal?", "default-signal?", "ignore-signal?", "list-signal-handling",
+	"help", "version", "argv0=", "file=").stopAtOperand()
 
 // envRule: env NAME=VALUE… CMD applies DESIGN §4's assignment rules to
 // each NAME; -S splits a string into a command line nobody parsed.
@@ -141,11 +133,7 @@ func commandRule(c *call) {
 	}
 }
 
-var timeSpec = func() *optSpec {
-	s := spec("pvqo:f:a", "portability", "verbose", "quiet", "output=", "format=", "append", "help", "version")
-	s.posixStop = true
-	return s
-}()
+var timeSpec = spec("pvqo:f:a", "portability", "verbose", "quiet", "output=", "format=", "append", "help", "version").stopAtOperand()
 
 // timeRule: GNU time -o FILE writes its report to a file.
 func timeRule(c *call) {
@@ -161,11 +149,7 @@ func timeRule(c *call) {
 	}
 }
 
-var timeoutSpec = func() *optSpec {
-	s := spec("k:s:v", "kill-after=", "signal=", "foreground", "preserve-status", "verbose", "help", "version")
-	s.posixStop = true
-	return s
-}()
+var timeoutSpec = spec("k:s:v", "kill-after=", "signal=", "foreground", "preserve-status", "verbose", "help", "version").stopAtOperand()
 
 // timeoutRule: timeout DURATION CMD bounds CMD (DESIGN §4: the one explicit
 // bound for a follow) when DURATION is a finite, non-zero time of at most
@@ -243,14 +227,10 @@ func terminatingSignal(s string) bool {
 	return false
 }
 
-var xargsSpec = func() *optSpec {
-	s := spec("0a:d:E:e::I:i::L:l::n:oP:prs:tx", "null", "arg-file=", "delimiter=", "eof?",
-		"replace?", "max-lines?", "max-args=", "open-tty", "max-procs=", "interactive",
-		"process-slot-var=", "no-run-if-empty", "max-chars=", "show-limits", "verbose", "exit",
-		"help", "version")
-	s.posixStop = true
-	return s
-}()
+var xargsSpec = spec("0a:d:E:e::I:i::L:l::n:oP:prs:tx", "null", "arg-file=", "delimiter=", "eof?",
+	"replace?", "max-lines?", "max-args=", "open-tty", "max-procs=", "interactive",
+	"process-slot-var=", "no-run-if-empty", "max-chars=", "show-limits", "verbose", "exit",
+	"help", "version").stopAtOperand()
 
 // xargsRule: xargs appends words from its input to the command, and those
 // words can be options ("-delete", "-i"): only argument-safe programs, or a
@@ -282,12 +262,8 @@ func xargsRule(c *call) {
 	}
 }
 
-var watchSpec = func() *optSpec {
-	s := spec("bCcdegn:ptwx", "beep", "no-color", "color", "differences?", "errexit", "chgexit",
-		"interval=", "precise", "no-title", "no-wrap", "exec", "equexit=", "no-linewrap", "help", "version", "quiet")
-	s.posixStop = true
-	return s
-}()
+var watchSpec = spec("bCcdegn:ptwx", "beep", "no-color", "color", "differences?", "errexit", "chgexit",
+	"interval=", "precise", "no-title", "no-wrap", "exec", "equexit=", "no-linewrap", "help", "version", "quiet").stopAtOperand()
 
 // watchRule: watch reruns its command forever (seed 000 [unbounded_stream]);
 // the command is joined and run by sh -c unless -x. Rewrite: watch X → X.

@@ -254,11 +254,7 @@ func reniceRule(c *call) {
 	c.a.writes(CodeWriteCommand, RiskMediumWrite, "renice changes the priority of running processes")
 }
 
-var tasksetSpec = func() *optSpec {
-	s := spec("ahcpV", "all-tasks", "cpu-list", "pid")
-	s.posixStop = true
-	return s
-}()
+var tasksetSpec = spec("ahcpV", "all-tasks", "cpu-list", "pid").stopAtOperand()
 
 // tasksetRule: taskset -p PID prints an affinity, taskset -p MASK PID sets
 // it; taskset MASK CMD runs CMD, which is classified.
@@ -278,13 +274,9 @@ func tasksetRule(c *call) {
 	}
 }
 
-var chrtSpec = func() *optSpec {
-	s := spec("bdfiorRT:P:D:amphvV", "batch", "deadline", "fifo", "idle", "other", "rr",
-		"reset-on-fork", "sched-runtime=", "sched-period=", "sched-deadline=", "all-tasks", "max",
-		"pid", "verbose", "ext")
-	s.posixStop = true
-	return s
-}()
+var chrtSpec = spec("bdfiorRT:P:D:amphvV", "batch", "deadline", "fifo", "idle", "other", "rr",
+	"reset-on-fork", "sched-runtime=", "sched-period=", "sched-deadline=", "all-tasks", "max",
+	"pid", "verbose", "ext").stopAtOperand()
 
 // chrtRule: chrt -p PID and chrt -m print; chrt -p PRIO PID sets a running
 // process's policy; chrt PRIO CMD runs CMD, which is classified.
@@ -309,23 +301,18 @@ func chrtRule(c *call) {
 
 // nvidiaSMISpec is nvidia-smi's query options and its setters; its
 // multi-letter options (-lms, -pm) take one dash.
-var nvidiaSMISpec = func() *optSpec {
-	s := spec("hLBquxi:d:f:l:e:p:c:r", "help", "list-gpus", "list-excluded-gpus", "query", "unit",
-		"id=", "xml-format", "dtd", "display=", "filename=", "loop=", "lms=", "loop-ms=", "query-gpu=",
-		"query-supported-clocks=", "query-compute-apps=", "query-accounted-apps=",
-		"query-retired-pages=", "query-remapped-rows=", "format=", "debug=",
-		// Setters.
-		"ecc-config=", "reset-ecc-errors=", "compute-mode=", "dm=", "driver-model=", "fdm=",
-		"force-driver-model=", "gpu-reset", "vm=", "virt-mode=", "lgc=", "lock-gpu-clocks=", "rgc",
-		"reset-gpu-clocks", "lmc=", "lock-memory-clocks=", "rmc", "reset-memory-clocks", "ac=",
-		"applications-clocks=", "rac", "reset-applications-clocks", "acp=",
-		"applications-clocks-permission=", "pl=", "power-limit=", "cc=", "cuda-clocks=", "am=",
-		"accounting-mode=", "caa", "clear-accounted-apps", "auto-boost-default=",
-		"auto-boost-permission=", "pm=", "persistence-mode=", "mig=", "multi-instance-gpu=")
-	s.singleDash = true
-	s.noAbbrev = true
-	return s
-}()
+var nvidiaSMISpec = spec("hLBquxi:d:f:l:e:p:c:r", "help", "list-gpus", "list-excluded-gpus", "query", "unit",
+	"id=", "xml-format", "dtd", "display=", "filename=", "loop=", "lms=", "loop-ms=", "query-gpu=",
+	"query-supported-clocks=", "query-compute-apps=", "query-accounted-apps=",
+	"query-retired-pages=", "query-remapped-rows=", "format=", "debug=",
+	// Setters.
+	"ecc-config=", "reset-ecc-errors=", "compute-mode=", "dm=", "driver-model=", "fdm=",
+	"force-driver-model=", "gpu-reset", "vm=", "virt-mode=", "lgc=", "lock-gpu-clocks=", "rgc",
+	"reset-gpu-clocks", "lmc=", "lock-memory-clocks=", "rmc", "reset-memory-clocks", "ac=",
+	"applications-clocks=", "rac", "reset-applications-clocks", "acp=",
+	"applications-clocks-permission=", "pl=", "power-limit=", "cc=", "cuda-clocks=", "am=",
+	"accounting-mode=", "caa", "clear-accounted-apps", "auto-boost-default=",
+	"auto-boost-permission=", "pm=", "persistence-mode=", "mig=", "multi-instance-gpu=").singleDashLongs().noAbbreviations()
 
 var nvidiaSMIMonitorSpec = spec("i:d:c:s:o:f:", "format=")
 
@@ -413,13 +400,9 @@ func mountRule(c *call) {
 	c.a.writes(CodeWriteCommand, RiskHighWrite, "mount attaches file systems")
 }
 
-var routeSpec = func() *optSpec {
-	s := spec("nNeFCvA:46", "numeric", "symbolic", "extend", "fib", "cache", "verbose", "inet", "inet6",
-		"ax25", "netrom", "rose", "ipx", "ddp", "x25", "ash", "ether", "arcnet", "dlci", "fddi", "hippi",
-		"irda", "eui64")
-	s.posixStop = true
-	return s
-}()
+var routeSpec = spec("nNeFCvA:46", "numeric", "symbolic", "extend", "fib", "cache", "verbose", "inet", "inet6",
+	"ax25", "netrom", "rose", "ipx", "ddp", "x25", "ash", "ether", "arcnet", "dlci", "fddi", "hippi",
+	"irda", "eui64").stopAtOperand()
 
 // routeRule: route and route -n list the routing table; route add, del and
 // flush change it.

@@ -396,16 +396,12 @@ func seqCheck(c *call, p *parsedArgs) {
 // jqSpec: jq parses its own options: exact long names (no abbreviations),
 // short clusters (-nr), -L DIR or -LDIR. --arg, --argjson, --rawfile,
 // --slurpfile and --argfile take two values (jqFiles checks the second).
-var jqSpec = func() *optSpec {
-	s := spec("srjcCMaSRnfL:behV", "slurp", "raw-output", "raw-output0", "join-output",
-		"compact-output", "color-output", "monochrome-output", "ascii-output", "unbuffered",
-		"sort-keys", "raw-input", "null-input", "from-file", "library-path=", "binary", "tab",
-		"indent=", "seq", "stream", "stream-errors", "exit-status", "args", "jsonargs", "arg=",
-		"argjson=", "rawfile=", "slurpfile=", "argfile=", "debug-dump-disasm", "debug-trace?",
-		"help", "version", "build-configuration", "run-tests")
-	s.noAbbrev = true
-	return s
-}()
+var jqSpec = spec("srjcCMaSRnfL:behV", "slurp", "raw-output", "raw-output0", "join-output",
+	"compact-output", "color-output", "monochrome-output", "ascii-output", "unbuffered",
+	"sort-keys", "raw-input", "null-input", "from-file", "library-path=", "binary", "tab",
+	"indent=", "seq", "stream", "stream-errors", "exit-status", "args", "jsonargs", "arg=",
+	"argjson=", "rawfile=", "slurpfile=", "argfile=", "debug-dump-disasm", "debug-trace?",
+	"help", "version", "build-configuration", "run-tests").noAbbreviations()
 
 var jqTwoValues = map[string]bool{"--arg": true, "--argjson": true, "--rawfile": true, "--slurpfile": true, "--argfile": true}
 
