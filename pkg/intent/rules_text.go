@@ -91,11 +91,18 @@ func findNewerXY(w string) bool {
 func findRule(c *call) {
 	args := c.rest()
 	i := 0
+	// A word that may expand can turn into any primary, -delete and -exec
+	// too: fail closed on it wherever it stands.
+	expands := func(a *arg) bool {
+		if a.mayBeOption() {
+			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("find: argument %s may expand into an expression", a.src))
+		}
+		return a.mayBeOption()
+	}
 	// Global options: -H -L -P, -D debugopts, -Olevel.
 	for ; i < len(args); i++ {
 		v := args[i].val
-		if args[i].mayBeOption() {
-			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("find: argument %s may expand into an expression", args[i].src))
+		if expands(args[i]) {
 			return
 		}
 		if v == "-H" || v == "-L" || v == "-P" || v == "-E" || v == "-X" || v == "-s" || strings.HasPrefix(v, "-O") && len(v) > 2 {
@@ -113,8 +120,7 @@ func findRule(c *call) {
 	// Starting points: up to the first word that starts an expression.
 	for ; i < len(args); i++ {
 		a := args[i]
-		if a.mayBeOption() {
-			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("find: argument %s may expand into an expression", a.src))
+		if expands(a) {
 			return
 		}
 		if strings.HasPrefix(a.val, "-") || a.val == "(" || a.val == "!" {
@@ -123,8 +129,7 @@ func findRule(c *call) {
 	}
 	for ; i < len(args); i++ {
 		a := args[i]
-		if a.mayBeOption() {
-			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("find: argument %s may expand into an expression", a.src))
+		if expands(a) {
 			return
 		}
 		switch a.val {
