@@ -23,7 +23,9 @@ func (c *call) rest() []*arg { return c.args[1:] }
 // options decide what they do, a word that may expand into an option makes
 // the call unknowable (a file named "--in-place=.txt" matches *.txt).
 func (c *call) parse(s *optSpec) *parsedArgs {
-	return parseArgs(c.rest(), s)
+	p := c.w.mem.takeParsed()
+	p.parse(c.rest(), s)
+	return p
 }
 
 // strict fails closed when parsing found options we cannot vouch for; it

@@ -1,8 +1,9 @@
 package intent
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -36,8 +37,16 @@ type Options struct {
 
 // Classifier classifies shell commands. It is safe for concurrent use.
 type Classifier struct {
-	opts    Options
-	parsers sync.Pool
+	opts      Options
+	parsers   sync.Pool // of *shellParser
+	scratches sync.Pool // of *scratch
+}
+
+// shellParser is a bash parser with the reader it parses from, reused
+// across commands (issue 14: a batch allocates neither per command).
+type shellParser struct {
+	p *syntax.Parser
+	r strings.Reader
 }
 
 // New returns a Classifier with the given options.
@@ -49,7 +58,8 @@ func New(opts Options) *Classifier {
 		opts.MaxDepth = 64
 	}
 	c := &Classifier{opts: opts}
-	c.parsers.New = func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
+	c.parsers.New = func() any { return &shellParser{p: syntax.NewParser(syntax.Variant(syntax.LangBash))} }
+	c.scratches.New = func() any { return new(scratch) }
 	return c
 }
 
@@ -74,7 +84,9 @@ func (c *Classifier) Classify(command string) Result {
 
 // classify returns the result with a candidate rewrite, not yet checked.
 func (c *Classifier) classify(command string) Result {
-	a := &assessment{}
+	s := c.scratches.Get().(*scratch)
+	defer c.scratches.Put(s)
+	a := s.start()
 	switch bad, isBad := badRune(command); {
 	case len(command) > c.opts.MaxBytes:
 		a.failClosed(CodeInputTooLarge, fmt.Sprintf("command is %d bytes; the limit is %d", len(command), c.opts.MaxBytes))
@@ -88,7 +100,8 @@ func (c *Classifier) classify(command string) Result {
 		a.failClosed(CodeParseError, err.Error())
 		return a.result(command)
 	}
-	w := &walker{c: c, src: command, topLevel: true, dir: c.opts.Dir, dirKnown: true}
+	w := &s.walker
+	*w = walker{c: c, mem: s, src: command, topLevel: true, dir: c.opts.Dir, dirKnown: true, splices: w.splices[:0]}
 	w.stmts(f.Stmts, a)
 	r := a.result(command)
 	r.SuggestedRewrite = applySplices(command, w.splices)
@@ -96,16 +109,17 @@ func (c *Classifier) classify(command string) Result {
 }
 
 func (c *Classifier) parse(text string) (*syntax.File, error) {
-	p := c.parsers.Get().(*syntax.Parser)
-	defer c.parsers.Put(p)
-	return p.Parse(strings.NewReader(text), "")
+	sp := c.parsers.Get().(*shellParser)
+	defer c.parsers.Put(sp)
+	sp.r.Reset(text)
+	return sp.p.Parse(&sp.r, "")
 }
 
 func applySplices(src string, sp []splice) string {
 	if len(sp) == 0 {
 		return ""
 	}
-	sort.Slice(sp, func(i, j int) bool { return sp[i].start > sp[j].start })
+	slices.SortFunc(sp, func(x, y splice) int { return cmp.Compare(y.start, x.start) })
 	out, last := src, len(src)+1
 	for _, s := range sp {
 		if s.end > last || s.start < 0 || s.end > len(src) {

@@ -158,7 +158,15 @@ func (p *parsedArgs) shifted(n int) *parsedArgs {
 
 // parseArgs parses args (without the program name) against s.
 func parseArgs(args []*arg, s *optSpec) *parsedArgs {
-	p := &parsedArgs{dashdash: -1}
+	p := &parsedArgs{}
+	p.parse(args, s)
+	return p
+}
+
+// parse fills p from args, reusing its slices (scratch.takeParsed).
+func (p *parsedArgs) parse(args []*arg, s *optSpec) {
+	p.opts, p.operands, p.unknown, p.dynamic = p.opts[:0], p.operands[:0], p.unknown[:0], p.dynamic[:0]
+	p.dashdash = -1
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		v := a.val
@@ -171,7 +179,7 @@ func parseArgs(args []*arg, s *optSpec) *parsedArgs {
 			for j := i + 1; j < len(args); j++ {
 				p.operands = append(p.operands, j)
 			}
-			return p
+			return
 		case s.ordered != nil && len(v) > 1 && v[0] == '-' && !a.procSub:
 			i = p.parseOrdered(args, i, s)
 		case strings.HasPrefix(v, "--") && !a.procSub:
@@ -206,11 +214,11 @@ func parseArgs(args []*arg, s *optSpec) *parsedArgs {
 				for j := i + 1; j < len(args); j++ {
 					p.operands = append(p.operands, j)
 				}
-				return p
+				return
 			}
 		}
 	}
-	return p
+	return
 }
 
 // parseOrdered parses one option word in iproute2's mode (optSpec.ordered):

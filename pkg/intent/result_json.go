@@ -41,6 +41,14 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// jsonPlain marks the ASCII bytes a JSON string holds as they are.
+var jsonPlain = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
+
 // appendJSONString appends s as encoding/json writes a string with HTML
 // escaping off: '"', '\\' and control characters escaped, invalid UTF-8
 // replaced by U+FFFD, and U+2028 and U+2029 escaped (JavaScript reads them
@@ -51,7 +59,7 @@ func appendJSONString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
+			if jsonPlain[b] {
 				i++
 				continue
 			}

@@ -79,8 +79,9 @@ func writes(risk Risk, what string, names ...string) {
 func destroys(what string, names ...string) {
 	for _, n := range names {
 		rules[n] = func(c *call) {
-			c.a.writes(CodeWriteCommand, RiskHighWrite, fmt.Sprintf("%s %s", c.name, what))
-			c.a.destroys(fmt.Sprintf("%s %s", c.name, what))
+			detail := c.name + " " + what
+			c.a.writes(CodeWriteCommand, RiskHighWrite, detail)
+			c.a.destroys(detail)
 		}
 	}
 }

@@ -45,6 +45,7 @@ func (ctx stmtCtx) input() stmtCtx {
 // walker visits every command in one parsed script.
 type walker struct {
 	c        *Classifier
+	mem      *scratch // shared with the walkers of nested commands
 	src      string
 	topLevel bool // src is the command being classified: rewrites may splice into it
 	depth    int
@@ -755,12 +756,11 @@ func (w *walker) callExpr(ce *syntax.CallExpr, ctx stmtCtx, a *assessment) {
 	if len(ce.Args) == 0 {
 		return
 	}
-	args := make([]*arg, len(ce.Args))
-	slab := make([]arg, len(ce.Args)) // one allocation for the words of a call
+	args, mark := w.mem.takeWords(len(ce.Args))
+	defer w.mem.releaseWords(mark)
 	for i, wd := range ce.Args {
 		w.word(wd, a)
-		slab[i].fill(w.src, wd)
-		args[i] = &slab[i]
+		args[i].fill(w.src, wd)
 	}
 	w.program(args, ctx, a)
 }
@@ -787,7 +787,9 @@ func (w *walker) program(args []*arg, ctx stmtCtx, a *assessment) {
 		a.failClosed(CodePathCommand, fmt.Sprintf("%s is run by path, not the trusted %s", name.val, path.Base(name.val)))
 		return
 	}
-	c := &call{w: w, a: a, ctx: ctx, name: name.val, args: args}
+	c, mark := w.mem.takeCall()
+	defer w.mem.releaseCall(mark)
+	*c = call{w: w, a: a, ctx: ctx, name: name.val, args: args}
 	if r, ok := rules[name.val]; ok {
 		if helpOrVersion(c) {
 			return
@@ -820,6 +822,6 @@ func (w *walker) script(text string, a *assessment, remote bool) {
 		a.failClosed(CodeParseError, "nested command: "+err.Error())
 		return
 	}
-	inner := &walker{c: w.c, src: text, depth: w.depth, dir: w.dir, dirKnown: w.dirKnown && !remote}
+	inner := &walker{c: w.c, mem: w.mem, src: text, depth: w.depth, dir: w.dir, dirKnown: w.dirKnown && !remote}
 	inner.stmts(f.Stmts, a)
 }

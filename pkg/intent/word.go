@@ -43,13 +43,25 @@ func newArg(src string, w *syntax.Word) *arg {
 	return a
 }
 
+// plainLiteral reports whether an unquoted literal has none of \ * ? [ {,
+// so that it is its own value.
+func plainLiteral(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\', '*', '?', '[', '{':
+			return false
+		}
+	}
+	return true
+}
+
 // fill normalizes w into a. The common case, one plain literal, allocates
 // nothing.
 func (a *arg) fill(src string, w *syntax.Word) {
 	a.start, a.end = int(w.Pos().Offset()), int(w.End().Offset())
 	a.src = wordSource(src, a.start, a.end)
 	if len(w.Parts) == 1 {
-		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[{") {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && plainLiteral(l.Value) {
 			a.val = l.Value
 			return
 		}

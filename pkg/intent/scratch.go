@@ -1,0 +1,75 @@
+package intent
+
+// scratch is the memory one classification works in, reused from command to
+// command so that a batch does not allocate the walk's words and calls anew
+// for each one (issue 14: cut allocations in the walk).
+//
+// Words and calls are taken stack-wise: a call takes its words and its call
+// record when it is classified and hands them back when it is done, after
+// every command nested in it. Growing an arena leaves the frames below on
+// the old array, which stays valid for as long as they hold it. Nothing
+// taken here may outlive the call that took it: results copy what they keep
+// (strings are shared, never slices of the arena).
+type scratch struct {
+	assessment assessment
+	walker     walker
+	words      []arg
+	ptrs       []*arg
+	calls      []call
+	parsed     []parsedArgs
+}
+
+// start readies s for a new command and returns its empty assessment. The
+// previous result owns the old reasons, so they are dropped, not truncated.
+func (s *scratch) start() *assessment {
+	s.assessment = assessment{}
+	return &s.assessment
+}
+
+// takeWords returns n zeroed words and pointers to them; release with
+// releaseWords(mark).
+func (s *scratch) takeWords(n int) (args []*arg, mark int) {
+	mark = len(s.words)
+	s.words = append(s.words, make([]arg, n)...)
+	s.ptrs = append(s.ptrs, make([]*arg, n)...)
+	words := s.words[mark:]
+	args = s.ptrs[mark : mark+n : mark+n]
+	for i := range words {
+		args[i] = &words[i]
+	}
+	return args, mark
+}
+
+// releaseWords hands back the words taken at mark and everything after them.
+func (s *scratch) releaseWords(mark int) {
+	s.words = s.words[:mark]
+	s.ptrs = s.ptrs[:mark]
+}
+
+// frame marks the arenas' heights when a call was taken.
+type frame struct{ calls, parsed int }
+
+// takeCall returns a call record to fill; release with releaseCall, which
+// also hands back the parsed arguments taken for it.
+func (s *scratch) takeCall() (*call, frame) {
+	f := frame{len(s.calls), len(s.parsed)}
+	s.calls = append(s.calls, call{})
+	return &s.calls[f.calls], f
+}
+
+func (s *scratch) releaseCall(f frame) {
+	s.calls[f.calls] = call{} // drop references to the finished command
+	s.calls = s.calls[:f.calls]
+	s.parsed = s.parsed[:f.parsed]
+}
+
+// takeParsed returns a parsedArgs whose slices may be reused; it lives until
+// the call that took it is released.
+func (s *scratch) takeParsed() *parsedArgs {
+	if len(s.parsed) < cap(s.parsed) {
+		s.parsed = s.parsed[:len(s.parsed)+1]
+	} else {
+		s.parsed = append(s.parsed, parsedArgs{})
+	}
+	return &s.parsed[len(s.parsed)-1]
+}
