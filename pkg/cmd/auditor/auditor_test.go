@@ -18,6 +18,7 @@ func parse(t *testing.T, args ...string) (got *Options, code int, stderr string)
 
 func TestFlagDefaults(t *testing.T) {
 	isolate(t)
+	seedHours(t)
 	o, code, stderr := parse(t, "--socket", "/run/a.sock")
 	if code != 0 || o == nil {
 		t.Fatalf("exit %d: %s", code, stderr)

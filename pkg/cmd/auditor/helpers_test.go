@@ -32,6 +32,17 @@ func isolate(t *testing.T) {
 		"GOVKIT_AUDITOR_MAX_CLOCK_SKEW", "GOVKIT_AUDITOR_STATE", "GOVKIT_AUDITOR_VERBOSE"} {
 		t.Setenv(k, "")
 	}
+	// auditd stamps events with the wall clock, so the seed's 06:00–22:00
+	// would raise off_hours in a suite run at night; tests of off_hours
+	// set their hours or clock themselves (TestOffHours).
+	t.Setenv("GOVKIT_AUDITOR_ALLOWED_HOURS_START", "0")
+	t.Setenv("GOVKIT_AUDITOR_ALLOWED_HOURS_END", "24")
+}
+
+// seedHours undoes isolate's all-day hours, for tests of the defaults.
+func seedHours(t *testing.T) {
+	t.Setenv("GOVKIT_AUDITOR_ALLOWED_HOURS_START", "")
+	t.Setenv("GOVKIT_AUDITOR_ALLOWED_HOURS_END", "")
 }
 
 // daemon is a real auditd in the test process (auditdtest: a SQLite file,

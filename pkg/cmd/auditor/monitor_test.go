@@ -272,6 +272,7 @@ func TestBurst(t *testing.T) {
 // reversed, none.
 func TestOffHours(t *testing.T) {
 	isolate(t)
+	seedHours(t)
 	paris, err := time.LoadLocation("Europe/Paris")
 	if err != nil {
 		t.Skip(err)
