@@ -610,6 +610,8 @@ var _ = describeTools(func() {
 	readOnlyTool(&tool{opts: xxdSpec, parse: xxdParse, reads: true, bound: optBound("-l"),
 		operands: firstOperand, check: xxdCheck}, "xxd")
 	readOnlyTool(&tool{opts: gnu(""), check: sleepCheck, expansionsOK: true}, "sleep")
+	// rg -z runs whichever gzip, xz, zstd … PATH holds, like --pre runs
+	// the program named: both fail closed.
 	readOnlyTool(&tool{opts: rgSpec, reads: true, operands: afterFirst("-e", "--regexp", "-f", "--file"),
 		runs: map[string]string{"--pre": "runs a program on every file it searches",
 			"--hostname-bin": "runs a program to find the host name",
@@ -623,15 +625,13 @@ var _ = describeTools(func() {
 	readOnlyTool(&tool{opts: uniqSpec, reads: true, operands: firstOperand, check: uniqCheck}, "uniq")
 	readOnlyTool(&tool{opts: shufSpec, check: shufCheck,
 		writes: map[string]string{"-o": "writes the shuffled lines to a file", "--output": "writes the shuffled lines to a file"}}, "shuf")
-	readOnlyTool(&tool{opts: fileSpec, argSafe: false,
+	readOnlyTool(&tool{opts: fileSpec,
 		writes: map[string]string{"-C": "compiles the magic file into a .mgc file", "--compile": "compiles the magic file into a .mgc file"}}, "file")
 	readOnlyTool(&tool{opts: treeSpec,
 		writes: map[string]string{"-o": "writes the listing to a file",
 			"-R": "runs tree again in every directory, writing 00Tree.html there"}}, "tree")
 	for _, z := range compressors {
-		for _, n := range z.names {
-			readOnlyTool(z.tool(n), n)
-		}
+		readOnlyTool(z.tool(), z.names...)
 	}
 })
 
@@ -1083,7 +1083,7 @@ type compressor struct {
 	pairs      bool              // lz4 IN OUT: the second operand is the output, unless -m or -r
 }
 
-func (z *compressor) tool(name string) *tool {
+func (z *compressor) tool() *tool {
 	t := &tool{opts: z.opts, reads: true, writes: z.writes, expansionsOK: len(z.writes) == 0,
 		check: func(c *call, p *parsedArgs) { z.check(c, p) }}
 	if z.pairs {
