@@ -2,53 +2,29 @@ package intent
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
-// Per-command rules for dual-use text and file tools (DESIGN §4).
+// Per-command rules for dual-use text and file tools (DESIGN §4). The
+// programs whose options decide what they do are tools (textOptionTools
+// below): every option of the current upstream version with its arity, so an
+// option the parser does not know fails closed (issue 14).
 func registerTextRules() {
 	rules["find"] = findRule
 	rules["sed"] = sedRule
 	for _, n := range []string{"awk", "gawk", "mawk", "nawk", "busybox-awk"} {
 		rules[n] = awkRule
 	}
-	rules["sort"] = sortRule
-	rules["uniq"] = uniqRule
 	rules["tee"] = teeRule
 	rules["dd"] = ddRule
-	rules["base64"] = base64Rule
-	rules["rg"] = rgRule
-	rules["tail"] = tailRule
-	for _, n := range []string{"less", "more", "most", "pg"} {
-		rules[n] = pagerRule
-	}
 	for _, n := range []string{"vi", "vim", "nvim", "view", "nano", "pico", "emacs", "joe", "micro", "ed", "ex", "mcedit", "kak", "hx"} {
 		rules[n] = editorRule
 	}
-	rules["file"] = optionWrites(spec("bcEhiklLNnprsvz0C", "mime", "brief", "compile"), "-C", "--compile")
-	rules["tree"] = optionWrites(spec("adlfxLPIoJXshDgupqNrtvUcSnCiF:", "help", "version", "noreport", "charset=", "filelimit=", "timefmt=", "sort=", "dirsfirst", "prune", "du", "si", "inodes", "device", "fromfile", "gitignore", "info", "output="), "-o", "--output")
-	rules["shuf"] = optionWrites(spec("ein:o:rz", "echo", "input-range=", "head-count=", "output=", "random-source=", "repeat", "zero-terminated", "help", "version"), "-o", "--output")
-	rules["xxd"] = xxdRule
-	rules["sleep"] = sleepRule
 	rules["yes"] = func(c *call) { c.a.never(UnboundedStream, "yes prints forever") }
-	for _, n := range []string{"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "compress", "uncompress"} {
-		rules[n] = compressRule
-	}
 	rules["tar"] = tarRule
 	rules["unzip"] = unzipRule
-}
-
-// optionWrites: read-only unless one of the named options is given.
-func optionWrites(s *optSpec, names ...string) rule {
-	return func(c *call) {
-		p := c.parse(s)
-		if !c.strict(p) {
-			return
-		}
-		if o, ok := p.get(names...); ok {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s writes a file", c.name, o.name))
-		}
-	}
 }
 
 // findArity is the number of arguments each of GNU find's (4.10) and BSD
@@ -539,41 +515,7 @@ func regexCanStart(prev byte) bool {
 func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isIdentPart(c byte) bool  { return isIdentStart(c) || c >= '0' && c <= '9' }
 
-var sortSpec = spec("bcCdfghik:mMnNo:rRsS:t:T:uVz", "ignore-leading-blanks", "check?",
-	"dictionary-order", "ignore-case", "general-numeric-sort", "human-numeric-sort",
-	"ignore-nonprinting", "key=", "merge", "month-sort", "numeric-sort", "output=", "random-sort",
-	"random-source=", "reverse", "sort=", "stable", "buffer-size=", "field-separator=",
-	"temporary-directory=", "unique", "version-sort", "zero-terminated", "batch-size=",
-	"compress-program=", "debug", "files0-from=", "parallel=", "help", "version")
-
-func sortRule(c *call) {
-	p := c.parse(sortSpec)
-	if !c.strict(p) {
-		return
-	}
-	if o, ok := p.get("-o", "--output"); ok && !isSinkPath(o.value) {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("sort %s %s writes a file", o.name, o.value))
-	}
-	if p.has("--compress-program") {
-		c.a.writes(CodeRunsProgram, RiskHighWrite, "sort --compress-program runs a program")
-	}
-}
-
-var uniqSpec = spec("cdDf:is:uw:z", "count", "repeated", "all-repeated?", "skip-fields=",
-	"group?", "ignore-case", "skip-chars=", "unique", "zero-terminated", "check-chars=", "help", "version")
-
-// uniqRule: uniq IN OUT writes OUT.
-func uniqRule(c *call) {
-	p := c.parse(uniqSpec)
-	if !c.strict(p) {
-		return
-	}
-	if out, ok := c.operand(p, 1); ok && !isStdStream(out.val) {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("uniq writes its output to %s", out.val))
-	}
-}
-
-var teeSpec = spec("aip", "append", "ignore-interrupts", "output-error?", "help", "version")
+var teeSpec = gnu("aip", "append", "ignore-interrupts", "output-error?")
 
 // teeRule: every file operand is written (P-51: tee is high_write); a
 // process substitution operand is a pipe.
@@ -591,140 +533,53 @@ func teeRule(c *call) {
 	}
 }
 
-// ddRule: of= writes; of=/dev/… overwrites a device (DESIGN §4 destructive).
+// ddSpec: dd's only options are --help and --version; everything else is
+// a KEY=VALUE operand, which ddRule reads.
+var ddSpec = gnu("")
+
+// ddRule: of= writes; of=/dev/… overwrites a device (DESIGN §4
+// destructive); copying an endless device (if=/dev/zero, or < /dev/zero)
+// to standard output or a sink without count= never ends (issue 14).
 func ddRule(c *call) {
-	for _, a := range c.rest() {
+	p := c.parse(ddSpec)
+	p.dynamic = nil // KEY=VALUE operands, judged below
+	if !c.strict(p) {
+		return
+	}
+	in, count, toFile := "", false, false
+	for _, i := range p.operands {
+		a := c.rest()[i]
 		if !a.literal() {
 			c.a.writes(CodeDynamicCommand, RiskHighWrite, fmt.Sprintf("dd: operand %s is computed at run time", a.src))
 			return
 		}
-		if out, ok := strings.CutPrefix(a.val, "of="); ok && !isSinkPath(out) {
-			c.a.writes(CodeWriteOption, RiskHighWrite, "dd of="+out+" writes a file")
-			if isDiskDevice(out) {
-				c.a.destroys("dd of=" + out + " overwrites a device")
+		key, val, _ := strings.Cut(a.val, "=")
+		switch key {
+		case "of":
+			if !isSinkPath(val) {
+				toFile = true
+				c.a.writes(CodeWriteOption, RiskHighWrite, "dd of="+val+" writes a file")
+				if isDiskDevice(val) {
+					c.a.destroys("dd of=" + val + " overwrites a device")
+				}
 			}
+		case "if":
+			in = "if=" + val
+			if !endlessDevice(val) {
+				in = ""
+			}
+		case "count":
+			count = true
 		}
 	}
-}
-
-var base64Spec = spec("dDinw:o:b:", "decode", "ignore-garbage", "wrap=", "output=", "input=", "break=", "help", "version")
-
-// base64Rule: BSD base64 -o writes a file.
-func base64Rule(c *call) {
-	p := c.parse(base64Spec)
-	if !c.strict(p) {
+	if count || toFile {
+		return // an output file or device fills up and ends the copy
+	}
+	if in != "" {
+		c.a.never(UnboundedStream, "dd "+in+" reads a device that never ends, and no count= stops it")
 		return
 	}
-	if o, ok := p.get("-o", "--output"); ok && !isStdStream(o.value) {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("base64 %s %s writes a file", o.name, o.value))
-	}
-}
-
-// rgSpec lists only what tokenizing needs: the options that take values.
-// Any other option is harmless to ripgrep's read-only-ness.
-var rgSpec = func() *optSpec {
-	s := spec("ABCEMTdefgjmrt")
-	for _, c := range "ABCEMTdefgjmrt" {
-		s.short[byte(c)] = needsValue
-	}
-	for _, l := range []string{"after-context", "before-context", "context", "encoding", "max-columns",
-		"type-not", "max-depth", "regexp", "file", "glob", "iglob", "threads", "max-count", "replace",
-		"type", "type-add", "type-clear", "color", "colors", "context-separator", "dfa-size-limit",
-		"engine", "field-context-separator", "field-match-separator", "hyperlink-format",
-		"ignore-file", "max-filesize", "path-separator", "pre", "pre-glob", "regex-size-limit",
-		"sort", "sortr", "hostname-bin", "generate"} {
-		s.long[l] = needsValue
-	}
-	s.noAbbrev = true
-	return s
-}()
-
-// rgRule: --pre and --hostname-bin run programs; -z runs decompressors
-// (DESIGN §4).
-func rgRule(c *call) {
-	p := c.parse(rgSpec)
-	if len(p.dynamic) > 0 {
-		c.strict(p)
-		return
-	}
-	for _, o := range p.opts {
-		switch o.name {
-		case "--pre", "--hostname-bin":
-			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("rg %s runs the program %s", o.name, o.value))
-		case "-z", "--search-zip":
-			c.a.writes(CodeRunsProgram, RiskMediumWrite, "rg -z runs decompression programs")
-		}
-	}
-	for _, u := range p.unknown {
-		if u == "-z" || u == "--search-zip" {
-			c.a.writes(CodeRunsProgram, RiskMediumWrite, "rg -z runs decompression programs")
-		}
-	}
-}
-
-// tailSpec: digits are the obsolete count form (tail -50).
-var tailSpec = spec("c:fFn:qs:vz0123456789", "bytes=", "follow?", "lines=", "max-unchanged-stats=", "pid=",
-	"quiet", "silent", "retry", "sleep-interval=", "verbose", "zero-terminated", "help", "version", "debug")
-
-// tailRule: -f, -F and --follow never end on their own; a line count does
-// not stop a follow (DESIGN §4). Rewrite: tail -f F → tail -n 200 F (seed 000).
-func tailRule(c *call) {
-	args := c.rest()
-	// The obsolete first-argument form: tail -20f file, tail +5f file.
-	if len(args) > 0 && len(args[0].val) > 1 && (args[0].val[0] == '-' || args[0].val[0] == '+') {
-		v := strings.TrimLeft(args[0].val[1:], "0123456789")
-		if len(v) < len(args[0].val[1:]) || args[0].val[0] == '+' {
-			if v == "f" || v == "lf" || v == "cf" || v == "bf" {
-				c.a.never(UnboundedStream, "tail "+args[0].val+" follows forever")
-				return
-			}
-		}
-	}
-	p := c.parse(tailSpec)
-	if !c.strict(p) {
-		return
-	}
-	follow := func(o opt) bool { return o.name == "-f" || o.name == "-F" || o.name == "--follow" }
-	for _, o := range p.opts {
-		if follow(o) {
-			c.a.never(UnboundedStream, "tail "+o.name+" follows forever; a line count does not stop it")
-			var extra []string
-			if !p.has("-n", "--lines", "-c", "--bytes") {
-				extra = []string{"-n", "200"}
-			}
-			c.rewrite(c.srcExcept(p, 1, func(o opt) bool { return follow(o) || o.name == "--retry" }, extra...)...)
-			return
-		}
-	}
-}
-
-var lessSpec = spec("bhjkoOpPtTxyz", "log-file=", "LOG-FILE=")
-
-// pagerRule: less and more wait for a key press (seed 000 [pager]); less -o
-// writes a log file. Rewrite: less F → cat F.
-func pagerRule(c *call) {
-	for i, a := range c.rest() {
-		v := a.val
-		if strings.HasPrefix(v, "-o") || strings.HasPrefix(v, "-O") || strings.HasPrefix(v, "--log-file") || strings.HasPrefix(v, "--LOG-FILE") {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, c.name+" "+v+" writes a log file")
-			return
-		}
-		if a.mayBeOption() && i >= 0 {
-			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("%s: argument %s may expand into an option", c.name, a.src))
-			return
-		}
-	}
-	c.a.never(Pager, c.name+" waits for key presses")
-	var files []string
-	for _, a := range c.rest() {
-		if strings.HasPrefix(a.val, "-") || strings.HasPrefix(a.val, "+") {
-			return // options we would have to translate: no rewrite
-		}
-		files = append(files, a.src)
-	}
-	if len(files) > 0 {
-		c.rewrite(append([]string{"cat"}, files...)...)
-	}
+	(&tool{}).endless(c, &parsedArgs{dashdash: -1}) // dd < /dev/zero
 }
 
 // editorRule: editors exist to change files, and wait for a terminal.
@@ -733,47 +588,621 @@ func editorRule(c *call) {
 	c.a.never(Pager, c.name+" waits for a terminal")
 }
 
-// xxdRule: xxd IN OUT writes OUT.
-func xxdRule(c *call) {
-	n := 0
-	for i := 0; i < len(c.rest()); i++ {
-		a := c.rest()[i]
+// The text programs whose options decide whether they write, run a program
+// or never end, described by their options (issue 14): each spec lists
+// every option of the current upstream version with its arity, so an
+// option the parser does not know (or an ambiguous abbreviation) fails
+// closed, and an abbreviation is expanded before it is judged (tail --fol
+// is --follow, sort --out is --output). Programs with their own option
+// syntax (xxd matches two letters, tail's obsolete -20f, less's +cmd) are
+// normalized onto the same parser by a parse or check function, never read
+// by a loop of their own.
+var _ = describeTools(func() {
+	readOnlyTool(&tool{opts: tailSpec, parse: tailParse, reads: true, check: tailCheck}, "tail")
+	readOnlyTool(&tool{opts: lessSpec, check: pagerCheck,
+		writes: map[string]string{"-o": "copies its input to a log file", "--log-file": "copies its input to a log file",
+			"-O": "copies its input to a log file", "--LOG-FILE": "copies its input to a log file"},
+		runs: map[string]string{"-k": lesskeyRuns, "--lesskey-file": lesskeyRuns, "--lesskey-src": lesskeyRuns,
+			"--lesskey-content": lesskeyRuns}}, "less")
+	readOnlyTool(&tool{opts: moreSpec, check: pagerCheck}, "more")
+	readOnlyTool(&tool{opts: pgSpec, check: pagerCheck}, "pg")
+	readOnlyTool(&tool{opts: mostSpec, check: pagerCheck}, "most")
+	readOnlyTool(&tool{opts: xxdSpec, parse: xxdParse, reads: true, bound: optBound("-l"),
+		operands: firstOperand, check: xxdCheck}, "xxd")
+	readOnlyTool(&tool{opts: gnu(""), check: sleepCheck, expansionsOK: true}, "sleep")
+	// rg -z runs whichever gzip, xz, zstd … PATH holds, like --pre runs
+	// the program named: both fail closed.
+	readOnlyTool(&tool{opts: rgSpec, reads: true, operands: afterFirst("-e", "--regexp", "-f", "--file"),
+		runs: map[string]string{"--pre": "runs a program on every file it searches",
+			"--hostname-bin": "runs a program to find the host name",
+			"-z":             "runs decompression programs (gzip, xz, zstd, …) found in PATH",
+			"--search-zip":   "runs decompression programs (gzip, xz, zstd, …) found in PATH"}}, "rg")
+	readOnlyTool(&tool{opts: base64Spec, reads: true,
+		writes: map[string]string{"-o": "writes its output to a file", "--output": "writes its output to a file"}}, "base64")
+	readOnlyTool(&tool{opts: sortSpec, check: sortCheck,
+		writes: map[string]string{"-o": "writes the sorted lines to a file", "--output": "writes the sorted lines to a file"},
+		runs:   map[string]string{"--compress-program": "runs a program to compress its temporary files"}}, "sort")
+	readOnlyTool(&tool{opts: uniqSpec, reads: true, operands: firstOperand, check: uniqCheck}, "uniq")
+	readOnlyTool(&tool{opts: shufSpec, check: shufCheck,
+		writes: map[string]string{"-o": "writes the shuffled lines to a file", "--output": "writes the shuffled lines to a file"}}, "shuf")
+	readOnlyTool(&tool{opts: fileSpec,
+		writes: map[string]string{"-C": "compiles the magic file into a .mgc file", "--compile": "compiles the magic file into a .mgc file"}}, "file")
+	readOnlyTool(&tool{opts: treeSpec,
+		writes: map[string]string{"-o": "writes the listing to a file",
+			"-R": "runs tree again in every directory, writing 00Tree.html there"}}, "tree")
+	for _, z := range compressors {
+		readOnlyTool(z.tool(), z.names...)
+	}
+})
+
+// firstOperand: the program reads only its first operand (uniq IN OUT,
+// xxd IN OUT).
+func firstOperand(c *call, p *parsedArgs) []*arg {
+	if a, ok := c.operand(p, 0); ok {
+		return []*arg{a}
+	}
+	return nil
+}
+
+// tailSpec: GNU coreutils 9 tail (---presume-input-pipe is its hidden test
+// option). The digits are the obsolete count (tail -20), which GNU tail
+// takes only in the form tailObsolete reads; elsewhere it refuses them.
+var tailSpec = gnu("c:fFn:qs:vz0123456789", "bytes=", "follow?", "lines=", "max-unchanged-stats=",
+	"pid=", "quiet", "silent", "retry", "sleep-interval=", "verbose", "zero-terminated", "debug",
+	"-presume-input-pipe")
+
+// tailOld is GNU tail's obsolete first argument: [-+]NUM[bcl][f].
+type tailOld struct {
+	unit, count string // "-n" or "-c", and the count ("" for the default ten)
+	follow      bool
+}
+
+// tailObsolete reads tail's obsolete form the way GNU tail does: only with
+// one option word and at most one file (or "--" and one file), as in
+// tail -20f x and tail +5 x.
+func tailObsolete(args []*arg) (tailOld, bool) {
+	n := len(args)
+	if n == 0 || !args[0].literal() {
+		return tailOld{}, false
+	}
+	second := ""
+	if n > 1 {
+		second = args[1].val
+	}
+	if !(n == 1 || n == 2 && !(len(second) > 1 && second[0] == '-') || (n == 2 || n == 3) && second == "--") {
+		return tailOld{}, false
+	}
+	v := args[0].val
+	if len(v) < 2 || v[0] != '-' && v[0] != '+' || v == "-c" {
+		return tailOld{}, false
+	}
+	rest := v[1:]
+	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	t := tailOld{unit: "-n", count: rest[:digits]}
+	rest = rest[digits:]
+	if rest != "" && strings.IndexByte("bcl", rest[0]) >= 0 {
+		if rest[0] != 'l' {
+			t.unit = "-c"
+		}
+		rest = rest[1:]
+	}
+	if rest == "f" {
+		t.follow, rest = true, ""
+	}
+	if rest != "" {
+		return tailOld{}, false
+	}
+	if v[0] == '+' && t.count != "" {
+		t.count = "+" + t.count
+	}
+	return t, true
+}
+
+// tailParse: the obsolete form is the whole command line (tail -20f x);
+// anything else is parsed by the spec.
+func tailParse(c *call, s *optSpec) *parsedArgs {
+	args := c.rest()
+	t, ok := tailObsolete(args)
+	if !ok {
+		return parseArgs(args, s)
+	}
+	p := &parsedArgs{dashdash: -1, opts: []opt{{name: t.unit, value: t.count, hasValue: t.count != "", index: 0}}}
+	if t.follow {
+		p.opts = append(p.opts, opt{name: "-f", index: 0})
+	}
+	for i, a := range args {
+		if a.mayBeOption() {
+			p.dynamic = append(p.dynamic, a.src)
+		}
 		switch {
-		case a.val == "-s" || a.val == "-l" || a.val == "-c" || a.val == "-g" || a.val == "-o" || a.val == "-n" || a.val == "-C" || a.val == "-seek" || a.val == "-len" || a.val == "-cols" || a.val == "-groupsize" || a.val == "-offset" || a.val == "-name":
-			i++
-		case strings.HasPrefix(a.val, "-") && a.val != "-":
+		case i == 0:
+		case i == 1 && a.val == "--" && a.literal():
+			p.dashdash = 1
 		default:
-			n++
-			if n == 2 && !isStdStream(a.val) {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, "xxd writes its output to "+a.val)
+			p.operands = append(p.operands, i)
+		}
+	}
+	return p
+}
+
+// tailCheck: -f, -F and --follow never end on their own; a line count does
+// not stop a follow (DESIGN §4). Rewrite: tail -f F → tail -n 200 F, and
+// tail -20f F → tail -n 20 F (seed 000).
+func tailCheck(c *call, p *parsedArgs) {
+	follow := func(o opt) bool { return o.name == "-f" || o.name == "-F" || o.name == "--follow" }
+	for _, o := range p.opts {
+		if !follow(o) {
+			continue
+		}
+		if t, old := tailObsolete(c.rest()); old {
+			c.a.never(UnboundedStream, "tail "+c.rest()[0].val+" follows forever; a line count does not stop it")
+			tokens := []string{"tail", t.unit, t.count}
+			if t.count == "" {
+				tokens = []string{"tail", "-n", "200"}
+			}
+			for _, a := range c.rest()[1:] {
+				tokens = append(tokens, a.src)
+			}
+			c.rewrite(tokens...)
+			return
+		}
+		c.a.never(UnboundedStream, "tail "+o.name+" follows forever; a line count does not stop it")
+		var extra []string
+		if !p.has("-n", "--lines", "-c", "--bytes") {
+			extra = []string{"-n", "200"}
+		}
+		c.rewrite(c.srcExcept(p, 1, func(o opt) bool { return follow(o) || o.name == "--retry" }, extra...)...)
+		return
+	}
+}
+
+// lessSpec: less 668's options. less reads its own options: clusters, a
+// value attached or in the next word, and long names abbreviated while
+// unique. An uppercase long name is a different option (--LOG-FILE), and
+// any other capitalization of one (--Log-file) is not known here, so it
+// fails closed. Digits are -z's old spelling (less -20).
+var lessSpec = spec("?aAb:BcCdD:eEfFgGh:iIj:Jk:KLmMnNo:O:p:P:qQrRsSt:T:uUVwWx:Xy:z:~#:\":+0123456789",
+	"search-skip-screen", "SEARCH-SKIP-SCREEN", "buffers=", "auto-buffers", "clear-screen",
+	"CLEAR-SCREEN", "dumb", "color=", "quit-at-eof", "QUIT-AT-EOF", "force", "quit-if-one-screen",
+	"hilite-search", "HILITE-SEARCH", "max-back-scroll=", "ignore-case", "IGNORE-CASE",
+	"jump-target=", "status-column", "lesskey-file=", "lesskey-src=", "lesskey-content=",
+	"quit-on-intr", "no-lessopen", "long-prompt", "LONG-PROMPT", "line-numbers", "LINE-NUMBERS",
+	"log-file=", "LOG-FILE=", "pattern=", "prompt=", "quiet", "QUIET", "silent", "SILENT",
+	"raw-control-chars", "RAW-CONTROL-CHARS", "squeeze-blank-lines", "chop-long-lines", "tag=",
+	"tag-file=", "underline-special", "UNDERLINE-SPECIAL", "version", "hilite-unread",
+	"HILITE-UNREAD", "tabs=", "no-init", "max-forw-scroll=", "window=", "quotes=", "tilde", "help",
+	"shift=", "no-keypad", "old-bot", "follow-name", "use-backslash", "rscroll=", "no-histdups",
+	"mouse", "MOUSE", "wheel-lines=", "save-marks", "line-num-width=", "status-col-width=",
+	"incsearch", "use-color", "exit-follow-on-close", "file-size", "header=", "intr=",
+	"no-number-headers", "no-search-headers", "no-search-header-lines", "no-vbell",
+	"proc-backspace", "PROC-BACKSPACE", "proc-tab", "PROC-TAB", "proc-return", "PROC-RETURN",
+	"redraw-on-quit", "search-options=", "show-preproc-errors", "status-line", "wordwrap",
+	"form-feed", "match-shift=", "modelines=", "no-edit-warn", "no-paste", "autosave=")
+
+// lesskeyRuns: a lesskey file's #env section can set LESSOPEN, whose
+// input preprocessor less runs.
+const lesskeyRuns = "reads key bindings and environment settings (LESSOPEN runs a program)"
+
+// moreSpec: util-linux more 2.40 (-NUM is the screen size, +NUM and
+// +/STRING where to start).
+var moreSpec = spec("dflcpsun:eVh0123456789", "silent", "logical", "exit-on-eof", "no-pause",
+	"print-over", "clean-print", "squeeze", "plain", "lines=", "version", "help")
+
+// pgSpec: util-linux pg (-NUM is the page size, +NUM and +/RE/ where to
+// start).
+var pgSpec = spec("cefnrsp:hV0123456789", "help", "version")
+
+// mostSpec: most 5.2; its +d, +s, +u and +/STRING are words pagerCheck
+// reads.
+var mostSpec = spec("1bCcdkMrstuvwz")
+
+// lessSafeCommand matches the initial commands (less +CMD) that only move
+// or search: +G, +F, +120, +50g, +/pattern.
+func lessSafeCommand(cmd string) bool {
+	cmd = strings.TrimPrefix(cmd, "+") // ++CMD applies it to every file
+	if cmd == "" {
+		return false
+	}
+	if cmd[0] == '/' || cmd[0] == '?' {
+		// A newline would end the search and start a new command.
+		return strings.IndexFunc(cmd, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0
+	}
+	n := strings.TrimLeft(cmd, "0123456789")
+	return n == "" || len(n) == 1 && strings.IndexByte("gGpP%F", n[0]) >= 0 && (n[0] != 'F' || len(cmd) == 1)
+}
+
+// pagerCheck: pagers wait for key presses (seed 000 [pager]); less +CMD
+// runs less commands at start-up (! runs a shell command, s saves the
+// input to a file), and most +d lets the D key delete files. Rewrite:
+// less F → cat F.
+func pagerCheck(c *call, p *parsedArgs) {
+	plain := len(p.opts) == 0 && p.dashdash < 0
+	for _, i := range p.operands {
+		a := c.rest()[i]
+		if p.dashdash >= 0 && i > p.dashdash || !strings.HasPrefix(a.val, "+") {
+			continue
+		}
+		plain = false
+		switch {
+		case c.name == "less" && !lessSafeCommand(a.val[1:]):
+			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("less %s runs less commands at start-up, which can run shell commands or save files", a.src))
+		case c.name == "most" && !strings.HasPrefix(a.val, "+/") && strings.Contains(a.val, "d"):
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "most "+a.val+" lets the D key delete the file being viewed")
+		}
+	}
+	c.a.never(Pager, c.name+" waits for key presses")
+	if plain && len(p.operands) > 0 {
+		files := []string{"cat"}
+		for _, i := range p.operands {
+			files = append(files, c.rest()[i].src)
+		}
+		c.rewrite(files...)
+	}
+}
+
+// xxdSpec: vim 9.1's xxd, as xxdParse spells its words.
+var xxdSpec = spec("abCdeEhiprtuvc:g:l:n:o:s:R:").stopAtOperand()
+
+// xxdNext: xxd's options that take a value, and the rest of their long
+// spellings, after which the value is the next word (-cols 8, -len 16);
+// any other text attached to the letter is the value (-c8, -s+16).
+var xxdNext = map[byte][]string{'c': {"ols"}, 'g': {"roup"}, 'l': {"en"}, 'n': {"ame"},
+	'o': {"ffset"}, 's': {"kip", "eek"}, 'R': nil}
+
+// xxdFlags: xxd's other options, and the rest of their documented long
+// spellings (-revert, -ps, -postscript).
+var xxdFlags = map[byte][]string{'a': {"utoskip"}, 'b': {"its"}, 'C': {"apitalize"}, 'd': {"ecimal"},
+	'e': nil, 'E': {"BCDIC"}, 'h': {"elp"}, 'i': {"nclude"}, 'p': {"s", "ostscript", "lain"},
+	'r': {"evert"}, 't': nil, 'u': {"ppercase"}, 'v': {"ersion"}}
+
+// xxdParse normalizes xxd's words onto xxdSpec. xxd matches an option by
+// its first two characters (-r, -revert and --r are all -r) and its
+// options end at the first operand; a word that is neither a documented
+// spelling nor a letter with a plausible value becomes a long name the
+// spec does not know, so it fails closed (xxd --govkit-x is not -g).
+func xxdParse(c *call, s *optSpec) *parsedArgs {
+	args := c.rest()
+	norm := append([]*arg(nil), args...)
+	for i := 0; i < len(args); i++ {
+		pp := args[i].val
+		if strings.HasPrefix(pp, "--") && len(pp) > 2 {
+			pp = pp[1:]
+		}
+		if pp == "--" || len(pp) < 2 || pp[0] != '-' {
+			break
+		}
+		w, next := xxdWord(pp)
+		nw := *args[i]
+		nw.val = w
+		norm[i] = &nw
+		if next {
+			i++ // the value is the next word, as it stands
+		}
+	}
+	return parseArgs(norm, s)
+}
+
+// xxdWord spells one xxd option word as xxdSpec knows it; next reports
+// that its value is the next word.
+func xxdWord(pp string) (w string, next bool) {
+	letter, rest := pp[1], pp[2:]
+	if tails, ok := xxdNext[letter]; ok {
+		switch {
+		case letter == 'c' && strings.HasPrefix(rest, "apitalize"):
+			return "-C", false
+		case rest == "" || hasPrefixAny(rest, tails...):
+			return pp[:2], true
+		case letter == 'n' || letter == 'R' || strings.IndexByte("0123456789+-", rest[0]) >= 0:
+			return pp, false
+		}
+		return "--" + pp[1:], false
+	}
+	if tails, ok := xxdFlags[letter]; ok {
+		if rest == "" {
+			return pp, false
+		}
+		for _, t := range tails {
+			if strings.HasPrefix(t, rest) {
+				return pp[:2], false
 			}
 		}
 	}
+	if rest == "" {
+		return pp, false // a letter xxd does not know
+	}
+	return "--" + pp[1:], false
 }
 
-// sleepRule: sleep infinity never ends.
-func sleepRule(c *call) {
-	for _, a := range c.rest() {
-		if a.val == "infinity" || a.val == "inf" || !a.literal() {
-			c.a.never(UnboundedStream, "sleep "+a.src+" may never end")
+// xxdCheck: xxd IN OUT writes OUT; with -r it patches the rebuilt binary
+// into OUT without truncating it. "-" is standard output.
+func xxdCheck(c *call, p *parsedArgs) {
+	out, ok := c.operand(p, 1)
+	if !ok || isStdStream(out.val) {
+		return
+	}
+	what := "writes its dump to " + out.val
+	if p.has("-r") {
+		what = "-r writes the binary it rebuilds into " + out.val
+	}
+	c.a.writes(CodeWriteOption, RiskMediumWrite, "xxd "+what)
+}
+
+// sleepCheck: GNU sleep sums its operands (NUMBER[smhd], inf and infinity
+// too); a total beyond a day is no bound (the limit timeout uses), and an
+// expansion may be anything (issue 14).
+func sleepCheck(c *call, p *parsedArgs) {
+	total := 0.0
+	for _, i := range p.operands {
+		a := c.rest()[i]
+		if !a.literal() {
+			c.a.never(UnboundedStream, "sleep "+a.src+": a duration from an expansion may never end")
+			return
 		}
+		secs, ok := sleepSeconds(a.val)
+		if !ok {
+			c.a.never(UnboundedStream, fmt.Sprintf("sleep: %q is not a duration classify can bound", a.val))
+			return
+		}
+		total += secs
+	}
+	switch {
+	case math.IsInf(total, 1):
+		c.a.never(UnboundedStream, "sleep "+joined(c.rest())+" never ends")
+	case total > maxTimeout:
+		c.a.never(UnboundedStream, "sleep "+joined(c.rest())+" lasts more than a day")
 	}
 }
 
-// compressRule: compressors replace files unless they write to stdout or
-// only list/test.
-func compressRule(c *call) {
-	toStdout := strings.HasPrefix(c.name, "zcat")
-	for _, a := range c.rest() {
-		v := a.val
-		switch {
-		case v == "-c" || v == "--stdout" || v == "--to-stdout" || v == "-l" || v == "--list" || v == "-t" || v == "--test":
-			toStdout = true
-		case strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsAny(v[1:], "clt"):
-			toStdout = true
+// sleepSeconds parses one GNU sleep operand. A negative or NaN duration is
+// one sleep refuses (0, true); a spelling Go cannot read (hex without an
+// exponent) is not ok.
+func sleepSeconds(s string) (float64, bool) {
+	mult := 1.0
+	if n := len(s); n > 0 {
+		if m, ok := map[byte]float64{'s': 1, 'm': 60, 'h': 3600, 'd': 86400}[s[n-1]]; ok {
+			s, mult = s[:n-1], m
 		}
 	}
-	if !toStdout {
-		c.a.writes(CodeWriteCommand, RiskMediumWrite, c.name+" replaces files with their (de)compressed form")
+	if s == "" || strings.ContainsRune(s, '_') {
+		return 0, false
 	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !strings.Contains(err.Error(), "range") {
+		return 0, false
+	}
+	if math.IsNaN(f) || f < 0 {
+		return 0, true
+	}
+	return f * mult, true
+}
+
+// rgSpec: ripgrep 14's flags. ripgrep matches long names whole (no
+// abbreviations); -z runs the decompressors it finds in PATH, --pre and
+// --hostname-bin the program named.
+var rgSpec = spec("A:B:C:E:M:T:d:e:f:g:j:m:r:t:abcFhHiIlLnNopPqsSuUvVwxz0.",
+	"after-context=", "before-context=", "context=", "encoding=", "max-columns=", "type-not=",
+	"max-depth=", "maxdepth=", "regexp=", "file=", "glob=", "iglob=", "threads=", "max-count=",
+	"replace=", "type=", "type-add=", "type-clear=", "color=", "colors=", "context-separator=",
+	"dfa-size-limit=", "engine=", "field-context-separator=", "field-match-separator=",
+	"hyperlink-format=", "ignore-file=", "max-filesize=", "path-separator=", "pre=", "pre-glob=",
+	"regex-size-limit=", "sort=", "sortr=", "hostname-bin=", "generate=",
+	"help", "version", "pcre2-version", "line-buffered", "no-line-buffered", "block-buffered",
+	"no-block-buffered", "ignore-case", "case-sensitive", "smart-case", "column", "no-column",
+	"count", "count-matches", "include-zero", "no-include-zero", "no-encoding", "files-with-matches",
+	"files-without-match", "with-filename", "no-filename", "one-file-system", "no-one-file-system",
+	"fixed-strings", "no-fixed-strings", "follow", "no-follow", "glob-case-insensitive",
+	"no-glob-case-insensitive", "heading", "no-heading", "hidden", "no-hidden", "auto-hybrid-regex",
+	"no-auto-hybrid-regex", "no-ignore", "ignore", "ignore-file-case-insensitive",
+	"no-ignore-file-case-insensitive", "ignore-nested-git", "no-ignore-nested-git",
+	"no-ignore-exclude", "ignore-exclude", "no-ignore-global", "ignore-global", "no-ignore-parent",
+	"ignore-parent", "no-ignore-vcs", "ignore-vcs", "no-require-git", "require-git", "no-ignore-dot",
+	"ignore-dot", "no-ignore-files", "ignore-files", "json", "no-json", "line-number",
+	"no-line-number", "crlf", "no-crlf", "null-data", "max-columns-preview", "no-max-columns-preview",
+	"no-messages", "messages", "no-ignore-messages", "ignore-messages", "mmap", "no-mmap",
+	"multiline", "no-multiline", "multiline-dotall", "no-multiline-dotall", "only-matching",
+	"passthru", "passthrough", "pcre2", "no-pcre2", "pcre2-unicode", "no-pcre2-unicode", "no-pre",
+	"pretty", "vimgrep", "sort-files", "no-sort-files", "stats", "no-stats", "text", "binary",
+	"no-binary", "no-text", "trim", "no-trim", "type-list", "word-regexp", "line-regexp", "unicode",
+	"no-unicode", "search-zip", "no-search-zip", "byte-offset", "no-byte-offset",
+	"no-context-separator", "debug", "trace", "files", "invert-match", "no-invert-match",
+	"no-config", "null", "quiet", "unrestricted", "stop-on-nonmatch").noAbbreviations()
+
+// base64Spec: GNU base64 and the BSD/macOS one (-b/--break, -D, -i/--input
+// and -o/--output, which writes).
+var base64Spec = gnu("dDhiw:o:b:", "decode", "ignore-garbage", "wrap=", "output=", "input=", "break=")
+
+// sortSpec: GNU coreutils 9 sort (-y is accepted and ignored, for old
+// Solaris scripts).
+var sortSpec = gnu("bcCdfghik:mMno:rRsS:t:T:uVy::z", "ignore-leading-blanks", "check?",
+	"dictionary-order", "ignore-case", "general-numeric-sort", "human-numeric-sort",
+	"ignore-nonprinting", "key=", "merge", "month-sort", "numeric-sort", "output=", "random-sort",
+	"random-source=", "reverse", "sort=", "stable", "buffer-size=", "field-separator=",
+	"temporary-directory=", "unique", "version-sort", "zero-terminated", "batch-size=",
+	"compress-program=", "debug", "files0-from=", "parallel=")
+
+// sortCheck: sort reads its files (and --files0-from's names) to the end;
+// --random-source reads only the bytes it needs.
+func sortCheck(c *call, p *parsedArgs) {
+	if o, ok := p.get("--files0-from"); ok && endlessDevice(o.value) {
+		c.a.never(UnboundedStream, "sort --files0-from "+o.value+" reads a device that never ends")
+	}
+	(&tool{}).endless(c, p)
+}
+
+var uniqSpec = gnu("cdDf:is:uw:z", "count", "repeated", "all-repeated?", "skip-fields=",
+	"group?", "ignore-case", "skip-chars=", "unique", "zero-terminated", "check-chars=")
+
+// uniqCheck: uniq IN OUT writes OUT.
+func uniqCheck(c *call, p *parsedArgs) {
+	if out, ok := c.operand(p, 1); ok && !isStdStream(out.val) {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("uniq writes its output to %s", out.val))
+	}
+}
+
+var shufSpec = gnu("ei:n:o:rz", "echo", "input-range=", "head-count=", "output=", "random-source=",
+	"repeat", "zero-terminated")
+
+// shufCheck: shuf -r repeats lines forever unless -n counts them (issue
+// 14); without -e or -i it reads its input file to the end.
+func shufCheck(c *call, p *parsedArgs) {
+	if o, ok := p.get("-r", "--repeat"); ok && !p.has("-n", "--head-count") {
+		c.a.never(UnboundedStream, "shuf "+o.name+" repeats lines forever without -n")
+	}
+	if !p.has("-e", "--echo", "-i", "--input-range") {
+		(&tool{}).endless(c, p)
+	}
+}
+
+// fileSpec: file 5.45.
+var fileSpec = gnu("bcCde:Ef:F:hiklLm:nNpP:rsSvzZ0", "apple", "brief", "checking-printout",
+	"compile", "debug", "dereference", "exclude=", "exclude-quiet=", "extension", "files-from=",
+	"keep-going", "list", "magic-file=", "mime", "mime-encoding", "mime-type", "no-buffer",
+	"no-dereference", "no-pad", "no-sandbox", "parameter=", "preserve-date", "print0", "raw",
+	"separator=", "special-files", "uncompress", "uncompress-noreport")
+
+// treeSpec: tree 2.1. tree reads its own options: whole long names, and
+// -L, -P, -I, -o, -H and -T take the rest of the word or the next one.
+var treeSpec = spec("aAcCdDfFghiJlnNpqQrRsStuUvxXL:P:I:o:H:T:", "help", "version", "inodes",
+	"device", "noreport", "nolinks", "dirsfirst", "filesfirst", "filelimit=", "charset=", "si",
+	"du", "prune", "timefmt=", "ignore-case", "matchdirs", "metafirst", "gitignore", "gitfile=",
+	"info", "infofile=", "fromfile", "fromtabfile", "fflinks", "hintro=", "houtro=", "sort=",
+	"opt-toggle").noAbbreviations()
+
+// compressor describes a compression program. It replaces each file with
+// its compressed (or decompressed) form, unless an option keeps the output
+// on standard output or only reads (-c, -t, -l); with no file it filters
+// standard input to standard output.
+type compressor struct {
+	names      []string
+	opts       *optSpec
+	stdout     []string          // options after which only standard output is written
+	decompress []string          // options that decompress (gunzip, unxz, *cat decompress by name)
+	fileLists  []string          // options naming a file of input names (xz --files)
+	writes     map[string]string // options that write whatever the mode
+	keeps      bool              // the input files stay (zstd, lz4) unless --rm
+	pairs      bool              // lz4 IN OUT: the second operand is the output, unless -m or -r
+}
+
+func (z *compressor) tool() *tool {
+	t := &tool{opts: z.opts, reads: true, writes: z.writes, expansionsOK: len(z.writes) == 0,
+		check: func(c *call, p *parsedArgs) { z.check(c, p) }}
+	if z.pairs {
+		t.operands = func(c *call, p *parsedArgs) []*arg {
+			if !p.has("-m", "--multiple", "-r") {
+				return firstOperand(c, p)
+			}
+			var all []*arg
+			for _, i := range p.operands {
+				all = append(all, c.rest()[i])
+			}
+			return all
+		}
+	}
+	return t
+}
+
+func (z *compressor) check(c *call, p *parsedArgs) {
+	files := p.operands
+	if z.pairs && !p.has("-m", "--multiple", "-r") {
+		if out, ok := c.operand(p, 1); ok {
+			if !isStdStream(out.val) {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s writes its output to %s", c.name, out.src))
+			}
+			return
+		}
+	}
+	if strings.HasSuffix(c.name, "cat") || p.has(z.stdout...) || p.has("-o") {
+		return // -o (zstd) is judged as an option that writes
+	}
+	var names []string
+	for _, i := range files {
+		if a := c.rest()[i]; a.val != "-" || !a.literal() {
+			names = append(names, a.src)
+		}
+	}
+	if o, ok := p.get(z.fileLists...); ok {
+		names = append(names, "the files "+o.name+" lists")
+	}
+	if len(names) == 0 {
+		return // standard input to standard output
+	}
+	form := "compressed"
+	if strings.HasPrefix(c.name, "un") || c.name == "gunzip" || c.name == "bunzip2" || p.has(z.decompress...) {
+		form = "decompressed"
+	}
+	its := "its"
+	if len(names) > 1 || strings.HasPrefix(names[0], "the files ") {
+		its = "their"
+	}
+	what := fmt.Sprintf("replaces %s with %s %s form", strings.Join(names, ", "), its, form)
+	if z.keeps && !p.has("--rm") || p.has("-k", "--keep") {
+		what = fmt.Sprintf("writes the %s form of %s beside %s", form, strings.Join(names, ", "), map[string]string{"its": "it", "their": "them"}[its])
+	}
+	c.a.writes(CodeWriteCommand, RiskMediumWrite, c.name+" "+what)
+}
+
+// The compressors' options: gzip 1.13 (uncompress is gzip -d where gzip
+// provides it), bzip2 1.0.8 (whole long names), xz 5.6, zstd 1.5.6 and
+// lz4 1.10 (whole long names, numbers attached to their letter: -T0, -b3),
+// and ncompress's compress.
+var (
+	gzipSpec = gnu("0123456789ab:cdfhHklLmMnNqrS:tvVZ", "ascii", "to-stdout", "stdout", "decompress",
+		"uncompress", "force", "keep", "list", "license", "no-name", "name", "quiet", "silent",
+		"recursive", "rsyncable", "suffix=", "synchronous", "test", "verbose", "fast", "best",
+		"no-time", "time", "lzw", "bits=", "-presume-input-tty")
+	bzip2Spec = spec("hdzkftcqvLVs123456789", "help", "decompress", "compress", "keep", "force",
+		"test", "stdout", "quiet", "verbose", "license", "version", "small", "fast", "best",
+		"repetitive-fast", "repetitive-best", "exponential").noAbbreviations()
+	xzSpec = gnu("zdtlkfceT:qvhHV0123456789F:C:M:S:Q", "compress", "decompress", "uncompress",
+		"test", "list", "keep", "force", "stdout", "to-stdout", "single-stream", "no-sparse",
+		"suffix=", "files?", "files0?", "format=", "check=", "ignore-check", "preset=", "extreme",
+		"fast", "best", "block-size=", "block-list=", "flush-timeout=", "memlimit-compress=",
+		"memlimit-decompress=", "memlimit-mt-decompress=", "memlimit=", "memory=", "no-adjust",
+		"threads=", "lzma1?", "lzma2?", "x86?", "arm?", "armthumb?", "arm64?", "powerpc?", "ia64?",
+		"sparc?", "riscv?", "delta?", "quiet", "verbose", "no-warn", "robot", "info-memory",
+		"long-help", "no-sync", "synchronous")
+	zstdSpec = spec("0123456789VHhvqkzdcnD:fCto:M::lrb::e::i::B::ST::s::p::P::", "compress",
+		"decompress", "uncompress", "force", "help", "version", "stdout", "verbose", "quiet", "keep",
+		"rm", "test", "list", "ultra", "check", "no-check", "sparse", "no-sparse", "content-size",
+		"no-content-size", "no-dictID", "no-name", "progress", "no-progress", "priority=",
+		"single-thread", "adapt?", "long?", "fast?", "zstd=", "format=", "memory=", "memlimit=",
+		"memlimit-decompress=", "block-size=", "maxdict=", "dictID=", "threads=", "auto-threads=",
+		"jobsize=", "stream-size=", "size-hint=", "target-compressed-block-size=", "patch-from=",
+		"trace=", "trace-file-stat", "train", "train-cover?", "train-fastcover?", "train-legacy?",
+		"filelist=", "output-dir-flat=", "output-dir-mirror=", "exclude-compressed",
+		"row-match-finder", "no-row-match-finder", "compress-literals", "no-compress-literals",
+		"asyncio", "no-asyncio", "mmap-dict", "no-mmap-dict", "pass-through", "no-pass-through",
+		"show-default-cparams", "rsyncable", "fake-stdin-is-console", "fake-stdout-is-console",
+		"fake-stderr-is-console").noAbbreviations()
+	lz4Spec = spec("0123456789zdD:fkhHVvqctmrlb::e::i::B::T::S", "compress", "decompress",
+		"uncompress", "multiple", "test", "force", "no-force", "stdout", "to-stdout", "frame-crc",
+		"no-frame-crc", "no-crc", "content-size", "no-content-size", "list", "sparse", "no-sparse",
+		"favor-decSpeed", "verbose", "quiet", "version", "help", "keep", "rm", "best", "fast?",
+		"threads=").noAbbreviations()
+	ncompressSpec = spec("b:cCdfhqrvV")
+)
+
+const zstdDictionary = "writes a dictionary file (./dictionary unless -o names one)"
+
+var compressors = []*compressor{
+	{names: []string{"gzip", "gunzip", "uncompress"}, opts: gzipSpec,
+		stdout:     []string{"-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list"},
+		decompress: []string{"-d", "--decompress", "--uncompress"}},
+	{names: []string{"bzip2", "bunzip2"}, opts: bzip2Spec,
+		stdout: []string{"-c", "--stdout", "-t", "--test"}, decompress: []string{"-d", "--decompress"}},
+	{names: []string{"xz", "unxz", "lzma", "unlzma", "lzcat"}, opts: xzSpec,
+		stdout:     []string{"-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list", "--info-memory"},
+		decompress: []string{"-d", "--decompress", "--uncompress"}, fileLists: []string{"--files", "--files0"}},
+	{names: []string{"zstd", "unzstd", "zstdcat"}, opts: zstdSpec, keeps: true,
+		stdout:     []string{"-c", "--stdout", "-t", "--test", "-l", "--list", "-b"},
+		decompress: []string{"-d", "--decompress", "--uncompress"}, fileLists: []string{"--filelist"},
+		writes: map[string]string{"-o": "writes its output to the named file", "--rm": "removes its input files",
+			"--trace": "writes a trace log", "--output-dir-flat": "writes its output into the named directory",
+			"--output-dir-mirror": "writes its output into the named directory", "--train": zstdDictionary,
+			"--train-cover": zstdDictionary, "--train-fastcover": zstdDictionary, "--train-legacy": zstdDictionary}},
+	{names: []string{"lz4", "unlz4", "lz4cat"}, opts: lz4Spec, keeps: true, pairs: true,
+		stdout:     []string{"-c", "--stdout", "--to-stdout", "-t", "--test", "--list", "-b"},
+		decompress: []string{"-d", "--decompress", "--uncompress"},
+		writes:     map[string]string{"--rm": "removes its input files"}},
+	{names: []string{"compress"}, opts: ncompressSpec, stdout: []string{"-c"}, decompress: []string{"-d"}},
 }
