@@ -337,12 +337,29 @@ func tcpdumpRule(c *call) {
 	}
 }
 
-// mtrRule: mtr is interactive unless it writes a report.
+// mtrSpec is mtr's options (0.95), with getopt_long's abbreviations
+// (--rep is ambiguous, --report-c is --report-cycles).
+var mtrSpec = spec("F:46uTSI:a:f:m:U:E:P:L:s:B:i:G:Q:eZ:M:rwc:jxClptgno:by:zhv", "filename=", "inet",
+	"inet6", "udp", "tcp", "sctp", "interface=", "address=", "first-ttl=", "max-ttl=", "max-unknown=",
+	"max-display-path=", "port=", "localport=", "psize=", "bitpattern=", "interval=", "gracetime=", "tos=",
+	"mpls", "timeout=", "mark=", "report", "report-wide", "report-cycles=", "json", "xml", "csv", "raw",
+	"split", "curses", "gtk", "displaymode=", "no-dns", "show-ips", "order=", "ipinfo=", "aslookup",
+	"help", "version")
+
+// mtrRule: mtr redraws until stopped unless it writes a report (--report,
+// --report-wide, --json, --xml or --csv), which ends after --report-cycles
+// (10 by default); --raw and --split stream, --curses and --gtk are
+// interactive.
 func mtrRule(c *call) {
-	for _, a := range c.rest() {
-		if a.val == "-r" || a.val == "--report" || a.val == "-w" || a.val == "--report-wide" || a.val == "-j" || a.val == "--json" || a.val == "-C" || a.val == "--csv" {
-			return
-		}
+	p := c.parse(mtrSpec)
+	if !c.strict(p) {
+		return
 	}
-	c.a.never(UnboundedStream, "mtr refreshes until stopped; --report prints once")
+	report := p.has("-r", "--report", "-w", "--report-wide", "-j", "--json", "-x", "--xml", "-C", "--csv")
+	if o, ok := p.get("-c", "--report-cycles"); ok && (!isDigits(o.value) || strings.Trim(o.value, "0") == "") {
+		report = false // a count that is not a positive number does not end it
+	}
+	if !report || p.has("-t", "--curses", "-g", "--gtk", "-l", "--raw", "-p", "--split") {
+		c.a.never(UnboundedStream, "mtr refreshes until stopped; --report prints once")
+	}
 }

@@ -2,10 +2,16 @@ package intent
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
-// Rules for system inspection and service management tools.
+// Rules for system inspection and service management tools. Every one reads
+// its options with the one parser (issue 14): before, systemctl and
+// journalctl refused GNU abbreviations they accept, and iptables, ufw,
+// crontab, iotop, ifconfig and the vmstat family found their options with
+// hand-written loops that let unknown options through (pidstat -e rm -rf /
+// passed as a bounded read).
 func registerSystemRules() {
 	rules["systemctl"] = systemctlRule
 	rules["service"] = serviceRule
@@ -15,36 +21,28 @@ func registerSystemRules() {
 		rules[n] = intervalRule
 	}
 	rules["top"] = topRule
-	for _, n := range []string{"htop", "atop", "btop", "glances", "nload", "iftop", "nethogs", "bmon", "nmon", "powertop"} {
+	// atop, glances, bmon and nmon are full-screen monitors whose many
+	// options are not modelled: whatever their options, they are not
+	// bounded reads (the described ones are in the describeTools below).
+	for _, n := range []string{"atop", "glances", "bmon", "nmon"} {
 		rules[n] = func(c *call) {
 			c.a.never(UnboundedStream, c.name+" refreshes until a key is pressed")
 			c.rewrite("top", "-b", "-n", "1")
 		}
 	}
-	rules["iotop"] = func(c *call) {
-		if !hasAnyArg(c, "-b", "--batch") || !hasArgPrefix(c, "-n", "--iter") {
-			c.a.never(UnboundedStream, "iotop refreshes until stopped; use -b -n N")
-		}
-	}
 	rules["free"] = freeRule
-	for _, n := range []string{"kill", "pkill", "killall"} {
+	for _, n := range []string{"kill", "killall"} {
 		rules[n] = killRule
 	}
+	rules["pkill"] = pkillRule
 	rules["crontab"] = crontabRule
 	rules["sysctl"] = sysctlRule
-	rules["iptables"] = iptablesRule
-	rules["ufw"] = func(c *call) {
-		if len(c.rest()) > 0 && (c.rest()[0].val == "status" || c.rest()[0].val == "show" || c.rest()[0].val == "version") {
-			return
-		}
-		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "ufw changes firewall rules")
+	for _, n := range []string{"iptables", "ip6tables", "iptables-legacy", "ip6tables-legacy", "iptables-nft", "ip6tables-nft"} {
+		rules[n] = iptablesRule
 	}
+	rules["ufw"] = ufwRule
 	rules["ip"] = ipRule
-	rules["ifconfig"] = func(c *call) {
-		if len(c.rest()) > 1 {
-			c.a.writes(CodeWriteCommand, RiskHighWrite, "ifconfig with settings changes an interface")
-		}
-	}
+	rules["ifconfig"] = ifconfigRule
 	rules["ldd"] = func(c *call) {
 		// ldd may execute the binary it inspects (glibc's ldd runs it with
 		// LD_TRACE_LOADED_OBJECTS set).
@@ -52,6 +50,9 @@ func registerSystemRules() {
 	}
 }
 
+// hasAnyArg reports whether any argument is one of vals. It does not know
+// options from operands: rules_cluster.go and rules_packages.go still use
+// it, and move to the option parser (issue 14).
 func hasAnyArg(c *call, vals ...string) bool {
 	for _, a := range c.rest() {
 		for _, v := range vals {
@@ -63,28 +64,82 @@ func hasAnyArg(c *call, vals ...string) bool {
 	return false
 }
 
-func hasArgPrefix(c *call, prefixes ...string) bool {
-	for _, a := range c.rest() {
-		if hasPrefixAny(a.val, prefixes...) {
-			return true
+// parseTaking parses like c.parse, and then lets a value-less occurrence of
+// one of names take the next word as its value when accept says it is one,
+// the way the program reads its argv (journalctl -n 50 and -b -1, iostat
+// -p sda, iptables -w 5): the getopt rules alone would make the word an
+// operand, or an unknown option (-1). The taken word stays out of the
+// operands. s must not stop at the first operand.
+func parseTaking(c *call, s *optSpec, accept func(string) bool, names ...string) *parsedArgs {
+	args := c.rest()
+	taken := map[int]bool{}
+	for {
+		p := parseArgs(args, s)
+		grew := false
+		for _, o := range p.opts {
+			i := o.index + 1
+			if o.hasValue || taken[i] || i >= len(args) || !slices.Contains(names, o.name) || !endsWord(c.rest()[o.index].val, o.name) {
+				continue
+			}
+			if next := c.rest()[i]; next.literal() && accept(next.val) {
+				taken[i], grew = true, true
+				break
+			}
+		}
+		if !grew {
+			for k, o := range p.opts {
+				if i := o.index + 1; taken[i] && !o.hasValue && slices.Contains(names, o.name) {
+					p.opts[k].value, p.opts[k].hasValue, p.opts[k].sepValue = c.rest()[i].val, true, true
+					p.operands = removeInt(p.operands, i)
+				}
+			}
+			return p
+		}
+		// Parse again with the taken words as plain operands, so that a
+		// word like -1 is not read as options.
+		args = slices.Clone(c.rest())
+		for i := range taken {
+			args[i] = &arg{val: "taken", src: "taken"}
 		}
 	}
-	return false
 }
 
-var systemctlSpec = spec("alqt:p:P:H:M:n:o:s:ifrNh", "all", "full", "quiet", "type=", "property=", "value",
-	"host=", "machine=", "lines=", "output=", "signal=", "kill-whom=", "kill-value=", "state=",
-	"no-pager", "no-legend", "no-block", "no-wall", "no-reload", "no-ask-password", "user",
-	"system", "global", "runtime", "now", "force", "recursive", "reverse", "after", "before",
-	"with-dependencies", "job-mode=", "show-types", "show-transaction", "ignore-inhibitors",
-	"what=", "root=", "image=", "preset-mode=", "firmware-setup", "boot-loader-menu=",
-	"boot-loader-entry=", "reboot-argument=", "timestamp=", "mkdir", "marked", "read-only",
-	"check-inhibitors=", "legend=", "plain", "failed", "version", "help", "wait", "dry-run",
-	"message=", "drop-in=", "when=", "image-policy=", "capsule=", "kernel-cmdline=").noAbbreviations()
+// endsWord reports whether the option name is the last thing in its word:
+// the whole word for a long option without "=VALUE", the last letter of a
+// short cluster.
+func endsWord(word, name string) bool {
+	if strings.HasPrefix(name, "--") {
+		return !strings.Contains(word, "=")
+	}
+	return strings.HasSuffix(word, name[1:])
+}
+
+// systemctlSpec is systemctl's options (systemd 257), with getopt_long's
+// abbreviations (--no-p is --no-pager; --no-b is --no-block).
+var systemctlSpec = spec("ht:p:P:alqfs:H:M:n:o:iTrC:.::", "help", "version", "type=", "property=", "all",
+	"reverse", "after", "before", "show-types", "failed", "full", "job-mode=", "fail", "irreversible",
+	"ignore-dependencies", "ignore-inhibitors", "check-inhibitors=", "value", "user", "system", "global",
+	"capsule=", "wait", "no-block", "legend=", "no-legend", "no-pager", "no-wall", "dry-run", "quiet",
+	"no-warn", "root=", "image=", "image-policy=", "force", "no-reload", "kill-whom=", "kill-value=",
+	"kill-subgroup=", "signal=", "no-ask-password", "host=", "machine=", "runtime", "lines=", "output=",
+	"plain", "state=", "recursive", "with-dependencies", "preset-mode=", "firmware-setup",
+	"boot-loader-menu=", "boot-loader-entry=", "now", "message=", "show-transaction", "what=",
+	"reboot-argument=", "timestamp=", "read-only", "mkdir", "marked", "drop-in=", "when=", "stdin")
+
+// systemctlReads are the verbs that only print; systemctl matches verbs
+// whole, without abbreviations.
+var systemctlReads = map[string]bool{
+	"status": true, "show": true, "cat": true, "is-active": true, "is-enabled": true, "is-failed": true,
+	"is-system-running": true, "list-units": true, "list-unit-files": true, "list-sockets": true,
+	"list-timers": true, "list-jobs": true, "list-dependencies": true, "list-machines": true,
+	"list-automounts": true, "list-paths": true, "get-default": true, "show-environment": true,
+	"help": true, "whoami": true,
+}
 
 // systemctlRule: status and list verbs read; stop, kill and the power verbs
 // take services or the machine down (DESIGN §4 destructive); start, restart
-// and friends are high-risk writes (P-52).
+// and friends are high-risk writes (P-52). log-level, log-target and
+// service-watchdogs print the setting without a value and set it with one.
 func systemctlRule(c *call) {
 	p := c.parse(systemctlSpec)
 	if !c.strict(p) {
@@ -95,68 +150,106 @@ func systemctlRule(c *call) {
 		verb = a.val
 	}
 	switch verb {
-	case "status", "show", "cat", "is-active", "is-enabled", "is-failed", "is-system-running",
-		"list-units", "list-unit-files", "list-sockets", "list-timers", "list-jobs",
-		"list-dependencies", "list-machines", "list-automounts", "list-paths", "get-default",
-		"show-environment", "help", "whoami":
-		return // status pages only on a terminal, and agents have none (DESIGN §4)
+	case "log-level", "log-target", "service-watchdogs":
+		if len(p.operands) == 1 {
+			return
+		}
 	case "stop", "kill", "mask", "isolate", "poweroff", "reboot", "halt", "kexec", "suspend",
 		"hibernate", "hybrid-sleep", "suspend-then-hibernate", "rescue", "emergency", "default",
-		"exit", "soft-reboot", "disable", "freeze", "clean":
+		"exit", "soft-reboot", "disable", "freeze", "clean", "sleep":
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "systemctl "+verb+" changes service state")
 		c.a.destroys("systemctl " + verb + " takes a service or the system down")
+		return
 	case "edit":
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "systemctl edit modifies a unit file")
 		c.a.never(Pager, "systemctl edit opens an editor")
-	default:
-		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "systemctl "+verb+" changes service state")
-	}
-}
-
-// serviceRule: service NAME status reads; any other action changes state.
-func serviceRule(c *call) {
-	args := c.rest()
-	if len(args) == 1 && (args[0].val == "--status-all" || args[0].val == "--version" || args[0].val == "--help") {
 		return
 	}
-	if len(args) >= 2 && args[1].val == "status" && args[0].literal() {
+	if systemctlReads[verb] {
+		return // status pages only on a terminal, and agents have none (DESIGN §4)
+	}
+	c.a.writes(CodeWriteSubcommand, RiskHighWrite, "systemctl "+verb+" changes service state")
+}
+
+// serviceSpec is the options of service (init-system-helpers): it stops at
+// --help, -h or --version wherever they are, and --status-all must be its
+// only argument. It matches no abbreviations.
+var serviceSpec = spec("hV", "help", "version", "status-all").noAbbreviations()
+
+// serviceRule: service NAME status reads; any other action changes state
+// (the script runs the init script or systemctl with it).
+func serviceRule(c *call) {
+	p := c.parse(serviceSpec)
+	if !c.strict(p) {
+		return
+	}
+	if p.has("-h", "--help", "-V", "--version") {
+		return // printed before any action runs
+	}
+	if p.has("--status-all") {
+		if len(c.rest()) == 1 {
+			return // runs every init script's status
+		}
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "service --status-all with other arguments is passed to an init script")
+		return
+	}
+	if len(p.operands) == 2 && p.dashdash < 0 && c.rest()[p.operands[1]].val == "status" {
 		return
 	}
 	action := ""
-	if len(args) >= 2 {
-		action = args[1].val
+	if a, ok := c.operand(p, 1); ok {
+		action = a.val
 	}
-	c.a.writes(CodeWriteSubcommand, RiskHighWrite, "service "+joined(args)+" changes service state")
+	c.a.writes(CodeWriteSubcommand, RiskHighWrite, "service "+joined(c.rest())+" changes service state")
 	if action == "stop" {
 		c.a.destroys("service stop takes a service down")
 	}
 }
 
-var journalctlSpec = spec("ab::c:D:eF:fg:hi:kM:Nn::o:p:qrS:t:T:u:U:xmlI", "all", "boot?", "cursor=",
-	"directory=", "pager-end", "field=", "follow", "grep=", "help", "file=", "dmesg",
-	"machine=", "fields", "lines?", "output=", "priority=", "quiet", "reverse", "since=",
-	"identifier=", "exclude-identifier=", "unit=", "until=", "catalog", "merge", "full",
-	"no-pager", "no-full", "no-tail", "no-hostname", "utc", "header", "disk-usage",
-	"list-boots", "list-fields", "list-namespaces", "verify", "verify-key=", "user", "system",
-	"user-unit=", "after-cursor=", "show-cursor", "cursor-file=", "output-fields=", "facility=",
-	"namespace=", "root=", "image=", "case-sensitive?", "vacuum-size=", "vacuum-time=",
-	"vacuum-files=", "rotate", "flush", "sync", "relinquish-var", "smart-relinquish-var",
-	"setup-keys", "interval=", "force", "update-catalog", "new-id128", "version", "synchronize-on-exit?",
-	"invocation=", "list-invocations", "image-policy=", "truncate-newest", "boot-id?").noAbbreviations()
+// journalctlSpec is journalctl's options (systemd 257), with getopt_long's
+// abbreviations (--vacuum-s is --vacuum-size, --vac is ambiguous).
+var journalctlSpec = spec("hefo:aln::qmb::kD:p:g:c:S:U:t:T:u:INF:xrM:i:W", "help", "version", "no-pager",
+	"pager-end", "follow", "force", "output=", "all", "full", "no-full", "lines?", "truncate-newline",
+	"no-tail", "new-id128", "quiet", "merge", "this-boot", "boot?", "list-boots", "list-invocations",
+	"dmesg", "system", "user", "directory=", "file=", "root=", "image=", "image-policy=", "header",
+	"identifier=", "exclude-identifier=", "priority=", "facility=", "grep=", "case-sensitive?",
+	"setup-keys", "interval=", "verify", "verify-key=", "disk-usage", "cursor=", "cursor-file=",
+	"after-cursor=", "show-cursor", "since=", "until=", "unit=", "user-unit=", "invocation=", "field=",
+	"fields", "catalog", "list-catalog", "dump-catalog", "update-catalog", "reverse", "machine=", "utc",
+	"flush", "relinquish-var", "smart-relinquish-var", "sync", "rotate", "vacuum-size=", "vacuum-files=",
+	"vacuum-time=", "no-hostname", "output-fields=", "namespace=", "list-namespaces",
+	"synchronize-on-exit=")
+
+// journalctlWrites are the options that change the journal: what they do.
+var journalctlWrites = map[string]string{
+	"--rotate": "asks journald to rotate the journal files", "--flush": "asks journald to move the journal to /var",
+	"--sync": "asks journald to write unwritten messages to disk", "--relinquish-var": "asks journald to stop writing to /var",
+	"--smart-relinquish-var": "asks journald to stop writing to /var", "--setup-keys": "writes a new sealing key pair",
+	"--update-catalog": "rebuilds the message catalog database", "--cursor-file": "updates the cursor file",
+	"--synchronize-on-exit": "asks journald to write unwritten messages to disk",
+}
+
+// isBootID reports journalctl's boot descriptors: all, a signed offset, or
+// a 32-digit boot ID with an optional offset (-b -1, -b 4a3…+2).
+func isBootID(s string) bool {
+	if s == "all" || isInteger(&arg{val: strings.TrimPrefix(s, "+")}) {
+		return true
+	}
+	if len(s) < 32 || strings.Trim(s[:32], "0123456789abcdefABCDEF") != "" {
+		return false
+	}
+	rest := s[32:]
+	return rest == "" || (rest[0] == '+' || rest[0] == '-') && isInteger(&arg{val: rest[1:]})
+}
 
 // journalctlRule: --follow never ends unless --until gives an end time (or a
 // timeout wraps it); --since and -n do not stop a follow (DESIGN §4, P-48
 // deviation). Maintenance options write. Rewrite (seed 000):
 // journalctl -f → journalctl -n 200 --since "10 min ago".
 func journalctlRule(c *call) {
-	// journalctl's -n takes its count as the next word when it is a number.
-	args := c.rest()
-	p := c.parse(journalctlSpec)
-	for _, o := range p.opts {
-		if (o.name == "-n" || o.name == "--lines") && !o.hasValue && o.index+1 < len(args) && isCount(args[o.index+1].val) {
-			p.operands = removeInt(p.operands, o.index+1)
-		}
-	}
+	// journalctl's -n and -b take their value as the next word when it is
+	// one (journalctl -n 50, journalctl -b -1).
+	p := parseTaking(c, journalctlSpec, func(s string) bool { return isCount(s) || isBootID(s) }, "-n", "--lines", "-b", "--boot")
 	if !c.strict(p) {
 		return
 	}
@@ -165,9 +258,10 @@ func journalctlRule(c *call) {
 		case "--vacuum-size", "--vacuum-time", "--vacuum-files":
 			c.a.writes(CodeWriteOption, RiskHighWrite, "journalctl "+o.name+" deletes journal files")
 			c.a.destroys("journalctl " + o.name + " deletes journal files")
-		case "--rotate", "--flush", "--sync", "--relinquish-var", "--smart-relinquish-var",
-			"--setup-keys", "--update-catalog", "--cursor-file":
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "journalctl "+o.name+" writes journal state")
+		default:
+			if what, ok := journalctlWrites[o.name]; ok {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "journalctl "+o.name+" "+what)
+			}
 		}
 	}
 	follow := func(o opt) bool { return o.name == "-f" || o.name == "--follow" }
@@ -189,6 +283,12 @@ func isCount(s string) bool {
 	return s == "all" || isInteger(&arg{val: s}) || (strings.HasPrefix(s, "+") && isInteger(&arg{val: s[1:]}))
 }
 
+// isDigits reports a non-empty string of decimal digits: an interval or a
+// count (vmstat 1 5).
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
 func removeInt(xs []int, v int) []int {
 	out := xs[:0]
 	for _, x := range xs {
@@ -199,11 +299,13 @@ func removeInt(xs []int, v int) []int {
 	return out
 }
 
-var dmesgSpec = spec("CcDdEeF:f:HhkLl:n:PrSs:TtuwWx", "clear", "read-clear", "console-off",
-	"show-delta", "console-on", "reltime", "file=", "facility=", "human", "help", "kernel",
-	"color?", "level=", "console-level=", "nopager", "noescape", "raw", "syslog", "buffer-size=",
-	"ctime", "notime", "userspace", "follow", "follow-new", "decode", "since=", "until=", "time-format=",
-	"json", "force-prefix", "version")
+// dmesgSpec is util-linux dmesg's options (2.40), with getopt_long's
+// abbreviations (--read is --read-clear, --cl is --clear).
+var dmesgSpec = spec("CcDdEeF:f:HhJK:kL::l:n:PprSs:TtuVWwx", "buffer-size=", "clear", "color?",
+	"console-level=", "console-off", "console-on", "decode", "file=", "facility=", "follow",
+	"follow-new", "human", "help", "json", "kernel", "kmsg-file=", "level=", "since=", "syslog", "raw",
+	"read-clear", "reltime", "show-delta", "ctime", "noescape", "notime", "nopager", "until=",
+	"userspace", "version", "time-format=", "force-prefix")
 
 // dmesgRule: -w/-W follow; -c/-C clear the ring buffer; -n/-D/-E change
 // console logging.
@@ -232,22 +334,68 @@ func dmesgRule(c *call) {
 	}
 }
 
+// intervalProgram is how one of vmstat's family reads its arguments.
+type intervalProgram struct {
+	opts *optSpec
+	// optWord lists options that take the next word as their value when it
+	// is not a number (iostat -p sda, sar -u ALL, sar -o FILE): the
+	// sysstat programs read their argv that way.
+	optWord []string
+	// devices: non-numeric operands name devices (iostat sda 1 5).
+	devices bool
+}
+
+// intervalPrograms: vmstat (procps-ng 4) uses getopt_long; the sysstat
+// programs (12.7) compare whole words, so their long options take no
+// abbreviations and a value-taking letter must be its own word.
+var intervalPrograms = map[string]intervalProgram{
+	"vmstat": {opts: spec("afmnsdDp:S:wtyhVC", "active", "forks", "slabs", "one-header", "stats", "disk",
+		"disk-sum", "partition=", "unit=", "wide", "timestamp", "no-first", "full-cache", "help", "version")},
+	"iostat": {opts: spec("cdhkmNstVxyzHf:g:j:o:p", "compact", "dec=", "human", "pretty", "help").noAbbreviations(),
+		optWord: []string{"-p"}, devices: true},
+	"mpstat": {opts: spec("AnTuVI:N:o:P:", "dec=", "help").noAbbreviations()},
+	"pidstat": {opts: spec("dHhIlRrstuVvwUC:G:p:T:e:", "dec=", "human", "help").noAbbreviations(),
+		optWord: []string{"-U"}},
+	"sar": {opts: spec("ABbCDdFHhIprSuVvWwyzfoqseP:m:n:j:i:0123456789", "dec=", "dev=", "fs=", "human",
+		"iface=", "int=", "pretty", "sadc", "help").noAbbreviations(),
+		optWord: []string{"-F", "-I", "-q", "-r", "-u", "-f", "-o", "-s", "-e"}},
+}
+
 // intervalRule: vmstat 1 repeats forever; vmstat 1 5 stops after 5 reports.
+// sar -o writes a data file; pidstat -e runs a program (classified too).
 func intervalRule(c *call) {
-	var nums []*arg
-	for i := 0; i < len(c.rest()); i++ {
-		a := c.rest()[i]
-		if strings.HasPrefix(a.val, "-") {
-			if len(a.val) == 2 && strings.ContainsRune("pPdDoOfrSsIie", rune(a.val[1])) && c.name != "vmstat" && i+1 < len(c.rest()) {
-				i++ // options with values (iostat -p sda, sar -o FILE …)
-			}
-			if c.name == "sar" && (a.val == "-o" || strings.HasPrefix(a.val, "-o")) {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, "sar -o writes a data file")
-			}
+	prog := intervalPrograms[c.name]
+	p := parseTaking(c, prog.opts, func(s string) bool { return !isDigits(s) && !strings.HasPrefix(s, "-") }, prog.optWord...)
+	for _, o := range p.opts {
+		if o.name != "-e" || c.name != "pidstat" {
 			continue
 		}
-		if isInteger(a) {
+		// pidstat -e PROGRAM ARGS… runs the rest of the line (classified
+		// like any command) and reports on it until it exits.
+		if !o.sepValue || o.cluster {
+			c.a.writes(CodeRunsProgram, RiskMediumWrite, "pidstat: "+c.rest()[o.index].src+" runs a program that is not checked")
+			return
+		}
+		if c.strict(parseArgs(c.rest()[:o.index], prog.opts)) {
+			c.inner(c.rest()[o.index+1:], stmtCtx{})
+		}
+		return
+	}
+	if !c.strict(p) {
+		return
+	}
+	if o, ok := p.get("-o"); ok && c.name == "sar" {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, "sar -o "+o.value+" writes a data file")
+	}
+	var nums []*arg
+	for _, i := range p.operands {
+		a := c.rest()[i]
+		switch {
+		case isDigits(a.val):
 			nums = append(nums, a)
+		case !prog.devices:
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s: argument %s is not an interval or a count", c.name, a.src))
+			return
 		}
 	}
 	if len(nums) == 1 {
@@ -263,11 +411,12 @@ func intervalRule(c *call) {
 	}
 }
 
-// topSpec is procps-ng top's options.
+// topSpec is procps-ng top's options (4.0), with getopt_long's
+// abbreviations (--batch is --batch-mode, --iter is --iterations).
 var topSpec = spec("bcd:E:e:Hhin:o:Op:sSu:U:vVw::1", "batch-mode", "cmdline-toggle", "delay=",
 	"scale-summary-mem=", "scale-task-mem=", "threads-show", "idle-toggle", "iterations=",
 	"sort-override=", "list-fields", "pid=", "secure-mode", "accum-time-toggle", "filter-only-euser=",
-	"filter-any-user=", "width?", "single-cpu-toggle")
+	"filter-any-user=", "width?", "single-cpu-toggle", "help", "version")
 
 // topRule: top is bounded only in batch mode with an iteration count.
 // Rewrite: top → top -b -n 1.
@@ -277,7 +426,7 @@ func topRule(c *call) {
 		return
 	}
 	batch, count := p.has("-b", "--batch-mode"), p.has("-n", "--iterations")
-	if batch && count {
+	if batch && count || p.has("-O", "--list-fields") {
 		return
 	}
 	c.a.never(UnboundedStream, "top refreshes until stopped; -b -n N makes it print N times")
@@ -294,7 +443,7 @@ func topRule(c *call) {
 	c.rewrite(words...)
 }
 
-var freeSpec = spec("bkmgthlLvwc:s:", "bytes", "kilo", "mega", "giga", "tera", "peta", "kibi", "mebi",
+var freeSpec = spec("bkmgthlLvwc:s:V", "bytes", "kilo", "mega", "giga", "tera", "peta", "kibi", "mebi",
 	"gibi", "tebi", "pebi", "human", "si", "lohi", "line", "total", "committed", "wide", "count=",
 	"seconds=", "help", "version")
 
@@ -310,55 +459,95 @@ func freeRule(c *call) {
 	}
 }
 
+// killSpec is the options of bash's kill builtin once its signal word is
+// read: -l/-L list, -s SIG and -n NUM name the signal, "--" ends them; the
+// first word that is none of these starts the pid list.
+// (procps-ng kill's long options are known too: kill --list, kill --table).
+var killSpec = spec("lLs:n:", "list?", "table", "signal=").noAbbreviations().stopAtOperand()
+
+// killallSpec is psmisc killall's options (23): getopt_long_only, so long
+// options may take one dash too.
+var killallSpec = spec("eIgy:o:ilqrs:u:vwZ:Vn:h", "exact", "ignore-case", "process-group", "younger-than=",
+	"older-than=", "interactive", "list", "quiet", "regexp", "signal=", "user=", "verbose", "wait",
+	"version", "ns=", "context=", "help").singleDashLongs()
+
+// signalWord reports a first argument -SIG (kill -9, kill -TERM, killall
+// -0): a signal, not an option, unless it is one of the program's option
+// letters (-0 always names signal 0).
+func signalWord(args []*arg, s *optSpec) (string, bool) {
+	if len(args) == 0 || !args[0].literal() {
+		return "", false
+	}
+	v := args[0].val
+	if len(v) < 2 || v[0] != '-' || v[1] == '-' {
+		return "", false
+	}
+	if _, isOpt := s.short[v[1]]; isOpt && v != "-0" {
+		return "", false
+	}
+	return v[1:], true
+}
+
 // killRule: kill -0 and kill -s 0 only probe whether processes exist,
 // kill -l lists signals; anything else signals processes. The signal is
 // read the way bash's kill builtin reads it: -s SIG, -n NUM or -SIG, with
 // the first other word starting the pid list, so kill -TERM -- -0 (the
 // whole process group) is a write, not a probe (issue 14).
 func killRule(c *call) {
-	if c.name == "pkill" {
-		pkillRule(c)
-		return
+	s := killSpec
+	if c.name == "killall" {
+		s = killallSpec
 	}
 	args := c.rest()
-	sig, viaS, i := "", false, 0
-	for ; i < len(args); i++ {
-		a := args[i]
-		if !a.literal() {
-			break
-		}
-		v := a.val
-		switch {
-		case v == "-l" || v == "-L" || c.name == "kill" && (v == "--list" || v == "--table"):
-			if c.name == "kill" || v == "-l" {
-				return
-			}
-		case v == "-s" || v == "-n" || v == "--signal":
-			if i+1 >= len(args) || !args[i+1].literal() {
-				sig = "?"
-				i = len(args)
-				break
-			}
-			i++
-			sig, viaS = args[i].val, true
-			continue
-		case v == "--":
-			i++
-		case len(v) > 1 && v[0] == '-' && sig == "":
-			sig = v[1:]
-			continue
-		}
-		break
+	sig, fromWord := signalWord(args, s)
+	if fromWord {
+		args = args[1:]
 	}
-	pids := args[min(i, len(args)):]
+	viaS := false
+	var p *parsedArgs
+	if c.name == "kill" && sig != "" && len(args) > 0 && isInteger(args[0]) && strings.HasPrefix(args[0].val, "-") {
+		// After the signal word, bash reads -1234 as a process group.
+		p = &parsedArgs{dashdash: -1}
+		for i := range args {
+			p.operands = append(p.operands, i)
+		}
+	} else {
+		p = parseArgs(args, s)
+	}
+	if len(p.unknown) > 0 {
+		c.strict(p)
+		return
+	}
+	if p.has("-l", "-L", "--list", "--table") || c.name == "killall" && p.has("-V", "--version") {
+		return // lists signal names, or prints the version
+	}
+	if o, ok := p.get("-s", "-n", "--signal"); ok {
+		sig, viaS = o.value, true
+		if !o.hasValue || o.sepValue && !args[o.index+1].literal() {
+			sig = "?"
+		}
+	}
+	var pids []*arg
+	for _, i := range p.operands {
+		pids = append(pids, args[i])
+	}
 	probe := sig == "0"
+	if probe && len(p.dynamic) > 0 {
+		// A word that expands may split into -s SIG PID, unless it is one
+		// "…" word standing alone in the pid list.
+		probe = len(pids) == 1 && !pids[0].literal() && fullyDoubleQuoted(pids[0].src) && len(p.dynamic) == 1
+	}
 	if probe && len(pids) > 0 {
-		first := pids[0]
-		switch {
-		case first.literal() && strings.HasPrefix(first.val, "-") && (viaS || c.name != "kill"):
+		if first := pids[0]; first.literal() && strings.HasPrefix(first.val, "-") && (viaS || c.name != "kill") {
 			probe = false // after -s 0 (or in killall), a word like -9 may still be read as a signal
-		case !first.literal() && (len(pids) > 1 || !fullyDoubleQuoted(first.src)):
-			probe = false // an unquoted expansion may split into -s SIG PID
+		}
+	}
+	if probe && c.name == "killall" {
+		if p.has("-i", "--interactive") {
+			c.a.never(InteractiveREPL, "killall -i asks before signalling each process")
+		}
+		if p.has("-w", "--wait") {
+			c.a.never(UnboundedStream, "killall -w waits for processes that signal 0 does not end")
 		}
 	}
 	if probe {
@@ -374,20 +563,22 @@ func fullyDoubleQuoted(src string) bool {
 	return len(src) >= 2 && src[0] == '"' && src[len(src)-1] == '"' && !strings.Contains(src[1:len(src)-1], `"`)
 }
 
+// pkillSpec is procps-ng pkill's options (4.0), with getopt_long's
+// abbreviations.
 var pkillSpec = spec("d:lavwcfg:G:inoO:P:s:t:u:U:xF:Lr:AhVeqH", "delimiter=", "list-name", "list-full",
 	"inverse", "lightweight", "count", "full", "pgroup=", "group=", "ignore-case", "newest", "oldest",
 	"older=", "parent=", "session=", "terminal=", "euid=", "uid=", "exact", "pidfile=", "logpidfile",
 	"runstates=", "ignore-ancestors", "cgroup=", "ns=", "nslist=", "env=", "signal=", "echo", "queue=",
-	"require-handler")
+	"require-handler", "help", "version")
 
-// pkillRule: pkill -0 PATTERN and pkill --signal 0 only probe.
+// pkillRule: pkill -0 PATTERN and pkill --signal 0 only probe. pkill takes
+// the first -SIG word as its signal; one after other options is an
+// unknown option here (fails closed).
 func pkillRule(c *call) {
 	args := c.rest()
-	sig := ""
-	if len(args) > 0 && args[0].literal() && len(args[0].val) > 1 && args[0].val[0] == '-' && args[0].val[1] != '-' {
-		if _, isOpt := pkillSpec.short[args[0].val[1]]; !isOpt || args[0].val == "-0" {
-			sig, args = args[0].val[1:], args[1:]
-		}
+	sig, ok := signalWord(args, pkillSpec)
+	if ok {
+		args = args[1:]
 	}
 	p := parseArgs(args, pkillSpec)
 	if !c.strict(p) {
@@ -403,24 +594,37 @@ func pkillRule(c *call) {
 	c.a.destroys(c.name + " can take a service down")
 }
 
-// crontabRule: -l lists; -r removes; anything else installs a crontab.
+// crontabSpec is the options of Debian's and cronie's crontab (getopt, no
+// long options).
+var crontabSpec = spec("u:lerinhsx:cVT")
+
+// crontabRule: -l lists (and cronie's -T tests a file); -r removes; -e
+// edits; a file or standard input installs a crontab.
 func crontabRule(c *call) {
-	for _, a := range c.rest() {
-		switch a.val {
-		case "-l":
-			return
-		case "-r":
-			c.a.writes(CodeWriteCommand, RiskHighWrite, "crontab -r removes the crontab")
-			c.a.destroys("crontab -r removes the crontab")
-			return
-		}
+	p := c.parse(crontabSpec)
+	if !c.strict(p) {
+		return
 	}
-	c.a.writes(CodeWriteCommand, RiskHighWrite, "crontab installs or edits scheduled jobs")
+	switch {
+	case p.has("-r"):
+		c.a.writes(CodeWriteCommand, RiskHighWrite, "crontab -r removes the crontab")
+		c.a.destroys("crontab -r removes the crontab")
+	case p.has("-e"):
+		c.a.writes(CodeWriteCommand, RiskHighWrite, "crontab -e edits the crontab")
+		c.a.never(Pager, "crontab -e opens an editor")
+	case p.has("-n", "-s", "-c"):
+		o, _ := p.get("-n", "-s", "-c")
+		c.a.writes(CodeWriteOption, RiskHighWrite, "crontab "+o.name+" is not known to be read-only (cronie's -n sets the cluster host)")
+	case p.has("-l", "-h", "-V") && len(p.operands) == 0 || p.has("-T") && len(p.operands) == 1:
+	default:
+		c.a.writes(CodeWriteCommand, RiskHighWrite, "crontab installs a crontab")
+	}
 }
 
-// sysctlSpec is procps-ng sysctl's options.
-var sysctlSpec = spec("aAXbeNnp::f::r:qwoxdhVE", "all", "deprecated", "dry-run", "binary", "ignore",
-	"names", "values", "load?", "system", "pattern=", "quiet", "write")
+// sysctlSpec is procps-ng sysctl's options (4.0), with getopt_long's
+// abbreviations (--lo is --load).
+var sysctlSpec = spec("aAXbeNnp::f::r:qwoxdhV", "all", "deprecated", "dry-run", "binary", "ignore",
+	"names", "values", "load?", "system", "pattern=", "quiet", "write", "help", "version")
 
 // sysctlRule: sysctl -a and sysctl NAME read; -w, -p/-f/--load, --system
 // and NAME=VALUE set kernel parameters (unless --dry-run).
@@ -444,29 +648,181 @@ func sysctlRule(c *call) {
 	}
 }
 
-// iptablesRule: -L, -S and --list only list (P-52 makes everything else
-// high_write).
+// iptablesSpec is iptables' options (1.8), with getopt_long's
+// abbreviations (--list-r is --list-rules, --li is ambiguous). Options of
+// match and target extensions (-m tcp --dport 22) are not known: they fail
+// closed.
+var iptablesSpec = spec("A:C:D:R:I:L::S::M:F::Z::N:X::E:P:Vh::o:p:s:d:j:i:fbvw::W:nt:m:xc:g:46", "append=",
+	"check=", "delete=", "insert=", "replace=", "list?", "list-rules?", "flush?", "zero?", "new-chain=",
+	"delete-chain?", "rename-chain=", "policy=", "source=", "src=", "destination=", "dst=", "protocol=",
+	"in-interface=", "out-interface=", "jump=", "goto=", "table=", "match=", "numeric", "verbose",
+	"wait?", "wait-interval=", "exact", "fragment", "fragments", "version", "help?", "line-numbers",
+	"modprobe=", "set-counters=", "ipv4", "ipv6")
+
+// iptablesWrites are the commands that change the rules.
+var iptablesWrites = map[string]bool{
+	"-A": true, "--append": true, "-D": true, "--delete": true, "-I": true, "--insert": true,
+	"-R": true, "--replace": true, "-F": true, "--flush": true, "-Z": true, "--zero": true,
+	"-N": true, "--new-chain": true, "-X": true, "--delete-chain": true, "-E": true,
+	"--rename-chain": true, "-P": true, "--policy": true,
+}
+
+// iptablesRule: -L and -S list, -C checks whether a rule exists, -V and -h
+// print; every other command changes the rules (P-52 high_write).
+// --modprobe runs the program it names.
 func iptablesRule(c *call) {
-	for _, a := range c.rest() {
-		v := a.val
-		if v == "-L" || v == "-S" || v == "--list" || v == "--list-rules" || strings.HasPrefix(v, "-L") && !strings.HasPrefix(v, "--") {
-			continue
-		}
-		if v == "-A" || v == "-I" || v == "-D" || v == "-R" || v == "-F" || v == "-X" || v == "-P" || v == "-N" || v == "-Z" || v == "-E" ||
-			strings.HasPrefix(v, "--append") || strings.HasPrefix(v, "--insert") || strings.HasPrefix(v, "--delete") ||
-			strings.HasPrefix(v, "--replace") || strings.HasPrefix(v, "--flush") || strings.HasPrefix(v, "--policy") ||
-			strings.HasPrefix(v, "--new") || strings.HasPrefix(v, "--zero") || strings.HasPrefix(v, "--rename") {
-			c.a.writes(CodeWriteCommand, RiskHighWrite, "iptables "+v+" changes firewall rules")
-			if v == "-F" || v == "--flush" || v == "-X" {
-				c.a.destroys("iptables " + v + " deletes firewall rules")
+	p := parseTaking(c, iptablesSpec, isDigits, "-w", "--wait")
+	if !c.strict(p) {
+		return
+	}
+	if o, ok := p.get("-M", "--modprobe"); ok {
+		c.a.writes(CodeRunsProgram, RiskHighWrite, c.name+" "+o.name+" runs "+o.value+" to load kernel modules")
+		return
+	}
+	for _, o := range p.opts {
+		if iptablesWrites[o.name] {
+			c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+" "+o.name+" changes firewall rules")
+			if o.name == "-F" || o.name == "--flush" || o.name == "-X" || o.name == "--delete-chain" {
+				c.a.destroys(c.name + " " + o.name + " deletes firewall rules")
 			}
 			return
 		}
 	}
-	if !hasAnyArg(c, "-L", "-S", "--list", "--list-rules") && !hasArgPrefix(c, "-L", "--version", "-V", "-h", "--help") {
-		c.a.writes(CodeWriteCommand, RiskHighWrite, "iptables changes firewall rules")
+	switch {
+	case p.has("-V", "--version", "-h", "--help"):
+	case p.has("-C", "--check"):
+		for _, i := range p.operands {
+			if a := c.rest()[i]; a.val != "!" {
+				c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+" -C: argument "+a.src+" is not known")
+				return
+			}
+		}
+	case p.has("-L", "--list", "-S", "--list-rules"):
+		if len(p.operands) > 2 {
+			c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+": argument "+c.rest()[p.operands[2]].src+" is not known")
+		}
+	default:
+		c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+" changes firewall rules")
 	}
 }
+
+// ufwSpec is ufw's option words: --dry-run first, or --help, -h and
+// --version in place of a command; everything after the command is its
+// arguments.
+var ufwSpec = spec("h", "dry-run", "help", "version").noAbbreviations().stopAtOperand()
+
+// ufwShowReports are the reports ufw show prints.
+var ufwShowReports = map[string]bool{"raw": true, "before-rules": true, "user-rules": true,
+	"after-rules": true, "logging-rules": true, "builtins": true, "listening": true, "added": true}
+
+// ufwRule: ufw status [verbose|numbered], ufw show REPORT, ufw app list,
+// ufw app info PROFILE and ufw version print; every other command changes
+// the firewall. ufw reads its commands case-insensitively.
+func ufwRule(c *call) {
+	p := c.parse(ufwSpec)
+	if !c.strict(p) {
+		return
+	}
+	if p.has("-h", "--help", "--version") {
+		return
+	}
+	var words []string
+	for _, i := range p.operands {
+		words = append(words, strings.ToLower(c.rest()[i].val))
+	}
+	switch {
+	case len(words) == 1 && (words[0] == "version" || words[0] == "help"),
+		len(words) >= 1 && len(words) <= 2 && words[0] == "status" && (len(words) == 1 || words[1] == "verbose" || words[1] == "numbered"),
+		len(words) == 2 && words[0] == "show" && ufwShowReports[words[1]],
+		len(words) == 2 && words[0] == "app" && words[1] == "list",
+		len(words) == 3 && words[0] == "app" && words[1] == "info":
+		return
+	}
+	c.a.writes(CodeWriteSubcommand, RiskHighWrite, "ufw changes firewall rules")
+}
+
+// ifconfigSpec is net-tools ifconfig's options: whole words before the
+// interface, no long options beyond --help and --version.
+var ifconfigSpec = spec("asvVh?", "help", "version").noAbbreviations().stopAtOperand()
+
+// ifconfigRule: ifconfig, ifconfig -a and ifconfig IFACE print; an
+// interface followed by settings changes it.
+func ifconfigRule(c *call) {
+	p := c.parse(ifconfigSpec)
+	if !c.strict(p) {
+		return
+	}
+	if len(p.operands) > 1 {
+		c.a.writes(CodeWriteCommand, RiskHighWrite, "ifconfig with settings changes an interface")
+	}
+}
+
+// Monitors described by their options (issue 14): an option they do not
+// know fails closed, and the few that make them write or end say so.
+var _ = describeTools(func() {
+	// iotop (Python 0.6, optparse: long abbreviations; and iotop-c) is
+	// bounded in batch mode with an iteration count; -t and -q imply
+	// batch mode.
+	readOnlyTool(&tool{opts: spec("obn:d:p:u:Pakt1qc23456789g:xh", "version", "help", "only", "batch", "iter=",
+		"delay=", "pid=", "user=", "processes", "accumulated", "kilobytes", "time", "quiet", "no-help",
+		"fullcmdline", "hide-pid", "hide-prio", "hide-user", "hide-read", "hide-write", "hide-swapin",
+		"hide-io", "hide-graph", "hide-command", "grtype=", "dead-x"),
+		check: func(c *call, p *parsedArgs) {
+			if !p.has("-b", "--batch", "-t", "--time", "-q", "--quiet") || !p.has("-n", "--iter") {
+				c.a.never(UnboundedStream, "iotop refreshes until stopped; use -b -n N")
+			}
+		}}, "iotop")
+	// htop (3.3) and btop (1.2–1.4) are full-screen only; htop -n still
+	// needs a terminal to draw on.
+	fullScreen := func(c *call, p *parsedArgs) {
+		c.a.never(UnboundedStream, c.name+" refreshes until a key is pressed")
+		c.rewrite("top", "-b", "-n", "1")
+	}
+	readOnlyTool(&tool{opts: spec("hVMCs:td:n:u::Up:F:H::", "help", "version", "no-mouse", "no-color",
+		"no-colour", "sort-key=", "tree", "delay=", "max-iterations=", "user?", "no-unicode", "pid=",
+		"filter=", "highlight-changes?", "readonly", "drop-capabilities?"),
+		check: fullScreen}, "htop")
+	readOnlyTool(&tool{opts: spec("hvtp:c:u:f:dl", "help", "version", "lc", "low-color", "tty_on", "tty",
+		"no-tty", "preset=", "utf-force", "force-utf", "debug", "config=", "update=", "filter=",
+		"default-config").noAbbreviations().singleDashLongs(),
+		check: func(c *call, p *parsedArgs) {
+			if !p.has("--default-config") { // prints the default configuration
+				fullScreen(c, p)
+			}
+		}}, "btop")
+	readOnlyTool(&tool{opts: spec("a:i:mo:t:u:U:h", "help").noAbbreviations(), check: fullScreen}, "nload")
+	// iftop -t -s N prints text and quits after N seconds; nethogs -t -c N
+	// after N updates. powertop's reports (--csv, --html) are files.
+	readOnlyTool(&tool{opts: spec("hnNpPlbBm:i:f:F:G:c:ts:L:o:"),
+		check: func(c *call, p *parsedArgs) {
+			if o, ok := p.get("-s"); !ok || !p.has("-t") || !isDigits(o.value) || strings.Trim(o.value, "0") == "" {
+				fullScreen(c, p)
+			}
+		}}, "iftop")
+	readOnlyTool(&tool{opts: spec("Vhxd:v:c:tpslaCbg:P:f:"),
+		check: func(c *call, p *parsedArgs) {
+			if o, ok := p.get("-c"); !ok || !p.has("-t", "-x") || !isDigits(o.value) || strings.Trim(o.value, "0") == "" {
+				fullScreen(c, p)
+			}
+		}}, "nethogs")
+	readOnlyTool(&tool{opts: spec("cC::r::i::qt::w::Vh", "auto-tune", "calibrate", "csv?", "debug", "extech=",
+		"html?", "iteration?", "quiet", "time?", "workload?", "version", "help"),
+		writes: map[string]string{"--auto-tune": "sets every power tunable", "-c": "calibrates by changing device power states",
+			"--calibrate": "calibrates by changing device power states", "-C": "writes a CSV report file",
+			"--csv": "writes a CSV report file", "-r": "writes an HTML report file", "--html": "writes an HTML report file"},
+		runs: map[string]string{"-w": "runs a workload file", "--workload": "runs a workload file"},
+		check: func(c *call, p *parsedArgs) {
+			if !p.has("-C", "--csv", "-r", "--html", "--auto-tune", "-c", "--calibrate") {
+				fullScreen(c, p)
+			}
+		}}, "powertop")
+	// iptables-save prints the rules; -f writes them to a file and -M runs
+	// a modprobe program.
+	readOnlyTool(&tool{opts: spec("cM:t:f:Vh", "counters", "modprobe=", "table=", "file=", "version", "help"),
+		writes: map[string]string{"-f": "writes the rules to a file", "--file": "writes the rules to a file"},
+		runs:   map[string]string{"-M": "runs a program to load kernel modules", "--modprobe": "runs a program to load kernel modules"}},
+		"iptables-save", "ip6tables-save", "iptables-legacy-save", "ip6tables-legacy-save", "iptables-nft-save", "ip6tables-nft-save")
+})
 
 // ipSpec is ip's options in iproute2's order: ip -s is -stats, ip -b is
 // -batch, ip -br is -brief, ip -n is -netns, ip -h is -human (ip.c).

@@ -129,6 +129,9 @@ var _ = describeTools(func() {
 	readOnlyTool(&tool{opts: spec("46hdimnruvb:c:f:k:p:q:t:x:y:")}, "dig")
 	readOnlyTool(&tool{opts: spec("aACdilnrsTUvVwx46c:m:N:p:R:t:W:D")}, "host")
 	readOnlyTool(&tool{opts: nslookupSpec, check: func(c *call, p *parsedArgs) {
+		if p.has("--ver", "--vers", "--versi", "--versio", "--version") {
+			return // prints its version and exits
+		}
 		if a, ok := c.operand(p, 0); !ok || a.val == "-" {
 			c.a.never(InteractiveREPL, "nslookup without a host to look up reads queries from its prompt")
 		}
@@ -142,14 +145,25 @@ var _ = describeTools(func() {
 })
 
 var nslookupSpec = func() *optSpec {
-	// nslookup's options are -name[=value] with one dash; bind abbreviates
-	// them, and the spellings it documents are listed.
-	s := spec("46", "all", "class=", "cl=", "d2", "nod2", "debug", "nodebug", "deb", "nodeb",
-		"domain=", "do=", "search", "nosearch", "sea", "nosea", "port=", "po=", "querytype=",
-		"query=", "type=", "ty=", "recurse", "norecurse", "rec", "norec", "retry=", "ret=",
-		"timeout=", "ti=", "vc", "novc", "fail", "nofail", "ndots=", "version")
-	s.singleDash = true
-	return s
+	// nslookup's options are -name[=value] with one dash (bind 9.18
+	// setoption): KEY=VALUE settings in the spellings it lists (-q=MX,
+	// -query=MX, -type=MX), and switches that may be cut down to a
+	// minimum length (-rec, -recur, -recurse). Every one only sets how the
+	// lookup is made; a word starting with -ver prints the version.
+	names := []string{"class=", "cl=", "type=", "ty=", "querytype=", "query=", "qu=", "domain=", "do=",
+		"port=", "po=", "timeout=", "retry=", "ret=", "ndots=", "sil"}
+	for _, sw := range []struct {
+		name string
+		min  int
+	}{{"all", 3}, {"recurse", 3}, {"norecurse", 5}, {"defname", 3}, {"nodefname", 5}, {"vc", 2},
+		{"novc", 4}, {"debug", 3}, {"nodebug", 5}, {"d2", 2}, {"nod2", 4}, {"search", 3},
+		{"nosearch", 5}, {"fail", 3}, {"nofail", 5}, {"version", 3}} {
+		for n := sw.min; n <= len(sw.name); n++ {
+			names = append(names, sw.name[:n])
+		}
+	}
+	// -q=MX and -t=5 are one letter: short options whose value is "=…".
+	return spec("46q::t::", names...).singleDashLongs().noAbbreviations()
 }()
 
 // lsofTool: lsof's "+" options (+D DIR, +r) are operands to a getopt
