@@ -430,11 +430,7 @@ func opensslSClient(c *call, args []*arg) {
 		}
 	default:
 		c.a.never(InteractiveREPL, "openssl s_client sends its standard input to the server until it ends; </dev/null ends it")
-		var words []string
-		for _, a := range c.args {
-			words = append(words, a.src)
-		}
-		c.rewrite(append(words, "</dev/null")...)
+		c.rewrite(c.srcExcept(p, len(c.args), func(opt) bool { return false }, "</dev/null")...)
 		return
 	}
 	if o, ok := p.get("--ign_eof", "--no_ign_eof", "--quiet"); ok && o.name != "--no_ign_eof" {

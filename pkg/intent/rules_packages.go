@@ -141,8 +141,10 @@ type pkgManager struct {
 	risk    Risk
 	removes map[string]bool // verbs that remove packages (destructive)
 	// verbWrites says what a writing verb does where the general reason
-	// would be wrong (apt-cache gencaches).
+	// would be wrong (apt-cache gencaches, npm run); other replaces the
+	// general reason (yarn NAME runs the script NAME).
 	verbWrites map[string]string
+	other      string
 }
 
 // plus returns a copy of s with more options (the new ones win a
@@ -213,7 +215,10 @@ func (m *pkgManager) rule(c *call) {
 		return
 	}
 	risk := m.writeRisk()
-	what := c.name + " " + verb + " is not a known read-only command: it installs, removes or changes packages, or runs scripts"
+	what := c.name + " " + verb + " installs, removes or changes packages"
+	if m.other != "" {
+		what = c.name + " " + verb + " " + m.other
+	}
 	if w, ok := m.verbWrites[verb]; ok {
 		what = c.name + " " + verb + " " + w
 	}
@@ -528,7 +533,8 @@ var pkgManagers = func() map[string]*pkgManager {
 			return ""
 		}}
 	npm := &pkgManager{lead: plus(npmLead, "").stopAtOperand(), runs: npmRuns, risk: RiskHighWrite,
-		removes: wordSet("uninstall remove rm r un unlink prune"),
+		verbWrites: verbsSay("runs a package.json script or a package's program", "run", "run-script", "rum", "urn", "exec", "x", "test", "t", "tst", "start", "stop", "restart", "explore", "rebuild", "rb"),
+		removes:    wordSet("uninstall remove rm r un unlink prune"),
 		reads: verbs(npmLead, "ls", "list", "ll", "la", "view", "info", "show", "v", "outdated", "search", "s",
 			"se", "find", "help", "help-search", "explain", "why", "config", "c", "root", "prefix", "bin",
 			"query", "audit", "fund", "ping", "whoami", "pkg"),
@@ -555,6 +561,7 @@ var pkgManagers = func() map[string]*pkgManager {
 			return ""
 		}}
 	yarn := &pkgManager{lead: plus(yarnLead, "").stopAtOperand(), removes: wordSet("remove"),
+		other: "installs, removes or changes packages, or runs the package.json script of that name",
 		reads: verbs(yarnLead, "list", "info", "why", "outdated", "help", "audit", "licenses", "config", "bin"),
 		check: func(verb string, _ *parsedArgs, ops []*arg) string {
 			if first := firstOp(ops); verb == "config" && first != "get" && first != "list" && first != "" ||
@@ -564,6 +571,7 @@ var pkgManagers = func() map[string]*pkgManager {
 			return ""
 		}}
 	pnpm := &pkgManager{lead: plus(pnpmLead, "").stopAtOperand(), removes: wordSet("remove rm uninstall un prune"),
+		other: "installs, removes or changes packages, or runs the package.json script of that name",
 		reads: verbs(pnpmLead, "list", "ls", "ll", "la", "outdated", "why", "audit", "help", "root", "bin",
 			"config", "licenses"),
 		check: func(verb string, p *parsedArgs, ops []*arg) string {
@@ -582,6 +590,7 @@ var pkgManagers = func() map[string]*pkgManager {
 		reads: verbs(gemRead, "list", "search", "info", "specification", "contents", "environment", "env",
 			"query", "outdated", "help", "which", "dependency")}
 	goTool := &pkgManager{lead: goSpec(), risk: RiskMediumWrite, runs: goRuns, writes: goWrites,
+		other: "builds, runs or installs code, or changes the module files",
 		reads: map[string]*optSpec{
 			"version": goSpec("m", "v", "json"),
 			"env":     goSpec("json", "changed", "w", "u"),
@@ -627,6 +636,15 @@ var pkgManagers = func() map[string]*pkgManager {
 		"pip3": pip, "npm": npm, "yarn": yarn, "pnpm": pnpm, "gem": gem, "go": goTool,
 	}
 }()
+
+// verbsSay maps each of names to what.
+func verbsSay(what string, names ...string) map[string]string {
+	m := map[string]string{}
+	for _, n := range names {
+		m[n] = what
+	}
+	return m
+}
 
 func keysOf(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
