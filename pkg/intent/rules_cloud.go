@@ -3,6 +3,8 @@ package intent
 import (
 	"fmt"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Cloud CLIs (aws, gcloud, az) read with their describe/list/get and
@@ -75,10 +77,6 @@ func awsRule(c *call) {
 	if !c.strict(parseArgs(c.rest()[:p.operands[0]], awsSpec)) {
 		return
 	}
-	if len(p.dynamic) > 0 {
-		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("aws: argument %s may expand into an option", p.dynamic[0]))
-		return
-	}
 	for _, u := range p.unknown {
 		// An operation's parameters are --kebab-case; the CLI's own
 		// options start with --cli or are short.
@@ -99,6 +97,22 @@ func awsRule(c *call) {
 	service, op := words[0], ""
 	if len(words) > 1 {
 		op = words[1]
+	}
+	if len(p.dynamic) > 0 {
+		// An expansion after a literal read operation (aws s3 ls
+		// $BUCKET) can only become an operand, one of the operation's
+		// input parameters or a global option: none of them writes
+		// (issue 14). Before the operation it could become the
+		// operation; any other operation writes anyway (below).
+		last := p.operands[min(1, len(p.operands)-1)]
+		if before := parseArgs(args[:last+1], awsSpec); len(before.dynamic) > 0 {
+			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("aws: argument %s may expand into an option", before.dynamic[0]))
+			return
+		}
+		if service == "logs" && op == "tail" {
+			c.a.never(UnboundedStream, fmt.Sprintf("aws logs tail: argument %s may expand into --follow", p.dynamic[0]))
+			return
+		}
 	}
 	if service == "help" || op == "help" || len(p.operands) > 2 && args[p.operands[2]].val == "help" {
 		c.a.never(Pager, "aws help shows the manual through a pager")
@@ -298,6 +312,10 @@ func opensslRule(c *call) {
 		return
 	}
 	cmd := args[0].val
+	if cmd == "s_client" {
+		opensslSClient(c, args[1:])
+		return
+	}
 	if !opensslReads[cmd] {
 		c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "openssl "+cmd+" is not a known inspection command (it may write keys or files, or connect)")
 		return
@@ -332,6 +350,105 @@ func opensslRule(c *call) {
 	if cmd == "dhparam" && len(p.operands) > 0 {
 		c.a.writes(CodeWriteOption, RiskLowWrite, "openssl dhparam NUMBIT generates parameters")
 	}
+}
+
+// opensslSClientSpec is openssl s_client's options (OpenSSL 3: one dash,
+// no abbreviations); HOST:PORT may be an operand.
+var opensslSClientSpec = spec("46", "connect=", "host=", "port=", "bind=", "proxy=", "proxy_user=", "proxy_pass=",
+	"unix=", "servername=", "noservername", "verify=", "verify_return_error", "verify_quiet", "cert=",
+	"certform=", "CRL=", "CRLform=", "crl_download", "key=", "keyform=", "pass=", "dane_tlsa_domain=",
+	"dane_tlsa_rrdata=", "dane_ee_no_namechecks", "CApath=", "CAfile=", "CAstore=", "no-CAfile",
+	"no-CApath", "no-CAstore", "chainCApath=", "chainCAfile=", "chainCAstore=", "verifyCApath=",
+	"verifyCAfile=", "verifyCAstore=", "requestCAfile=", "xkey=", "xcert=", "xchain=", "xchain_build",
+	"xcertform=", "xkeyform=", "build_chain", "sess_out=", "sess_in=", "starttls=", "xmpphost=", "name=",
+	"mtu=", "keymatexport=", "keymatexportlen=", "msgfile=", "keylogfile=", "early_data=",
+	"psk_identity=", "psk=", "psk_session=", "srpuser=", "srppass=", "srp_lateuser", "srp_moregroups",
+	"srp_strength=", "alpn=", "nextprotoneg=", "use_srtp=", "ctlogfile=", "ct", "noct", "cipher=",
+	"ciphersuites=", "curves=", "groups=", "sigalgs=", "client_sigalgs=", "named_curve=",
+	"max_send_frag=", "split_send_frag=", "max_pipelines=", "read_buf=", "maxfraglen=", "serverinfo=",
+	"rand=", "writerand=", "engine=", "provider=", "provider-path=", "propquery=", "ssl_config=",
+	"verify_name=", "purpose=", "attime=", "verify_hostname=", "verify_email=", "verify_ip=",
+	"verify_depth=", "auth_level=", "policy=", "nameopt=", "brief", "prexit", "showcerts", "debug",
+	"msg", "trace", "state", "nbio", "crlf", "quiet", "ign_eof", "no_ign_eof", "tlsextdebug", "status",
+	"reconnect", "no_ticket", "no_ssl3", "no_tls1", "no_tls1_1", "no_tls1_2", "no_tls1_3", "ssl3", "tls1",
+	"tls1_1", "tls1_2", "tls1_3", "dtls", "dtls1", "dtls1_2", "sctp", "sctp_label_bug", "timeout",
+	"fallback_scsv", "async", "nocommands", "no_etm", "no_ems", "legacy_renegotiation",
+	"legacy_server_connect", "no_legacy_server_connect", "allow_no_dhe_kex", "prefer_no_dhe_kex",
+	"prioritize_chacha", "strict", "no_middlebox", "no_comp", "comp", "no_renegotiation",
+	"no_resumption_on_reneg", "no_tx_cert_comp", "no_rx_cert_comp", "enable_pha", "enable_client_rpk",
+	"enable_server_rpk", "crl_check", "crl_check_all", "x509_strict", "partial_chain", "ignore_critical",
+	"issuer_checks", "policy_check", "explicit_policy", "inhibit_any", "inhibit_map", "extended_crl",
+	"use_deltas", "policy_print", "check_ss_sig", "trusted_first", "no_alt_chains", "no_check_time",
+	"suiteB_128", "suiteB_128_only", "suiteB_192", "ktls", "security_debug", "security_debug_verbose",
+	"tfo", "help").singleDashLongs().noAbbreviations()
+
+// opensslSClientWrites are s_client's options that write files.
+var opensslSClientWrites = map[string]string{"--sess_out": "writes the TLS session to a file",
+	"--keylogfile": "writes the session keys to a file", "--msgfile": "writes the protocol messages to a file",
+	"--writerand": "writes random state to a file"}
+
+// opensslSClient: s_client connects, shakes hands and prints the
+// server's certificates; then it sends whatever it reads on standard input
+// to the server until that input ends (issue 14). So it reads and ends
+// only when its input is empty and ends at once (</dev/null, an empty
+// here-string), and it keeps no connection open past that (-ign_eof, or
+// -quiet, which implies it). Input from a pipe, a file or a
+// here-document is data sent to the server, which classify does not
+// inspect; inherited input may never end.
+func opensslSClient(c *call, args []*arg) {
+	p := parseArgs(args, opensslSClientSpec)
+	if !c.strict(p) {
+		return
+	}
+	for _, o := range p.opts {
+		if why, ok := opensslRuns[o.name]; ok {
+			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("openssl s_client -%s %s", o.name[2:], why))
+			return
+		}
+		if what, ok := opensslSClientWrites[o.name]; ok && !isSinkPath(o.value) {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("openssl s_client -%s %s", o.name[2:], what))
+			return
+		}
+		if o.name == "--early_data" {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "openssl s_client -early_data sends the file "+o.value+" to the server")
+			return
+		}
+	}
+	switch c.ctx.stdin {
+	case stdinPipe:
+		c.a.writes(CodeWriteCommand, RiskMediumWrite, "openssl s_client sends its piped input to the server, which classify does not inspect")
+		return
+	case stdinFile:
+		if !stdinIsNull(c) {
+			c.a.writes(CodeWriteCommand, RiskMediumWrite, "openssl s_client sends its redirected input to the server, which classify does not inspect")
+			return
+		}
+	case stdinHeredoc:
+		if !c.ctx.heredocOK || strings.TrimSpace(c.ctx.heredoc) != "" {
+			c.a.writes(CodeWriteCommand, RiskMediumWrite, "openssl s_client sends the here-document to the server")
+			return
+		}
+	default:
+		c.a.never(InteractiveREPL, "openssl s_client sends its standard input to the server until it ends; </dev/null ends it")
+		c.rewrite(c.srcExcept(p, len(c.args), func(opt) bool { return false }, "</dev/null")...)
+		return
+	}
+	if o, ok := p.get("--ign_eof", "--no_ign_eof", "--quiet"); ok && o.name != "--no_ign_eof" {
+		c.a.never(UnboundedStream, "openssl s_client -"+o.name[2:]+" keeps the connection open after its input ends, until the server closes it")
+	}
+}
+
+// stdinIsNull reports a call whose own standard-input redirect reads
+// /dev/null.
+func stdinIsNull(c *call) bool {
+	null := false
+	for _, r := range c.ctx.redirs {
+		if r.Op == syntax.RdrIn && (r.N == nil || r.N.Value == "0") && r.Word != nil {
+			t := newArg(c.w.src, r.Word)
+			null = t.literal() && t.val == "/dev/null"
+		}
+	}
+	return null
 }
 
 // yqSpec is mikefarah yq v4's options (cobra: no abbreviations).

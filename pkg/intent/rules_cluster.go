@@ -338,6 +338,10 @@ func dockerRule(c *call) {
 		return
 	}
 	rest := args[1:]
+	if verb == "compose" {
+		dockerCompose(c, rest)
+		return
+	}
 	group := ""
 	if m, ok := dockerGroupRead[verb]; ok && len(rest) > 0 {
 		group, verb, rest = verb, rest[0].val, rest[1:]
@@ -367,12 +371,110 @@ func dockerRule(c *call) {
 	}
 	c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "docker "+name+" changes containers, images or the host")
 	if verb == "run" || verb == "create" {
-		for _, a := range rest {
-			if a.val == "--privileged" || strings.HasPrefix(a.val, "--pid=host") || strings.HasPrefix(a.val, "-v=/:") || strings.HasPrefix(a.val, "/:/") {
-				c.a.writes(CodeSudo, RiskHighWrite, "docker "+verb+" "+a.val+" gives the container control of the host")
+		dockerHostControl(c, name, rest)
+	}
+}
+
+// dockerRunSpec is docker run's and create's options (docker 28, pflag:
+// no abbreviations); the image ends them. --net, --net-alias and
+// --dns-opt are hidden aliases.
+var dockerRunSpec = spec("a:c:de:h:il:m:p:Pqtu:v:w:", "add-host=", "annotation=", "attach=", "blkio-weight=",
+	"blkio-weight-device=", "cap-add=", "cap-drop=", "cgroup-parent=", "cgroupns=", "cidfile=",
+	"cpu-count=", "cpu-percent=", "cpu-period=", "cpu-quota=", "cpu-rt-period=", "cpu-rt-runtime=",
+	"cpu-shares=", "cpus=", "cpuset-cpus=", "cpuset-mems=", "detach", "detach-keys=", "device=",
+	"device-cgroup-rule=", "device-read-bps=", "device-read-iops=", "device-write-bps=",
+	"device-write-iops=", "disable-content-trust?", "dns=", "dns-option=", "dns-opt=", "dns-search=",
+	"domainname=", "entrypoint=", "env=", "env-file=", "expose=", "gpus=", "group-add=", "health-cmd=",
+	"health-interval=", "health-retries=", "health-start-interval=", "health-start-period=",
+	"health-timeout=", "help", "hostname=", "init?", "interactive?", "io-maxbandwidth=", "io-maxiops=",
+	"ip=", "ip6=", "ipc=", "isolation=", "kernel-memory=", "label=", "label-file=", "link=",
+	"link-local-ip=", "log-driver=", "log-opt=", "mac-address=", "memory=", "memory-reservation=",
+	"memory-swap=", "memory-swappiness=", "mount=", "name=", "network=", "net=", "network-alias=",
+	"net-alias=", "no-healthcheck?", "oom-kill-disable?", "oom-score-adj=", "pid=", "pids-limit=",
+	"platform=", "privileged?", "publish=", "publish-all?", "pull=", "quiet?", "read-only?", "restart=",
+	"rm?", "runtime=", "security-opt=", "shm-size=", "sig-proxy?", "stop-signal=", "stop-timeout=",
+	"storage-opt=", "sysctl=", "tmpfs=", "tty?", "ulimit=", "use-api-socket?", "user=", "userns=", "uts=",
+	"volume=", "volume-driver=", "volumes-from=", "workdir=").noAbbreviations().stopAtOperand()
+
+// dockerHostPaths are host paths whose bind mount hands the container the
+// host: its root, devices, kernel interfaces, configuration and the
+// container runtime's own socket.
+var dockerHostPaths = []string{"/etc", "/dev", "/proc", "/sys", "/boot", "/root", "/run", "/var/run",
+	"/var/lib/docker", "/var/lib/containerd", "/usr", "/bin", "/sbin", "/lib", "/home"}
+
+// dockerHostCaps are capabilities that let a container escape or rule
+// the host (the others only widen what it does inside).
+var dockerHostCaps = wordSet(`ALL SYS_ADMIN SYS_MODULE SYS_PTRACE SYS_RAWIO SYS_BOOT SYS_TIME
+	DAC_READ_SEARCH DAC_OVERRIDE NET_ADMIN BPF PERFMON MAC_ADMIN MAC_OVERRIDE SYSLOG MKNOD`)
+
+// dockerHostControl: docker run and create with these options give the
+// container control of the host (high risk, like sudo). They are found by
+// parsing with docker run's own spec (issue 14), so --privileged=true,
+// -v /:/host, --volume=/:/x and --pid host are seen however spelled; an
+// option the spec does not know, or an expansion, might be one of them.
+func dockerHostControl(c *call, name string, rest []*arg) {
+	p := parseArgs(rest, dockerRunSpec)
+	if len(p.unknown) > 0 || len(p.dynamic) > 0 {
+		what := ""
+		if len(p.unknown) > 0 {
+			what = "option " + p.unknown[0] + " is not known"
+		} else {
+			what = "argument " + p.dynamic[0] + " may expand into an option"
+		}
+		c.a.writes(CodeSudo, RiskHighWrite, fmt.Sprintf("docker %s: %s, and it may give the container control of the host", name, what))
+		return
+	}
+	host := func(why string) {
+		c.a.writes(CodeSudo, RiskHighWrite, "docker "+name+" "+why+": the container controls the host")
+	}
+	for _, o := range p.opts {
+		v := o.value
+		switch o.name {
+		case "--privileged", "--use-api-socket":
+			if v != "false" {
+				host(o.name)
+			}
+		case "--pid", "--ipc", "--uts", "--userns", "--network", "--net", "--cgroupns":
+			if v == "host" {
+				host(o.name + " host shares the host's namespace")
+			}
+		case "-v", "--volume":
+			if src, _, ok := strings.Cut(v, ":"); ok && dockerHostPath(src) {
+				host(o.name + " " + v + " mounts " + src + " from the host")
+			}
+		case "--mount":
+			for _, kv := range strings.Split(v, ",") {
+				if k, src, _ := strings.Cut(kv, "="); (k == "source" || k == "src") && dockerHostPath(src) {
+					host("--mount " + v + " mounts " + src + " from the host")
+				}
+			}
+		case "--device":
+			host("--device " + v + " hands it a host device")
+		case "--cap-add":
+			if dockerHostCaps[strings.TrimPrefix(strings.ToUpper(v), "CAP_")] {
+				host("--cap-add " + v + " grants a capability over the host")
+			}
+		case "--security-opt":
+			if strings.HasSuffix(v, "=unconfined") || strings.HasSuffix(v, ":unconfined") || v == "label=disable" || v == "label:disable" {
+				host("--security-opt " + v + " turns off its confinement")
 			}
 		}
 	}
+}
+
+// dockerHostPath reports a bind-mount source that is the host's root or
+// one of dockerHostPaths (or under one).
+func dockerHostPath(src string) bool {
+	src = strings.TrimRight(src, "/")
+	if src == "" {
+		return true // "/"
+	}
+	for _, h := range dockerHostPaths {
+		if src == h || strings.HasPrefix(src, h+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // dockerReadSpec is the union of the read verbs' options (docker 27 and
@@ -428,17 +530,48 @@ func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
 	case "stats":
 		if !p.has("--no-stream") {
 			c.a.never(UnboundedStream, "docker stats refreshes forever; --no-stream prints once")
-			words := make([]string, 0, len(c.args)+1)
-			for _, a := range c.args {
-				words = append(words, a.src)
-			}
-			c.rewrite(append(words[:at], append([]string{"--no-stream"}, words[at:]...)...)...)
+			c.rewrite(c.srcExcept(p.shifted(at-1), at, func(opt) bool { return false }, "--no-stream")...)
 		}
 	case "events":
 		if !p.has("--until") {
 			c.a.never(UnboundedStream, "docker events waits for events forever; --until ends it")
 		}
 	}
+}
+
+// dockerComposeSpec is docker compose v2's own options, before its
+// command (pflag: no abbreviations; --no-ansi, --verbose and --workdir are
+// hidden or deprecated).
+var dockerComposeSpec = spec("f:p:hv", "all-resources", "ansi=", "compatibility", "dry-run", "env-file=",
+	"file=", "parallel=", "profile=", "progress=", "project-directory=", "project-name=", "help",
+	"version", "no-ansi", "verbose", "workdir=").noAbbreviations().stopAtOperand()
+
+// dockerCompose: docker compose [OPTIONS] COMMAND: the project options
+// (-f x.yml, -p name) only choose which files and project to read
+// (issue 14), so compose's read commands read; the rest change
+// containers, and down, rm, kill and stop remove or stop them.
+func dockerCompose(c *call, rest []*arg) {
+	p := parseArgs(rest, dockerComposeSpec)
+	if !c.strict(p) || len(p.operands) == 0 {
+		return // docker compose, docker compose --help: usage
+	}
+	w := rest[p.operands[0]]
+	if !w.literal() {
+		c.a.failClosed(CodeDynamicCommand, "docker compose command "+w.src+" is computed at run time")
+		return
+	}
+	verb, after := w.val, rest[p.operands[0]+1:]
+	if dockerGroupRead["compose"][verb] {
+		dockerReadVerb(c, "compose", verb, after, len(c.args)-len(after))
+		return
+	}
+	name := "docker compose " + verb
+	if dockerDestroys[verb] {
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, name+" removes or stops containers, images or data")
+		c.a.destroys(name + " removes or stops containers, images or data")
+		return
+	}
+	c.a.writes(CodeWriteSubcommand, RiskMediumWrite, name+" changes containers, images or volumes")
 }
 
 var dockerExecSpec = spec("itde:u:w:", "interactive", "tty", "detach", "env=", "env-file=", "user=", "workdir=",
@@ -503,7 +636,11 @@ var helmSpec = spec("n:hf:o:aAdm:rl:qcg", "debug", "kube-apiserver=", "kube-as-g
 	"name-template=", "generate-name", "dependency-update", "dry-run?", "description=",
 	"no-hooks", "replace", "wait", "wait-for-jobs", "timeout=", "disable-openapi-validation",
 	"enable-dns", "hide-notes", "labels=", "skip-schema-validation", "atomic", "create-namespace",
-	"strict", "with-subcharts", "quiet", "take-ownership", "rollback-on-failure").noAbbreviations()
+	"strict", "with-subcharts", "quiet", "take-ownership", "rollback-on-failure",
+	// install and upgrade, so that their --dry-run forms parse
+	"install", "reuse-values", "reset-values", "reset-then-reuse-values", "force", "cleanup-on-fail",
+	"history-max=", "max-history=", "render-subchart-notes", "hide-secret", "server-side?",
+	"force-conflicts", "force-replace").noAbbreviations().withShort('i', noValue)
 
 // helmRuns and helmWrites: options that run a program or write files.
 var (
@@ -530,9 +667,7 @@ func helmRule(c *call) {
 		}
 		verb = v.val
 	}
-	switch verb {
-	case "list", "ls", "status", "get", "history", "hist", "show", "inspect", "template", "search",
-		"version", "lint", "env", "verify", "help", "":
+	read := func() {
 		if !c.strict(p) {
 			return
 		}
@@ -546,7 +681,23 @@ func helmRule(c *call) {
 				return
 			}
 		}
+	}
+	switch verb {
+	case "list", "ls", "status", "get", "history", "hist", "show", "inspect", "template", "search",
+		"version", "lint", "env", "verify", "help", "":
+		read()
 		return
+	case "install", "upgrade":
+		// --dry-run (=client, =true or =server) renders the release and
+		// prints it; server also asks the API server to validate. Nothing
+		// is installed, no hook runs (issue 14); --post-renderer still
+		// runs its program and --dependency-update still downloads.
+		// pflag: --dry-run alone is client; none, false or anything else
+		// is a real install.
+		if o, ok := p.get("--dry-run"); ok && (!o.hasValue || o.value == "client" || o.value == "server" || o.value == "true") {
+			read()
+			return
+		}
 	case "uninstall", "delete", "del", "un":
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "helm "+verb+" removes a release")
 		c.a.destroys("helm " + verb + " removes a release")
@@ -558,33 +709,164 @@ func helmRule(c *call) {
 	c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "helm "+verb+" changes releases or repositories")
 }
 
-// terraformRule: show, validate, output, state list/show, providers, graph,
-// version read; plan may write a plan file; destroy is destructive.
+// Terraform and OpenTofu parse options with Go's flag package: -name or
+// --name, -name=VALUE or -name VALUE (a boolean takes only =VALUE), no
+// abbreviations, and options end at the first operand (issue 14). The
+// subcommand comes first; state, workspace and providers take a second
+// word right after it (terraform state list).
+var tfGlobalSpec = spec("hv", "chdir=", "help", "version").singleDashLongs().noAbbreviations().stopAtOperand()
+
+// tfSpec is one terraform command's options, with those every command takes.
+func tfSpec(longs ...string) *optSpec {
+	return spec("h", append(longs, "help", "no-color", "compact-warnings")...).singleDashLongs().noAbbreviations().stopAtOperand()
+}
+
+// tfForm is a terraform command that only reads, unless one of its
+// writes options (or check) says otherwise.
+type tfForm struct {
+	opts   *optSpec
+	writes map[string]string
+	check  func(p *parsedArgs, ops []*arg) string // what the form writes, or ""
+}
+
+var tfJSONInto = map[string]string{"--json-into": "writes its JSON output to a file"}
+
+// tfReads are the read-only commands, by "verb" or "verb sub". show,
+// validate, graph and providers schema start the installed provider
+// plugins to read their schemas; none of them evaluates data sources.
+var tfReads = map[string]*tfForm{
+	"show":             {opts: tfSpec("json", "show-sensitive", "json-into=", "state", "plan=", "config", "module="), writes: tfJSONInto},
+	"validate":         {opts: tfSpec("json", "no-tests", "test-directory=", "query", "json-into="), writes: tfJSONInto},
+	"output":           {opts: tfSpec("state=", "json", "raw", "show-sensitive", "json-into="), writes: tfJSONInto},
+	"fmt":              {opts: tfSpec("list", "write", "diff", "check", "recursive"), check: tfFmtWrites},
+	"version":          {opts: tfSpec("json")},
+	"graph":            {opts: tfSpec("type=", "plan=", "draw-cycles", "module-depth=")},
+	"providers":        {opts: tfSpec("test-directory=")},
+	"providers schema": {opts: tfSpec("json")},
+	"state list":       {opts: tfSpec("state=", "id=")},
+	"state show":       {opts: tfSpec("state=", "show-sensitive")},
+	"state pull":       {opts: tfSpec()},
+	"workspace list":   {opts: tfSpec()},
+	"workspace show":   {opts: tfSpec()},
+	// Without a known second word these print their usage.
+	"state":     {opts: tfSpec()},
+	"workspace": {opts: tfSpec()},
+}
+
+// tfGroups take a second word.
+var tfGroups = map[string]bool{"state": true, "workspace": true, "providers": true}
+
+// tfBool is Go's strconv.ParseBool truth for a boolean flag occurrence.
+func tfBool(o opt) bool {
+	switch o.value {
+	case "1", "t", "T", "TRUE", "true", "True":
+		return true
+	}
+	return !o.hasValue
+}
+
+// tfFmtWrites: terraform fmt rewrites files in place unless -check (which
+// turns -write off) or -write=false; reading "-" prints to stdout.
+func tfFmtWrites(p *parsedArgs, ops []*arg) string {
+	if o, ok := p.get("--check"); ok && tfBool(o) {
+		return ""
+	}
+	if o, ok := p.get("--write"); ok && !tfBool(o) {
+		return ""
+	}
+	if len(ops) == 1 && ops[0].val == "-" {
+		return ""
+	}
+	return "terraform fmt rewrites the files in place (-check or -write=false only report)"
+}
+
+// tfPlanSpec is plan's and apply's options: enough to see -out and -destroy.
+var tfPlanSpec = tfSpec("destroy", "refresh-only", "refresh", "replace=", "target=", "exclude=", "var=",
+	"var-file=", "parallelism=", "lock", "lock-timeout=", "state=", "state-out=", "backup=",
+	"detailed-exitcode", "input", "out=", "generate-config-out=", "json", "json-into=",
+	"show-sensitive", "auto-approve")
+
+// terraformRule: show, validate, output, fmt -check, version, graph,
+// providers, state list/show/pull and workspace list/show read. plan
+// evaluates the configuration's data sources, and data "external" runs
+// any program, so it is not read-only (nor are console, refresh, test);
+// apply, import, taint and the state and workspace changes write; destroy,
+// apply -destroy, state rm and workspace delete destroy.
 func terraformRule(c *call) {
-	var words []string
-	for _, a := range c.rest() {
-		if !strings.HasPrefix(a.val, "-") {
-			words = append(words, a.val)
-		}
+	p := c.parse(tfGlobalSpec)
+	if !c.strict(p) || len(p.operands) == 0 {
+		return // terraform -version, terraform -help
 	}
-	verb, sub := "", ""
-	if len(words) > 0 {
-		verb = words[0]
-	}
-	if len(words) > 1 {
-		sub = words[1]
-	}
-	switch {
-	case verb == "show" || verb == "validate" || verb == "output" || verb == "providers" || verb == "graph" ||
-		verb == "version" || verb == "" || verb == "state" && (sub == "list" || sub == "show" || sub == "pull") ||
-		verb == "workspace" && (sub == "list" || sub == "show") || verb == "fmt" && hasAnyArg(c, "-check"):
+	args := c.rest()
+	vi := p.operands[0]
+	if !args[vi].literal() {
+		c.a.failClosed(CodeDynamicCommand, c.name+" command "+args[vi].src+" is computed at run time")
 		return
-	case verb == "destroy" || verb == "apply" && hasAnyArg(c, "-destroy") || verb == "state" && sub == "rm":
-		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "terraform "+verb+" destroys infrastructure")
-		c.a.destroys("terraform " + verb + " destroys infrastructure")
-	case verb == "plan":
-		c.a.writes(CodeWriteSubcommand, RiskLowWrite, "terraform plan refreshes state and may write a plan file")
+	}
+	verb, rest := args[vi].val, args[vi+1:]
+	name := verb
+	if tfGroups[verb] && len(rest) > 0 && !strings.HasPrefix(rest[0].val, "-") {
+		if !rest[0].literal() {
+			c.a.failClosed(CodeDynamicCommand, c.name+" "+verb+" command "+rest[0].src+" is computed at run time")
+			return
+		}
+		name, rest = verb+" "+rest[0].val, rest[1:]
+	}
+	full := c.name + " " + name
+	if form, ok := tfReads[name]; ok {
+		q := parseArgs(rest, form.opts)
+		if !c.strict(q) {
+			return
+		}
+		for _, o := range q.opts {
+			if what, ok := form.writes[o.name]; ok && !isStdStream(o.value) {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s -%s %s", full, o.name[2:], what))
+				return
+			}
+		}
+		if form.check != nil {
+			ops := make([]*arg, len(q.operands))
+			for i, j := range q.operands {
+				ops[i] = rest[j]
+			}
+			if what := form.check(q, ops); what != "" {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, what)
+			}
+		}
+		return
+	}
+	switch name {
+	case "destroy", "state rm", "workspace delete":
+		what := map[string]string{"destroy": "destroys the infrastructure it manages",
+			"state rm": "removes resources from the state", "workspace delete": "deletes a workspace and its state"}[name]
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, full+" "+what)
+		c.a.destroys(full + " " + what)
+	case "apply":
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, full+" changes infrastructure")
+		q := parseArgs(rest, tfPlanSpec)
+		if o, ok := q.get("--destroy"); ok && tfBool(o) {
+			c.a.destroys(full + " -destroy destroys the infrastructure it manages")
+		} else if len(q.dynamic) > 0 {
+			c.a.destroys(fmt.Sprintf("%s: argument %s may expand into -destroy", full, q.dynamic[0]))
+		}
+	case "plan":
+		c.a.writes(CodeRunsProgram, RiskLowWrite, full+" evaluates the configuration's data sources, and data \"external\" runs programs")
+		q := parseArgs(rest, tfPlanSpec)
+		for _, o := range q.opts {
+			switch o.name {
+			case "--out", "--generate-config-out", "--state-out", "--backup", "--json-into":
+				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s -%s writes %s", full, o.name[2:], o.value))
+			}
+		}
+	case "init", "get", "providers lock", "providers mirror":
+		c.a.writes(CodeWriteSubcommand, RiskMediumWrite, full+" downloads providers or modules and writes them (and the lock file) to disk")
+	case "workspace new", "workspace select":
+		c.a.writes(CodeWriteSubcommand, RiskMediumWrite, full+" creates or selects a workspace")
+	case "login", "logout":
+		c.a.writes(CodeWriteSubcommand, RiskMediumWrite, full+" writes or removes stored credentials")
+	case "console", "refresh", "test":
+		c.a.writes(CodeRunsProgram, RiskMediumWrite, full+" evaluates the configuration's data sources, and data \"external\" runs programs")
 	default:
-		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "terraform "+verb+" changes infrastructure or state")
+		c.a.writes(CodeWriteSubcommand, RiskHighWrite, full+" changes infrastructure or state")
 	}
 }

@@ -119,55 +119,42 @@ var gitGroups = map[string]func(rest []*arg) (form *gitForm, args []*arg, detail
 		return &gitForm{opts: gitWorktreeList}, rest[1:], "", false
 	},
 	"notes": func(rest []*arg) (*gitForm, []*arg, string, bool) {
-		// git notes [--ref=REF] [list|show|get-ref …]
-		i := 0
-		for i < len(rest) && rest[i].literal() && strings.HasPrefix(rest[i].val, "--ref") {
-			if rest[i].val == "--ref" {
-				i++
-			}
-			i++
-		}
-		if i > len(rest) {
-			i = len(rest)
-		}
-		switch first := gitFirstWord(rest[i:]); first {
-		case "", "list", "show", "get-ref":
-			if first == "" {
-				return &gitForm{opts: gitNotesSpec}, rest, "", false
-			}
-			return &gitForm{opts: gitNotesSpec}, append(append([]*arg{}, rest[:i]...), rest[i+1:]...), "", false
+		// git notes [--ref REF] [list|show|get-ref …]: --ref is the only
+		// option before the subcommand; list, show and get-ref take none.
+		first, lead, after, form := gitGroupLead("notes", rest, gitNotesLead)
+		switch first {
+		case "":
+			return form, rest, "", false
+		case "list", "show", "get-ref":
+			return &gitForm{opts: gitNotesSpec}, append(append([]*arg{}, lead...), after...), "", false
 		default:
 			return nil, nil, "git notes " + first + " changes notes refs", first == "remove" || first == "prune"
 		}
 	},
 	"remote": func(rest []*arg) (*gitForm, []*arg, string, bool) {
-		i := 0
-		for i < len(rest) && rest[i].literal() && (rest[i].val == "-v" || rest[i].val == "--verbose") {
-			i++
-		}
-		switch first := gitFirstWord(rest[i:]); first {
+		// git remote [-v] [show|get-url …]
+		first, _, after, form := gitGroupLead("remote", rest, gitRemoteLead)
+		switch first {
 		case "":
-			return &gitForm{opts: gitRemoteSpec}, rest, "", false
+			return form, rest, "", false
 		case "show":
-			return &gitForm{opts: gitRemoteShowSpec}, rest[i+1:], "", false
+			return &gitForm{opts: gitRemoteShowSpec}, after, "", false
 		case "get-url":
-			return &gitForm{opts: gitRemoteURLSpec}, rest[i+1:], "", false
+			return &gitForm{opts: gitRemoteURLSpec}, after, "", false
 		default:
 			return nil, nil, "git remote " + first + " changes remotes", first == "remove" || first == "rm"
 		}
 	},
 	"submodule": func(rest []*arg) (*gitForm, []*arg, string, bool) {
-		i := 0
-		for i < len(rest) && rest[i].literal() && (rest[i].val == "-q" || rest[i].val == "--quiet") {
-			i++
-		}
-		switch first := gitFirstWord(rest[i:]); first {
+		// git submodule [-q] [--cached] [status|summary …]
+		first, _, after, form := gitGroupLead("submodule", rest, gitSubmoduleLead)
+		switch first {
 		case "":
-			return &gitForm{opts: gitSubmoduleStatus}, rest, "", false
+			return form, rest, "", false
 		case "status":
-			return &gitForm{opts: gitSubmoduleStatus}, rest[i+1:], "", false
+			return &gitForm{opts: gitSubmoduleStatus}, after, "", false
 		case "summary":
-			return &gitForm{opts: gitSubmoduleSumm}, rest[i+1:], "", false
+			return &gitForm{opts: gitSubmoduleSumm}, after, "", false
 		default:
 			return nil, nil, "git submodule " + first + " changes submodules or runs commands in them", first == "deinit"
 		}
@@ -198,6 +185,48 @@ var (
 	gitStashShowSpec = gitSpec(gitDiffShort+"u", gitDiffLongs, []string{"include-untracked", "no-include-untracked", "only-untracked"})
 	gitBisectTerms   = spec("", "term-good", "term-bad", "term-old", "term-new")
 )
+
+// Options a group takes before its sub-subcommand (issue 14): git notes
+// --ref (parse-options: abbreviations allowed), git remote -v, and git
+// submodule's shell parser (-q, --quiet, --cached, exact words only).
+var (
+	gitNotesLead     = spec("", "ref=").stopAtOperand()
+	gitRemoteLead    = spec("v", "verbose").stopAtOperand()
+	gitSubmoduleLead = spec("q", "quiet", "cached").noAbbreviations().stopAtOperand()
+)
+
+// gitGroupLead splits a group's leading options (by its spec, never by
+// matching words) from its sub-subcommand: it returns the sub-subcommand
+// (or ""), the option words before it, the words after it, and the form
+// that judges rest when there is none. With an option the spec does not
+// know, an expansion or a computed sub-subcommand, that form fails closed
+// (an unknown option could take the real sub-subcommand as its value; a
+// glob like a* could match "add").
+func gitGroupLead(group string, rest []*arg, lead *optSpec) (first string, before, after []*arg, form *gitForm) {
+	p := parseArgs(rest, lead)
+	bare := &gitForm{opts: lead}
+	if len(p.unknown) > 0 || len(p.dynamic) > 0 {
+		return "", nil, nil, bare // gitRule reports the unknown option or expansion
+	}
+	if p.dashdash >= 0 || len(p.operands) == 0 {
+		// git remote -- add x y: parse-options drops "--" and the words
+		// after it are no subcommand (git refuses them); with none, the
+		// group lists.
+		return "", nil, nil, &gitForm{opts: lead, check: func(_ *parsedArgs, ops []*arg) (string, bool) {
+			if len(ops) > 0 {
+				return "git " + group + " -- " + ops[0].val + ": words after -- are not a known read-only form", false
+			}
+			return "", false
+		}}
+	}
+	i := p.operands[0]
+	if !rest[i].literal() {
+		return "", nil, nil, &gitForm{opts: lead, check: func(*parsedArgs, []*arg) (string, bool) {
+			return "git " + group + " " + rest[i].src + ": the subcommand is computed at run time", false
+		}}
+	}
+	return rest[i].val, rest[:i], rest[i+1:], bare
+}
 
 // gitFirstWord is a group's sub-subcommand: the first word when it is not
 // an option, "" otherwise.
@@ -758,7 +787,6 @@ var (
 		"allow-binary-replacement", "binary", "allow-empty", "exclude=", "include=", "inaccurate-eof",
 		"recount", "cached", "ignore-space-change", "ignore-whitespace", "whitespace=", "verbose",
 		"quiet", "unidiff-zero", "reject", "directory=", "unsafe-paths", "allow-overlap")
-	gitRemoteSpec      = spec("v", "verbose")
 	gitRemoteShowSpec  = spec("n")
 	gitRemoteURLSpec   = spec("", "push", "all")
 	gitWorktreeList    = spec("vz", "verbose", "porcelain", "expire=")

@@ -295,12 +295,110 @@ func explicitStdinCode(c *call) {
 	stdinCode(c)
 }
 
-// dbClientRule: other database shells are REPLs without a command, and
-// writes with one (their command languages are not inspected).
+// dbClient is a database shell other than sqlite3, psql and mysql (those
+// are inspected by pkg/sqlinspect): its options by spec (issue 14), the
+// ones that give it commands to run (not inspected: writes), the ones that
+// write files, and the ones that print and exit.
+type dbClient struct {
+	opts     *optSpec
+	commands map[string]bool   // options whose value (or file) holds commands
+	writes   map[string]string // options that write files or change the server
+	exits    map[string]bool   // options that print something and exit
+	// operands reports whether the operands hold commands or scripts.
+	operands func(ops []*arg) bool
+}
+
+var dbClients = map[string]*dbClient{
+	// mongosh [options] [address] [file.js …] (yargs: exact names); mongo
+	// is the legacy shell with the same command-line shape.
+	"mongosh": {opts: mongoSpec, commands: wordSet("--eval -f --file"), exits: wordSet("--version --build-info --help -h --smokeTests"),
+		operands: func(ops []*arg) bool {
+			return len(ops) > 1 || len(ops) == 1 && strings.HasSuffix(ops[0].val, ".js")
+		}},
+	"mongo": {opts: mongoSpec, commands: wordSet("--eval -f --file"), exits: wordSet("--version --build-info --help -h"),
+		operands: func(ops []*arg) bool {
+			return len(ops) > 1 || len(ops) == 1 && strings.HasSuffix(ops[0].val, ".js")
+		}},
+	// cqlsh [options] [host [port]] (optparse: unique abbreviations).
+	"cqlsh": {opts: spec("hCu:p:k:f:e:tb:", "help", "version", "color", "no-color", "browser=", "ssl", "no-file-io",
+		"username=", "password=", "keyspace=", "file=", "debug", "coverage", "encoding=", "cqlshrc=",
+		"credentials=", "cqlversion=", "protocol-version=", "execute=", "connect-timeout=",
+		"request-timeout=", "tty", "secure-connect-bundle="),
+		commands: wordSet("-e --execute -f --file"), exits: wordSet("--version --help -h"),
+		operands: func(ops []*arg) bool { return len(ops) > 2 }},
+	// clickhouse-client (boost program_options; a server setting may be
+	// given as --name=value, and is unknown here: fails closed).
+	"clickhouse-client": {opts: spec("h:u:d:q:nmf:EtC:sV", "host=", "port=", "user=", "password=", "ask-password",
+		"database=", "query=", "queries-file=", "multiquery", "multiline", "format=", "vertical", "time",
+		"stacktrace", "config-file=", "secure", "history_file=", "log-level=", "send_logs_level=",
+		"hardware-utilization", "print-profile-events", "progress?", "echo", "no-warnings",
+		"output-format=", "input-format=", "interactive", "compression?", "connection=", "ssh-key-file=",
+		"jwt=", "help", "version", "query_id=", "highlight?", "max_threads=").noAbbreviations(),
+		commands: wordSet("-q --query --queries-file"), exits: wordSet("--version -V --help"),
+		writes:   map[string]string{"--history_file": "writes the query history to a file"},
+		operands: func(ops []*arg) bool { return len(ops) > 0 }},
+	// sqlcmd (mssql-tools: one-letter options).
+	"sqlcmd": {opts: spec("S:U:P:d:EQ:q:i:o:h:s:Ww:CNl:t:bv:xXeIk::y:Y:a:c:Lp::r::Ruf:z:Z:m:V:H:K:MGAF:?"),
+		commands: wordSet("-Q -q -i"), exits: wordSet("-? -L"),
+		writes: map[string]string{"-o": "writes the results to a file", "-z": "changes the login's password",
+			"-Z": "changes the login's password"},
+		operands: func(ops []*arg) bool { return len(ops) > 0 }},
+	// influx: the 1.x shell's Go flags; 2.x subcommands (influx query,
+	// influx write) are not inspected.
+	"influx": {opts: spec("", "host=", "port=", "socket=", "username=", "password=", "database=", "type=",
+		"ssl", "unsafeSsl", "pretty", "format=", "execute=", "import", "path=", "compressed", "pps=",
+		"precision=", "consistency=", "version", "help").singleDashLongs().noAbbreviations(),
+		commands: wordSet("--execute"), exits: wordSet("--version --help"),
+		writes:   map[string]string{"--import": "writes the imported points to the database"},
+		operands: func(ops []*arg) bool { return len(ops) > 0 }},
+}
+
+var mongoSpec = spec("u:p:hf:", "host=", "port=", "username=", "password=", "authenticationDatabase=",
+	"authenticationMechanism=", "awsIamSessionToken=", "gssapiServiceName=", "sspiHostnameCanonicalization=",
+	"sspiRealmOverride=", "tls", "tlsCertificateKeyFile=", "tlsCertificateKeyFilePassword=", "tlsCAFile=",
+	"tlsAllowInvalidHostnames", "tlsAllowInvalidCertificates", "tlsCertificateSelector=", "tlsCRLFile=",
+	"tlsDisabledProtocols=", "tlsUseSystemCA", "tlsFIPSMode", "apiVersion=", "apiStrict",
+	"apiDeprecationErrors", "nodb", "norc", "quiet", "verbose", "shell", "eval=", "file=", "json?",
+	"retryWrites?", "oidcFlows=", "oidcRedirectUri=", "oidcTrustedEndpoint", "oidcIdTokenAsAccessToken",
+	"oidcNoNonce", "help", "version", "build-info", "ipv6", "smokeTests", "ssl", "sslPEMKeyFile=",
+	"sslCAFile=", "sslAllowInvalidCertificates", "sslAllowInvalidHostnames", "disableImplicitSessions",
+	"jsHeapLimitMB=", "networkMessageCompressors=").noAbbreviations()
+
+// dbClientRule: a database shell with commands (options or script files)
+// writes, since its command language is not inspected; with none it is an
+// interactive session, or runs whatever arrives on its redirected input.
 func dbClientRule(c *call) {
-	if len(c.rest()) == 0 {
-		c.a.never(InteractiveREPL, c.name+" with no command is an interactive session")
+	cl := dbClients[c.name]
+	p := c.parse(cl.opts)
+	if !c.strict(p) {
 		return
 	}
-	c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" commands are not inspected")
+	for _, o := range p.opts {
+		if what, ok := cl.writes[o.name]; ok {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, c.name+" "+o.name+" "+what)
+			return
+		}
+		if cl.commands[o.name] {
+			c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" "+o.name+": its commands are not inspected")
+			return
+		}
+	}
+	for _, o := range p.opts {
+		if cl.exits[o.name] {
+			return // prints help, a version or a list, and exits
+		}
+	}
+	ops := make([]*arg, len(p.operands))
+	for i, j := range p.operands {
+		ops[i] = c.rest()[j]
+	}
+	if cl.operands(ops) {
+		c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" "+joined(ops)+": its commands or scripts are not inspected")
+		return
+	}
+	if c.ctx.stdin != stdinInherited {
+		c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" runs the commands on its standard input, which are not inspected")
+		return
+	}
+	c.a.never(InteractiveREPL, c.name+" with no command is an interactive session")
 }
