@@ -226,6 +226,10 @@ func TestLookup(t *testing.T) {
 		{mysqlSpec, "skip_pag", "pager", OptionalValue, true},
 		{mysqlSpec, "ssl_mode", "ssl-mode", NeedsValue, true},
 		{mysqlSpec, "maximum-host", "", 0, false},
+		{ipSpec, "b", "batch", NeedsValue, true},
+		{ipSpec, "br", "brief", NoValue, true},
+		{ipSpec, "x", "", 0, false},
+		{ipSpec, "", "", 0, false},
 	}
 	for _, c := range cases {
 		full, k, ok := c.spec.Lookup(c.name)
@@ -302,9 +306,15 @@ func TestNewKinds(t *testing.T) {
 		}
 	}
 	for c, k := range map[byte]Kind{'a': NoValue, 'b': NeedsValue, 'c': OptionalValue} {
-		if got := s.short[c] - 1; got != k {
-			t.Errorf("-%c: kind %v, want %v", c, got, k)
+		if got, ok := s.Short(c); !ok || got != k {
+			t.Errorf("-%c: kind %v, %v; want %v", c, got, ok, k)
 		}
+	}
+	if _, ok := s.Short('d'); ok {
+		t.Errorf("-d is not an option")
+	}
+	if k, ok := s.WithShort('d', Rest).Short('d'); !ok || k != Rest {
+		t.Errorf("WithShort('d', Rest): %v, %v", k, ok)
 	}
 }
 

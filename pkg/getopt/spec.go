@@ -199,22 +199,40 @@ func dashes(name string) string { return strings.ReplaceAll(name, "_", "-") }
 
 // WithShort returns a copy of s in which short option c takes k: the same
 // letter means different things in different subcommands (kubectl logs -f
-// is --follow, kubectl get -f is --filename).
+// is --follow, kubectl get -f is --filename). The copy shares s's long
+// options, so set modes before taking copies.
 func (s *Spec) WithShort(c byte, k Kind) *Spec {
 	t := *s
 	t.short[c] = k + 1
 	return &t
 }
 
+// Short reports what short option c takes, and whether it is one (tar's
+// old-style "tvf" letters are read against the same table).
+func (s *Spec) Short(c byte) (k Kind, ok bool) {
+	if s.short[c] == 0 {
+		return 0, false
+	}
+	return s.short[c] - 1, true
+}
+
 // Lookup resolves a long option name (without dashes) the way the program
 // does: the name itself or, unless NoAbbreviations, a unique prefix of one;
-// in MyGetopt mode also with my_getopt's prefixes. full is the name it
-// stands for.
+// in MyGetopt mode also with my_getopt's prefixes, and in Ordered mode the
+// first name it is a prefix of. full is the name it stands for.
 func (s *Spec) Lookup(name string) (full string, k Kind, ok bool) {
 	var e *longOpt
-	if s.myGetopt {
+	switch {
+	case s.ordered != nil:
+		for _, o := range s.ordered {
+			if name != "" && strings.HasPrefix(o.name, name) {
+				return o.name, o.kind, true
+			}
+		}
+		return "", 0, false
+	case s.myGetopt:
 		e, _, _ = s.myLookup(name)
-	} else {
+	default:
 		e, _ = s.find(name)
 	}
 	if e == nil {
