@@ -2,7 +2,10 @@ package sqlinspect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // Client reports whether prog (a bare program name) is a supported client and its dialect:
@@ -36,14 +39,7 @@ func InspectClient(argv []string) Verdict {
 		return Verdict{Detail: fmt.Sprintf("%s is not a supported sql client", clip(argv[0]))}
 	}
 	iv := &invocation{prog: argv[0], d: d}
-	switch d {
-	case SQLite:
-		iv.sqlite(argv[1:])
-	case Postgres:
-		iv.psql(argv[1:])
-	default:
-		iv.mysql(argv[1:])
-	}
+	iv.run(clients[d], argv[1:])
 	return iv.verdict()
 }
 
@@ -138,23 +134,31 @@ func (iv *invocation) verdict() Verdict {
 	return v
 }
 
+// client is how one program reads its command line: a getopt.Spec built
+// from its option table, and what its operands are.
+type client struct {
+	spec *getopt.Spec
+	opts map[string]option // keyed by the parsed name: "-c", "--command"
+	// sqlOperands: the first operand is the database and the others are
+	// SQL or dot-commands (sqlite3); otherwise the operands are names, at
+	// most positionals of them.
+	sqlOperands bool
+	positionals int
+	positional  string // what the operands are, for details
+	myGetopt    bool   // read by MySQL's my_getopt: --flag=1 is --flag
+}
+
 // option is one entry of a client's option table.
 type option struct {
-	arg    argKind
+	arg    getopt.Kind
 	effect effect
 	why    string // what a write, interactive or exits option does
 	work   bool   // it runs something without the terminal (psql -f, sqlite3 -A)
+	// offHarmless: my_getopt's --skip-X turns the option off, which the
+	// client checks for (mysql --skip-pager, --skip-tee). Other options
+	// get the value "0" from --skip-X and are judged with it.
+	offHarmless bool
 }
-
-type argKind uint8
-
-const (
-	noArg    argKind = iota
-	needsArg         // attached (-cX, --x=X) or the next argument
-	optArg           // optional, attached only: mysql -pSECRET, --password=SECRET
-	twoArgs          // sqlite3 -lookaside SIZE N
-	restArgs         // sqlite3 -A: every later argument belongs to it
-)
 
 type effect uint8
 
@@ -168,6 +172,143 @@ const (
 	exits              // prints and exits without running SQL
 	setsVar            // psql -v
 )
+
+// newClient builds c.spec from c.opts: one table says both how an option
+// is parsed and what it does, so the two cannot drift apart. modes sets
+// the spec's parsing mode (getopt.Spec.WholeWords, MyGetopt).
+func newClient(c *client, modes ...func(*getopt.Spec) *getopt.Spec) *client {
+	var short strings.Builder
+	var longs []string
+	names := make([]string, 0, len(c.opts))
+	for name := range c.opts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		k := c.opts[name].arg
+		if long, ok := strings.CutPrefix(name, "--"); ok {
+			longs = append(longs, long+longSuffix[k])
+			continue
+		}
+		short.WriteString(name[1:] + shortSuffix[k])
+	}
+	c.spec = getopt.New(short.String(), longs...)
+	for _, name := range names {
+		if k := c.opts[name].arg; !strings.HasPrefix(name, "--") && (k == getopt.TwoValues || k == getopt.Rest) {
+			c.spec = c.spec.WithShort(name[1], k)
+		}
+	}
+	for _, m := range modes {
+		c.spec = m(c.spec)
+	}
+	return c
+}
+
+// longSuffix and shortSuffix spell a kind as getopt.New reads it; a short
+// option with two values or the rest is set with WithShort.
+var (
+	longSuffix  = map[getopt.Kind]string{getopt.NeedsValue: "=", getopt.OptionalValue: "?", getopt.TwoValues: "==", getopt.Rest: "..."}
+	shortSuffix = map[getopt.Kind]string{getopt.NeedsValue: ":", getopt.OptionalValue: "::"}
+)
+
+var clients = [...]*client{SQLite: sqliteClient, Postgres: psqlClient, MySQL: mysqlClient}
+
+// run parses args with c's spec and applies every option and operand in
+// the order written, so that the first reason found is the first one on
+// the command line.
+func (iv *invocation) run(c *client, args []string) {
+	p := getopt.Parse(getopt.Strings(args), c.spec)
+	if len(p.Unknown) > 0 {
+		// Its arity is unknown, so nothing after it can be read: fail
+		// closed with the first one.
+		if name, amb, ok := strings.Cut(p.Unknown[0], " (ambiguous: "); ok {
+			iv.stop("ambiguous option %s (%s", clip(name), clipList(amb))
+		} else {
+			iv.stop("unknown option %s", clip(p.Unknown[0]))
+		}
+		return
+	}
+	opts, ops := p.Opts, p.Operands
+	for n := 0; !iv.stopped && (len(opts) > 0 || len(ops) > 0); {
+		if len(ops) == 0 || len(opts) > 0 && opts[0].Index < ops[0] {
+			iv.option(c, args, opts[0])
+			opts = opts[1:]
+			continue
+		}
+		iv.operand(c, n, args[ops[0]])
+		ops = ops[1:]
+		n++
+	}
+}
+
+// clipList shortens an ambiguity list ("--a, --b, …)") for a detail.
+func clipList(list string) string {
+	const max = 80
+	if len(list) <= max {
+		return list
+	}
+	if i := strings.LastIndex(list[:max], ", "); i > 0 {
+		return list[:i] + ", …)"
+	}
+	return list[:max] + "…)"
+}
+
+// operand handles the n-th operand a.
+func (iv *invocation) operand(c *client, n int, a string) {
+	switch {
+	case !c.sqlOperands:
+		if n >= c.positionals {
+			iv.stop("unexpected argument %s after the %s", clip(a), c.positional)
+		}
+	case n == 0: // the database file
+	case strings.HasPrefix(a, "."):
+		// The shell runs an argument that starts with "." as one
+		// dot-command (.shell, .output, .import, .load, …).
+		iv.runs = true
+		iv.fail("dot-command %s", dotName(a))
+	default:
+		iv.sql(a, true)
+	}
+}
+
+// option applies one parsed option.
+func (iv *invocation) option(c *client, args []string, o getopt.Opt) {
+	e, known := c.opts[o.Name]
+	written := writtenAs(args, o)
+	switch {
+	case !known: // the spec is built from the table: cannot happen
+		iv.stop("unknown option %s", clip(written))
+		return
+	case (e.arg == getopt.NeedsValue || e.arg == getopt.TwoValues) && !o.HasValue:
+		iv.stop("option %s needs a value", written)
+		return
+	case o.Off && (e.arg == getopt.NoValue || e.offHarmless):
+		return // turning an option off is harmless
+	case e.arg == getopt.NoValue && o.HasValue:
+		// --local-infile=1 is --local-infile to my_getopt; getopt_long
+		// rejects a value, and so do we.
+		if on, ok := getopt.MyBool(o.Value); !c.myGetopt || !ok || !on {
+			iv.stop("option %s takes no value", written)
+			return
+		}
+	}
+	if e.effect == setupSQL && iv.d == SQLite && strings.HasPrefix(o.Value, ".") {
+		iv.fail("dot-command %s", dotName(o.Value))
+		return
+	}
+	iv.apply(written, e, o.Value, o.HasValue)
+}
+
+// writtenAs is the option as the command line spells it, for details: the
+// letter of a short option, or the long word without its value (--o for
+// an abbreviated --output, -init for sqlite3's --init).
+func writtenAs(args []string, o getopt.Opt) string {
+	if !strings.HasPrefix(o.Name, "--") {
+		return o.Name
+	}
+	w, _, _ := strings.Cut(args[o.Index], "=")
+	return w
+}
 
 func (iv *invocation) apply(written string, o option, value string, hasValue bool) {
 	switch o.effect {
@@ -191,83 +332,32 @@ func (iv *invocation) apply(written string, o option, value string, hasValue boo
 	}
 }
 
-// sqlite3 [OPTIONS] [FILENAME [SQL...]]: options anywhere, -opt or --opt, one
-// per argument; the first non-option is the database, the rest are SQL.
-var sqliteOptions = func() map[string]option {
+// sqlite3 [OPTIONS] [FILENAME [SQL...]]: options anywhere, each one whole
+// word, -opt or --opt (getopt's WholeWords); the first non-option is the
+// database, the rest are SQL.
+var sqliteClient = newClient(&client{sqlOperands: true, opts: func() map[string]option {
 	m := make(map[string]option)
 	for n := range set(`ascii box column csv html json line list markdown quote table tabs
 		header noheader batch bail echo readonly safe nofollow memtrace pcachetrace stats
 		deserialize multiplex utf8 no-utf8 no-rowid-in-view`) {
-		m[n] = option{}
+		m["--"+n] = option{}
 	}
 	for n := range set("separator newline nullvalue escape mmap vfs heap maxsize nonce sorterref threadsafe screenwidth") {
-		m[n] = option{arg: needsArg}
+		m["--"+n] = option{arg: getopt.NeedsValue}
 	}
-	m["lookaside"] = option{arg: twoArgs}
-	m["pagecache"] = option{arg: twoArgs}
-	m["cmd"] = option{arg: needsArg, effect: setupSQL}
-	m["init"] = option{arg: needsArg, effect: writes, why: "runs a file that cannot be inspected"}
-	m["unsafe-testing"] = option{effect: writes, why: "disables the shell's safety checks"}
-	m["A"] = option{arg: restArgs, effect: writes, why: "runs an archive command", work: true}
-	m["append"] = option{effect: writes, why: "opens the database in append mode"}
-	m["zip"] = option{effect: writes, why: "opens the database as a zip archive"}
-	m["interactive"] = option{effect: prompts, why: "forces interactive mode"}
-	m["version"] = option{effect: exits, why: "prints the version"}
-	m["help"] = option{effect: exits, why: "prints help"}
+	m["--lookaside"] = option{arg: getopt.TwoValues}
+	m["--pagecache"] = option{arg: getopt.TwoValues}
+	m["--cmd"] = option{arg: getopt.NeedsValue, effect: setupSQL}
+	m["--init"] = option{arg: getopt.NeedsValue, effect: writes, why: "runs a file that cannot be inspected"}
+	m["--unsafe-testing"] = option{effect: writes, why: "disables the shell's safety checks"}
+	m["--A"] = option{arg: getopt.Rest, effect: writes, why: "runs an archive command", work: true}
+	m["--append"] = option{effect: writes, why: "opens the database in append mode"}
+	m["--zip"] = option{effect: writes, why: "opens the database as a zip archive"}
+	m["--interactive"] = option{effect: prompts, why: "forces interactive mode"}
+	m["--version"] = option{effect: exits, why: "prints the version"}
+	m["--help"] = option{effect: exits, why: "prints help"}
 	return m
-}()
-
-func (iv *invocation) sqlite(args []string) {
-	filename, optsEnd := false, false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if optsEnd || !strings.HasPrefix(a, "-") {
-			switch {
-			case !filename:
-				filename = true
-			case strings.HasPrefix(a, "."):
-				// The shell runs an argument that starts with "." as one
-				// dot-command (.shell, .output, .import, .load, …).
-				iv.runs = true
-				iv.fail("dot-command %s", dotName(a))
-			default:
-				iv.sql(a, true)
-			}
-			continue
-		}
-		if a == "--" {
-			optsEnd = true
-			continue
-		}
-		name := strings.TrimPrefix(a[1:], "-")
-		o, ok := sqliteOptions[name]
-		if !ok {
-			iv.stop("unknown option %s", clip(a)) // its arity is unknown: nothing after it can be read
-			return
-		}
-		var value string
-		switch o.arg {
-		case needsArg, twoArgs:
-			n := 1
-			if o.arg == twoArgs {
-				n = 2
-			}
-			if i+n >= len(args) {
-				iv.stop("option %s needs a value", a)
-				return
-			}
-			value = args[i+1]
-			i += n
-		case restArgs:
-			i = len(args)
-		}
-		if o.effect == setupSQL && strings.HasPrefix(value, ".") {
-			iv.fail("dot-command %s", dotName(value))
-			continue
-		}
-		iv.apply(a, o, value, o.arg != noArg)
-	}
-}
+}()}, (*getopt.Spec).WholeWords)
 
 func dotName(s string) string {
 	if i := strings.IndexAny(s, " \t\r\n"); i >= 0 {
@@ -276,234 +366,80 @@ func dotName(s string) string {
 	return clip(s)
 }
 
-// getopt describes a getopt_long-style command line (psql) or MySQL's
-// my_getopt, which adds --skip-/--disable-/--enable-/--loose- prefixes,
-// treats _ and - alike in names and accepts --bool=0|1.
-type getopt struct {
-	short       map[byte]option
-	long        map[string]option
-	mysql       bool
-	positionals int    // how many non-option arguments are accepted
-	positional  string // what they are, for details
-}
-
-// parse walks args, applying each option; it stops at an unknown option
-// because the arity of what follows is then unknown (fail closed).
-func (g *getopt) parse(iv *invocation, args []string) {
-	seen, optsEnd := 0, false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if optsEnd || a == "-" || !strings.HasPrefix(a, "-") {
-			if seen++; seen > g.positionals {
-				iv.stop("unexpected argument %s after the %s", clip(a), g.positional)
-				return
-			}
-			continue
-		}
-		if a == "--" {
-			optsEnd = true
-			continue
-		}
-		if strings.HasPrefix(a, "--") {
-			name, value, hasValue := strings.Cut(a[2:], "=")
-			o, n := g.lookup(name)
-			written := "--" + name
-			if n != 1 {
-				if n == 0 {
-					iv.stop("unknown option %s", clip(written))
-				} else {
-					iv.stop("ambiguous option %s", clip(written))
-				}
-				return
-			}
-			switch o.arg {
-			case noArg:
-				if hasValue {
-					on, isBool := mysqlBool(value)
-					if !g.mysql || !isBool {
-						iv.stop("option %s takes no value", written)
-						return
-					}
-					if !on {
-						o = option{} // --local-infile=0 turns it off
-					}
-				}
-			case needsArg:
-				if !hasValue {
-					if i+1 >= len(args) {
-						iv.stop("option %s needs a value", written)
-						return
-					}
-					i++
-					value = args[i]
-				}
-			}
-			iv.apply(written, o, value, hasValue || o.arg == needsArg)
-			continue
-		}
-		for j := 1; j < len(a); j++ {
-			c := a[j]
-			o, ok := g.short[c]
-			written := "-" + string(c)
-			if !ok {
-				iv.stop("unknown option %s", written)
-				return
-			}
-			var value string
-			switch o.arg {
-			case noArg:
-				iv.apply(written, o, "", false)
-				continue
-			case needsArg:
-				value = a[j+1:]
-				if value == "" {
-					if i+1 >= len(args) {
-						iv.stop("option %s needs a value", written)
-						return
-					}
-					i++
-					value = args[i]
-				}
-			case optArg:
-				value = a[j+1:]
-			}
-			iv.apply(written, o, value, value != "" || o.arg == needsArg)
-			break
-		}
-	}
-}
-
-// lookup finds a long option by its name or, as getopt_long and my_getopt
-// allow, by an unambiguous prefix; n is the number of options that match.
-// Every table entry is a real option, so a prefix that is unique here and
-// unique for the client names the same option.
-func (g *getopt) lookup(name string) (o option, n int) {
-	if g.mysql {
-		name = strings.ReplaceAll(name, "_", "-")
-		name = strings.TrimPrefix(name, "loose-")
-		if o, ok := g.long[name]; ok {
-			return o, 1
-		}
-		for _, p := range []string{"skip-", "disable-"} {
-			if base, ok := strings.CutPrefix(name, p); ok {
-				if _, n := g.byPrefix(base); n == 1 {
-					return option{}, 1 // turning an option off is harmless
-				}
-			}
-		}
-		if base, ok := strings.CutPrefix(name, "enable-"); ok {
-			name = base
-		}
-	}
-	return g.byPrefix(name)
-}
-
-func (g *getopt) byPrefix(name string) (found option, n int) {
-	if o, ok := g.long[name]; ok {
-		return o, 1
-	}
-	if name == "" {
-		return option{}, 0
-	}
-	for k, o := range g.long {
-		if strings.HasPrefix(k, name) {
-			found = o
-			n++
-		}
-	}
-	return found, n
-}
-
-func mysqlBool(v string) (on, ok bool) {
-	switch strings.ToLower(v) {
-	case "1", "on", "true":
-		return true, true
-	case "0", "off", "false":
-		return false, true
-	}
-	return false, false
-}
-
-// psql [OPTION]... [DBNAME [USERNAME]]
-var psqlOptions = func() *getopt {
+// psql [OPTION]... [DBNAME [USERNAME]], read by getopt_long.
+var psqlClient = func() *client {
 	var (
 		ok     = option{}
-		value  = option{arg: needsArg}
-		cmd    = option{arg: needsArg, effect: runsSQL}
-		file   = option{arg: needsArg, effect: writes, why: "runs a file that cannot be inspected", work: true}
-		output = option{arg: needsArg, effect: writes, why: "writes a file"}
-		vars   = option{arg: needsArg, effect: setsVar}
+		value  = option{arg: getopt.NeedsValue}
+		cmd    = option{arg: getopt.NeedsValue, effect: runsSQL}
+		file   = option{arg: getopt.NeedsValue, effect: writes, why: "runs a file that cannot be inspected", work: true}
+		output = option{arg: getopt.NeedsValue, effect: writes, why: "writes a file"}
+		vars   = option{arg: getopt.NeedsValue, effect: setsVar}
 		step   = option{effect: prompts, why: "asks for confirmation before each statement"}
 		passwd = option{effect: prompts, why: "prompts for a password"}
 		list   = option{effect: exits, why: "lists databases"}
 		vers   = option{effect: exits, why: "prints the version"}
-		help   = option{arg: optArg, effect: exits, why: "prints help"}
+		help   = option{arg: getopt.OptionalValue, effect: exits, why: "prints help"}
 	)
-	g := &getopt{positionals: 2, positional: "database and user names", short: map[byte]option{
-		'a': ok, 'A': ok, 'b': ok, 'e': ok, 'E': ok, 'H': ok, 'n': ok, 'q': ok, 'S': ok,
-		't': ok, 'w': ok, 'x': ok, 'X': ok, 'z': ok, '0': ok, '1': ok,
-		'd': value, 'F': value, 'h': value, 'p': value, 'P': value, 'R': value, 'T': value, 'U': value,
-		'c': cmd, 'f': file, 'o': output, 'L': output, 'v': vars,
-		's': step, 'W': passwd, 'l': list, 'V': vers, '?': {effect: exits, why: "prints help"},
-	}}
-	g.long = map[string]option{
-		"command": cmd, "dbname": value, "file": file, "list": list, "set": vars,
-		"variable": vars, "version": vers, "no-psqlrc": ok, "single-transaction": ok,
-		"help": help, "echo-all": ok, "echo-errors": ok, "echo-queries": ok,
-		"echo-hidden": ok, "log-file": output, "no-readline": ok, "output": output,
-		"quiet": ok, "single-step": step, "single-line": ok, "no-align": ok, "csv": ok,
-		"field-separator": value, "html": ok, "pset": value, "record-separator": value,
-		"tuples-only": ok, "table-attr": value, "expanded": ok,
-		"field-separator-zero": ok, "record-separator-zero": ok, "host": value,
-		"port": value, "username": value, "no-password": ok, "password": passwd,
-	}
-	return g
+	return newClient(&client{positionals: 2, positional: "database and user names", opts: map[string]option{
+		"-a": ok, "-A": ok, "-b": ok, "-e": ok, "-E": ok, "-H": ok, "-n": ok, "-q": ok, "-S": ok,
+		"-t": ok, "-w": ok, "-x": ok, "-X": ok, "-z": ok, "-0": ok, "-1": ok,
+		"-d": value, "-F": value, "-h": value, "-p": value, "-P": value, "-R": value, "-T": value, "-U": value,
+		"-c": cmd, "-f": file, "-o": output, "-L": output, "-v": vars,
+		"-s": step, "-W": passwd, "-l": list, "-V": vers, "-?": {effect: exits, why: "prints help"},
+
+		"--command": cmd, "--dbname": value, "--file": file, "--list": list, "--set": vars,
+		"--variable": vars, "--version": vers, "--no-psqlrc": ok, "--single-transaction": ok,
+		"--help": help, "--echo-all": ok, "--echo-errors": ok, "--echo-queries": ok,
+		"--echo-hidden": ok, "--log-file": output, "--no-readline": ok, "--output": output,
+		"--quiet": ok, "--single-step": step, "--single-line": ok, "--no-align": ok, "--csv": ok,
+		"--field-separator": value, "--html": ok, "--pset": value, "--record-separator": value,
+		"--tuples-only": ok, "--table-attr": value, "--expanded": ok,
+		"--field-separator-zero": ok, "--record-separator-zero": ok, "--host": value,
+		"--port": value, "--username": value, "--no-password": ok, "--password": passwd,
+	}})
 }()
 
-func (iv *invocation) psql(args []string) {
-	psqlOptions.parse(iv, args)
-}
-
-// mysql [OPTIONS] [DATABASE]. Judgment calls: --pager fails closed although
-// the client pages only interactively (its value is a shell command, and
-// nothing is lost by refusing it); a bare -p/--password prompts for a
-// password, so it waits for the terminal like psql -W.
-var mysqlOptions = func() *getopt {
+// mysql [OPTIONS] [DATABASE], read by my_getopt (getopt's MyGetopt).
+// Judgment calls: --pager fails closed although the client pages only
+// interactively (its value is a shell command, and nothing is lost by
+// refusing it); a bare -p/--password prompts for a password, so it waits
+// for the terminal like psql -W.
+var mysqlClient = func() *client {
 	var (
 		ok       = option{}
-		value    = option{arg: needsArg}
-		execute  = option{arg: needsArg, effect: runsSQL}
-		init     = option{arg: needsArg, effect: setupSQL}
-		password = option{arg: optArg, effect: promptsBare, why: "prompts for a password"}
+		value    = option{arg: getopt.NeedsValue}
+		execute  = option{arg: getopt.NeedsValue, effect: runsSQL}
+		init     = option{arg: getopt.NeedsValue, effect: setupSQL}
+		password = option{arg: getopt.OptionalValue, effect: promptsBare, why: "prompts for a password"}
 		help     = option{effect: exits, why: "prints help"}
 		vers     = option{effect: exits, why: "prints the version"}
-		tee      = option{arg: needsArg, effect: writes, why: "writes a file"}
-		defaults = option{arg: needsArg, effect: writes, why: "reads options that cannot be inspected"}
-		plugin   = option{arg: needsArg, effect: writes, why: "loads a plugin"}
-		debug    = option{arg: optArg, effect: writes, why: "writes a debug trace file"}
+		tee      = option{arg: getopt.NeedsValue, effect: writes, why: "writes a file", offHarmless: true}
+		defaults = option{arg: getopt.NeedsValue, effect: writes, why: "reads options that cannot be inspected"}
+		plugin   = option{arg: getopt.NeedsValue, effect: writes, why: "loads a plugin"}
+		debug    = option{arg: getopt.OptionalValue, effect: writes, why: "writes a debug trace file"}
 		named    = option{effect: writes, why: "recognises client commands on every line"}
 	)
-	g := &getopt{mysql: true, positionals: 1, positional: "database name", short: map[byte]option{
-		'A': ok, 'B': ok, 'N': ok, 's': ok, 'r': ok, 't': ok, 'E': ok, 'H': ok, 'X': ok,
-		'U': ok, 'C': ok, 'c': ok, 'f': ok, 'i': ok, 'b': ok, 'L': ok, 'n': ok, 'o': ok,
-		'q': ok, 'v': ok, 'w': ok, 'T': ok,
-		'D': value, 'h': value, 'P': value, 'u': value, 'S': value,
-		'e': execute, 'p': password, '?': help, 'I': help, 'V': vers,
-		'G': named, '#': debug,
-	}}
-	g.long = map[string]option{
-		"help": help, "version": vers, "print-defaults": {effect: exits, why: "prints its options"},
-		"execute": execute, "init-command": init,
-		"password": password, "password1": password, "password2": password, "password3": password,
-		"tee":                 tee,
-		"pager":               {arg: optArg, effect: writes, why: "runs a program"},
-		"local-infile":        {effect: writes, why: "lets LOAD DATA read local files"},
-		"load-data-local-dir": {arg: needsArg, effect: writes, why: "lets LOAD DATA read local files"},
-		"defaults-file":       defaults, "defaults-extra-file": defaults,
-		"named-commands": named, "debug": debug,
-		"delimiter":    {arg: needsArg, effect: writes, why: "changes how statements are split"},
-		"plugin-dir":   plugin,
-		"default-auth": plugin,
+	m := map[string]option{
+		"-A": ok, "-B": ok, "-N": ok, "-s": ok, "-r": ok, "-t": ok, "-E": ok, "-H": ok, "-X": ok,
+		"-U": ok, "-C": ok, "-c": ok, "-f": ok, "-i": ok, "-b": ok, "-L": ok, "-n": ok, "-o": ok,
+		"-q": ok, "-v": ok, "-w": ok, "-T": ok,
+		"-D": value, "-h": value, "-P": value, "-u": value, "-S": value,
+		"-e": execute, "-p": password, "-?": help, "-I": help, "-V": vers,
+		"-G": named, "-#": debug,
+
+		"--help": help, "--version": vers, "--print-defaults": {effect: exits, why: "prints its options"},
+		"--execute": execute, "--init-command": init,
+		"--password": password, "--password1": password, "--password2": password, "--password3": password,
+		"--tee":                 tee,
+		"--pager":               {arg: getopt.OptionalValue, effect: writes, why: "runs a program", offHarmless: true},
+		"--local-infile":        {effect: writes, why: "lets LOAD DATA read local files"},
+		"--load-data-local-dir": {arg: getopt.NeedsValue, effect: writes, why: "lets LOAD DATA read local files"},
+		"--defaults-file":       defaults, "--defaults-extra-file": defaults,
+		"--named-commands": named, "--debug": debug,
+		"--delimiter":    {arg: getopt.NeedsValue, effect: writes, why: "changes how statements are split"},
+		"--plugin-dir":   plugin,
+		"--default-auth": plugin,
 	}
 	for n := range set(`no-auto-rehash auto-rehash auto-vertical-output batch binary-as-hex
 		column-type-info comments compress column-names skip-column-names vertical force
@@ -512,7 +448,7 @@ var mysqlOptions = func() *getopt {
 		i-am-a-dummy verbose wait show-warnings get-server-public-key ssl
 		ssl-verify-server-cert binary-mode no-defaults enable-cleartext-plugin
 		debug-check debug-info`) {
-		g.long[n] = ok
+		m["--"+n] = ok
 	}
 	for n := range set(`database host port user socket protocol default-character-set
 		connect-timeout max-allowed-packet net-buffer-length select-limit max-join-size
@@ -521,11 +457,7 @@ var mysqlOptions = func() *getopt {
 		ssl-mode ssl-ca ssl-capath ssl-cert ssl-cipher ssl-key ssl-crl ssl-crlpath
 		tls-version ssl-fips-mode tls-ciphersuites tls-sni-servername dns-srv-name
 		network-namespace`) {
-		g.long[n] = value
+		m["--"+n] = value
 	}
-	return g
+	return newClient(&client{positionals: 1, positional: "database name", myGetopt: true, opts: m}, (*getopt.Spec).MyGetopt)
 }()
-
-func (iv *invocation) mysql(args []string) {
-	mysqlOptions.parse(iv, args)
-}

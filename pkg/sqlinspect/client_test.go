@@ -3,6 +3,8 @@ package sqlinspect
 import (
 	"strings"
 	"testing"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 type clientCase struct {
@@ -47,6 +49,12 @@ var clientCases = []clientCase{
 	{argv("sqlite3", "-separator"), false, false, false, "needs a value"},
 	{argv("sqlite3", "--", "app.db", "-- x\nSELECT 1"), true, false, false, ""},
 	{argv("sqlite3", "app.db", "-- x\nSELECT 1"), false, false, false, "unknown option"},
+	// Options are whole words read by pkg/getopt (issue 14): no =VALUE, no lone "-".
+	{argv("sqlite3", "--cmd=SELECT 1", "app.db", "SELECT 1"), false, false, false, "unknown option --cmd=SELECT 1"},
+	{argv("sqlite3", "-", "app.db", "SELECT 1"), false, false, false, "unknown option -"},
+	{argv("sqlite3", "-lookaside", "64"), false, false, false, "option -lookaside needs a value"},
+	{argv("sqlite3", "app.db", "SELECT 1", "-A", "x"), false, false, false, "option -A runs an archive command"},
+	{argv("sqlite3", "-js", "app.db", "SELECT 1"), false, false, false, "unknown option -js"},
 
 	// psql
 	{argv("psql", "-c", "SELECT 1"), true, false, false, ""},
@@ -65,7 +73,7 @@ var clientCases = []clientCase{
 	{argv("psql", "--command", "SELECT 1", "--no-psqlrc", "--set=ON_ERROR_STOP=1"), true, false, false, ""},
 	{argv("psql", "--comm=SELECT 1"), true, false, false, ""},
 	{argv("psql", "--o=x", "-c", "SELECT 1"), false, false, false, "option --o writes a file"},
-	{argv("psql", "--no", "-c", "SELECT 1"), false, false, false, "ambiguous option --no"},
+	{argv("psql", "--no", "-c", "SELECT 1"), false, false, false, "ambiguous option --no (--no-align, --no-password, --no-psqlrc, --no-readline)"},
 	{argv("psql", "-v", "t=users", "-c", "SELECT * FROM :t"), false, false, false, "-v"},
 	{argv("psql", "-c", "SELECT * FROM :t"), true, false, false, ""},
 	{argv("psql", "-v", "x=1", "-c", "SELECT 1::int, a[1:2] FROM t"), true, false, false, ""},
@@ -111,6 +119,27 @@ var clientCases = []clientCase{
 	{argv("mysql", "--bogus", "-e", "SELECT 1"), false, false, false, "unknown option --bogus"},
 	{argv("mysql", "-e", "SELECT 1", "db", "extra"), false, false, false, "unexpected argument extra"},
 	{argv("mysql", "--batch=2", "-e", "SELECT 1"), false, false, false, "takes no value"},
+	// my_getopt's prefixes, read by pkg/getopt's MyGetopt mode (issue 14).
+	{argv("mysql", "--skip-local-infile", "-e", "SELECT 1"), true, false, false, ""},
+	{argv("mysql", "--skip-local-infile=0", "-e", "SELECT 1"), false, false, false, "lets LOAD DATA read local files"}, // =0 reverses --skip-
+	{argv("mysql", "--disable-local_infile=1", "-e", "SELECT 1"), true, false, false, ""},
+	{argv("mysql", "--loose-skip-pager", "-e", "SELECT 1"), true, false, false, ""},
+	{argv("mysql", "--skip-loose-pager", "-e", "SELECT 1"), false, false, false, "runs a program"}, // the last prefix decides
+	{argv("mysql", "--enable-pager", "-e", "SELECT 1"), false, false, false, "runs a program"},
+	{argv("mysql", "--skip-tee", "-e", "SELECT 1"), true, false, false, ""},
+	{argv("mysql", "--skip-password", "-e", "SELECT 1"), true, false, false, ""},
+	{argv("mysql", "--skip-plugin-dir", "-e", "SELECT 1"), false, false, false, "loads a plugin"}, // plugin_dir "0"
+	{argv("mysql", "--skip-execute"), false, false, false, "statement 1"},                         // runs the SQL "0"
+	{argv("mysql", "--local_infile=ON", "-e", "SELECT 1"), false, false, false, "lets LOAD DATA read local files"},
+	{argv("mysql", "--local-infile=off", "-e", "SELECT 1"), true, false, false, ""},
+	{argv("mysql", "--ho", "db", "-e", "SELECT 1"), true, false, false, ""},
+	{argv("mysql", "--h", "db", "-e", "SELECT 1"), false, false, false, "ambiguous option --h (--help, --histignore, --host, --html)"},
+	{argv("mysql", "--loose-bogus", "-e", "SELECT 1"), false, false, false, "unknown option --loose-bogus"},
+	{argv("mysql", "--maximum-host=1", "-e", "SELECT 1"), false, false, false, "unknown option --maximum-host"},
+	{argv("mysql", "--", "db"), false, true, false, "interactively"},
+	{argv("mysql", "-e", "SELECT 1", "--", "-e"), true, false, false, ""}, // a database named -e
+	{argv("mysql", "-e", "SELECT 1", "--", "db", "-e"), false, false, false, "unexpected argument -e"},
+	{argv("mysql", "--", "db", "x"), false, false, false, "unexpected argument x"},
 
 	{argv("pg_dump", "x"), false, false, false, "not a supported sql client"},
 	{argv(), false, false, false, "empty command"},
@@ -127,28 +156,32 @@ func TestInspectClient(t *testing.T) {
 	}
 }
 
-// Every option in the tables is accepted in at least its plain form: the
+// Every option in the tables is accepted in its plain form, with the
+// values its kind takes, and none is an abbreviation of another: the
 // tables are what the parser reads, so a typo there would fail closed.
 func TestOptionTablesParse(t *testing.T) {
-	for name, o := range sqliteOptions {
-		args := []string{"sqlite3", "-" + name}
-		switch o.arg {
-		case needsArg:
-			args = append(args, "v")
-		case twoArgs:
-			args = append(args, "1", "2")
-		}
-		if v := InspectClient(append(args, "app.db", "SELECT 1")); strings.Contains(v.Detail, "unknown option") {
-			t.Errorf("sqlite3 -%s: %s", name, v.Detail)
-		}
-	}
 	for _, g := range []struct {
 		prog string
-		opts *getopt
-	}{{"psql", psqlOptions}, {"mysql", mysqlOptions}} {
-		for name := range g.opts.long {
-			if v := InspectClient([]string{g.prog, "--" + name + "=1"}); strings.Contains(v.Detail, "unknown option") {
-				t.Errorf("%s --%s: %s", g.prog, name, v.Detail)
+		c    *client
+	}{{"sqlite3", sqliteClient}, {"psql", psqlClient}, {"mysql", mysqlClient}} {
+		for name, o := range g.c.opts {
+			written := name
+			if g.c == sqliteClient {
+				written = name[1:] // sqlite3 -cmd
+			}
+			args := []string{g.prog, written}
+			switch o.arg {
+			case getopt.NeedsValue:
+				args = append(args, "v")
+			case getopt.TwoValues:
+				args = append(args, "1", "2")
+			}
+			p := getopt.Parse(getopt.Strings(args[1:]), g.c.spec)
+			if len(p.Unknown) > 0 || len(p.Opts) != 1 || p.Opts[0].Name != name {
+				t.Errorf("%s %s: parsed as %+v, unknown %q", g.prog, written, p.Opts, p.Unknown)
+			}
+			if v := InspectClient(args); strings.Contains(v.Detail, "unknown option") || strings.Contains(v.Detail, "ambiguous") {
+				t.Errorf("%s %s: %s", g.prog, written, v.Detail)
 			}
 		}
 	}
