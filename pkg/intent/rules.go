@@ -24,7 +24,7 @@ func init() {
 	writes(RiskHighWrite, "changes permissions or ownership", "chmod", "chown", "chgrp", "chattr", "setfacl")
 	writes(RiskHighWrite, "changes system configuration", "umount", "swapon", "swapoff", "modprobe",
 		"insmod", "rmmod", "useradd", "usermod", "groupadd", "passwd", "chpasswd", "visudo",
-		"nft", "ip6tables", "update-alternatives", "ldconfig", "depmod", "setenforce", "hwclock",
+		"nft", "update-alternatives", "ldconfig", "depmod", "setenforce", "hwclock",
 		"timedatectl", "hostnamectl", "localectl", "loginctl", "chsh", "chfn", "tc", "ethtool")
 	writes(RiskMediumWrite, "creates, moves or copies files", "mv", "cp", "ln", "touch", "mkdir", "mknod",
 		"mkfifo", "install", "rsync", "scp", "split", "csplit", "patch", "zip", "7z", "ar", "cpio",
@@ -32,7 +32,7 @@ func init() {
 	writes(RiskMediumWrite, "builds or runs project code", "make", "cmake", "ninja", "cargo", "mvn",
 		"gradle", "npx", "ansible", "ansible-playbook", "kustomize")
 	writes(RiskMediumWrite, "sends data over the network", "nc", "ncat", "netcat", "socat", "telnet",
-		"mail", "sendmail", "ftp", "lftp", "aws", "gcloud", "az")
+		"mail", "sendmail", "ftp", "lftp")
 	destroys("deletes files", "rm", "rmdir", "shred", "srm", "wipe")
 	destroys("overwrites data", "truncate", "fallocate")
 	destroys("shuts the system down", "shutdown", "reboot", "poweroff", "halt")

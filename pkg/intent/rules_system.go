@@ -50,20 +50,6 @@ func registerSystemRules() {
 	}
 }
 
-// hasAnyArg reports whether any argument is one of vals. It does not know
-// options from operands: rules_cluster.go and rules_packages.go still use
-// it, and move to the option parser (issue 14).
-func hasAnyArg(c *call, vals ...string) bool {
-	for _, a := range c.rest() {
-		for _, v := range vals {
-			if a.val == v {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // parseTaking parses like c.parse, and then lets a value-less occurrence of
 // one of names take the next word as its value when accept says it is one,
 // the way the program reads its argv (journalctl -n 50 and -b -1, iostat
