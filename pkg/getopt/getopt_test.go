@@ -178,6 +178,20 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// ParseInto reuses one Parsed for every case in turn, as classify's batch
+// mode does: no result may keep anything of the one before.
+func TestParseIntoReuses(t *testing.T) {
+	var p Parsed
+	for round := 0; round < 2; round++ {
+		for _, c := range parseCases {
+			ParseInto(&p, Strings(c.args), c.spec)
+			if got := render(&p); got != c.want {
+				t.Errorf("round %d, %s: ParseInto(%q)\n got %s\nwant %s", round, c.name, c.args, got, c.want)
+			}
+		}
+	}
+}
+
 // Words from a shell: only a literal "--" ends options, a process
 // substitution is never an option, and a word that may expand into an
 // option is reported (issue 14: a file named "--in-place=.txt" matches
@@ -266,6 +280,30 @@ func TestFirstPrefix(t *testing.T) {
 
 // WithShort changes one letter in a copy: kubectl logs -f is --follow,
 // kubectl get -f is --filename.
+func TestPlus(t *testing.T) {
+	lead := New("qo:", "quiet", "option=").NoAbbreviations().StopAtOperand()
+	list := lead.Plus("ao", "all", "option")
+	cases := []struct {
+		spec *Spec
+		args []string
+		want string
+	}{
+		// the lead keeps its own options and modes
+		{lead, []string{"-o", "x", "list", "-q"}, "-o=x@0s | ops 2 3"},
+		{lead, []string{"--qui"}, "unk --qui"},
+		// the verb's spec has both sets, the new -o and --option win, names
+		// are still matched whole, and options go on after operands
+		{list, []string{"-q", "-a", "-o", "pkg", "--all"}, "-q@0 -a@1 -o@2 --all@4 | ops 3"},
+		{list, []string{"--option", "pkg", "--quiet"}, "--option@0 --quiet@2 | ops 1"},
+		{list, []string{"--al"}, "unk --al"},
+	}
+	for _, c := range cases {
+		if got := render(Parse(Strings(c.args), c.spec)); got != c.want {
+			t.Errorf("Parse(%q)\n got %s\nwant %s", c.args, got, c.want)
+		}
+	}
+}
+
 func TestWithShort(t *testing.T) {
 	logs := kubectlSpec.WithShort('f', NoValue)
 	if got := render(Parse(Strings{"-f", "pod"}, logs)); got != "-f@0 | ops 1" {

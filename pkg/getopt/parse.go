@@ -98,8 +98,23 @@ func (p *Parsed) Shifted(n int) *Parsed {
 // are listed in Unknown (callers fail closed on them), and parsing goes on
 // as if they took no value.
 func Parse[A Args](args A, s *Spec) *Parsed {
-	p := &Parsed{DashDash: -1}
-	p.Opts, p.Operands = p.optBuf[:0], p.operandBuf[:0]
+	p := new(Parsed)
+	ParseInto(p, args, s)
+	return p
+}
+
+// ParseInto is Parse into p, reusing the memory of p's slices: for a caller
+// that parses many command lines and is done with each Parsed before it
+// parses into it again (classify's batch mode).
+func ParseInto[A Args](p *Parsed, args A, s *Spec) {
+	p.Opts, p.Operands, p.Unknown, p.Dynamic = p.Opts[:0], p.Operands[:0], p.Unknown[:0], p.Dynamic[:0]
+	if p.Opts == nil {
+		p.Opts = p.optBuf[:0]
+	}
+	if p.Operands == nil {
+		p.Operands = p.operandBuf[:0]
+	}
+	p.DashDash = -1
 	r := parser[A]{p: p, args: args, s: s, n: args.Len()}
 	for i := 0; i < r.n; i++ {
 		a := args.At(i)
@@ -111,7 +126,7 @@ func Parse[A Args](args A, s *Spec) *Parsed {
 		case v == "--" && a.Literal:
 			p.DashDash = i
 			r.operandsFrom(i + 1)
-			return p
+			return
 		case a.Opaque || len(v) < 2 || v[0] != '-':
 			if s.wholeWords && v == "-" && !a.Opaque {
 				p.Unknown = append(p.Unknown, v)
@@ -120,7 +135,7 @@ func Parse[A Args](args A, s *Spec) *Parsed {
 			p.Operands = append(p.Operands, i)
 			if s.posixStop {
 				r.operandsFrom(i + 1)
-				return p
+				return
 			}
 		case s.ordered != nil:
 			i = r.ordered(v, i)
@@ -138,7 +153,6 @@ func Parse[A Args](args A, s *Spec) *Parsed {
 			i = r.cluster(v, i)
 		}
 	}
-	return p
 }
 
 // parser is one Parse call; it is generic so that args are never boxed.

@@ -207,6 +207,28 @@ func (s *Spec) WithShort(c byte, k Kind) *Spec {
 	return &t
 }
 
+// Plus returns a new Spec with the options of s and more, written as for
+// New; the new ones win where a letter or name is in both: a verb's options
+// on top of those its program takes anywhere (pip list, apt-get install).
+// It keeps how s matches names (NoAbbreviations, SingleDashLongs), not
+// StopAtOperand, which belongs to where the options are read.
+func (s *Spec) Plus(short string, longs ...string) *Spec {
+	t := New(short, longs...)
+	for c, k := range s.short {
+		if t.short[c] == 0 {
+			t.short[c] = k
+		}
+	}
+	for name, e := range s.long {
+		if _, ok := t.long[name]; !ok {
+			t.addLong(name, e.kind)
+		}
+	}
+	t.sortNames()
+	t.noAbbrev, t.singleDash = s.noAbbrev, s.singleDash
+	return t
+}
+
 // Short reports what short option c takes, and whether it is one (tar's
 // old-style "tvf" letters are read against the same table).
 func (s *Spec) Short(c byte) (k Kind, ok bool) {

@@ -3,6 +3,8 @@ package intent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // call is one program invocation being classified.
@@ -22,42 +24,42 @@ func (c *call) rest() []*arg { return c.args[1:] }
 // parse parses the arguments after the program name. For programs whose
 // options decide what they do, a word that may expand into an option makes
 // the call unknowable (a file named "--in-place=.txt" matches *.txt).
-func (c *call) parse(s *optSpec) *parsedArgs {
+func (c *call) parse(s *getopt.Spec) *getopt.Parsed {
 	p := c.w.mem.takeParsed()
-	p.parse(c.rest(), s)
+	getopt.ParseInto(p, words(c.rest()), s)
 	return p
 }
 
 // strict fails closed when parsing found options we cannot vouch for; it
 // reports whether the call may still be read-only.
-func (c *call) strict(p *parsedArgs) bool {
-	if len(p.dynamic) > 0 {
-		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("%s: argument %s may expand into an option", c.name, p.dynamic[0]))
+func (c *call) strict(p *getopt.Parsed) bool {
+	if len(p.Dynamic) > 0 {
+		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("%s: argument %s may expand into an option", c.name, p.Dynamic[0]))
 		return false
 	}
-	if len(p.unknown) > 0 {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s: option %s is not known to be read-only", c.name, p.unknown[0]))
+	if len(p.Unknown) > 0 {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s: option %s is not known to be read-only", c.name, p.Unknown[0]))
 		return false
 	}
 	return true
 }
 
 // operand returns the i-th operand's value, or "".
-func (c *call) operand(p *parsedArgs, i int) (*arg, bool) {
-	if i < len(p.operands) {
-		return c.rest()[p.operands[i]], true
+func (c *call) operand(p *getopt.Parsed, i int) (*arg, bool) {
+	if i < len(p.Operands) {
+		return c.rest()[p.Operands[i]], true
 	}
 	return nil, false
 }
 
 // programTexts returns the program a sed- or awk-like tool runs: the values
 // of the named options, or else its first operand.
-func (c *call) programTexts(p *parsedArgs, names ...string) []string {
+func (c *call) programTexts(p *getopt.Parsed, names ...string) []string {
 	var texts []string
-	for _, o := range p.opts {
+	for _, o := range p.Opts {
 		for _, n := range names {
-			if o.name == n {
-				texts = append(texts, o.value)
+			if o.Name == n {
+				texts = append(texts, o.Value)
 			}
 		}
 	}
@@ -115,20 +117,20 @@ func (c *call) rewrite(tokens ...string) {
 // srcExcept returns the source words of the call, dropping the options for
 // which drop returns true (removing just those letters from clusters), with
 // extra tokens inserted after the first keep words.
-func (c *call) srcExcept(p *parsedArgs, keep int, drop func(o opt) bool, extra ...string) []string {
+func (c *call) srcExcept(p *getopt.Parsed, keep int, drop func(o getopt.Opt) bool, extra ...string) []string {
 	dropWhole := map[int]bool{}
 	dropLetters := map[int]string{}
-	for _, o := range p.opts {
+	for _, o := range p.Opts {
 		if !drop(o) {
 			continue
 		}
-		if o.cluster {
-			dropLetters[o.index+1] += o.name[1:]
+		if o.Cluster {
+			dropLetters[o.Index+1] += o.Name[1:]
 			continue
 		}
-		dropWhole[o.index+1] = true
-		if o.sepValue {
-			dropWhole[o.index+2] = true
+		dropWhole[o.Index+1] = true
+		if o.SepValue {
+			dropWhole[o.Index+2] = true
 		}
 	}
 	var out []string

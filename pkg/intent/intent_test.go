@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // Seed 000 §6 risk levels (P-51, P-52, P-53).
@@ -269,7 +271,7 @@ func TestJSONContract(t *testing.T) {
 }
 
 func TestOptionParsing(t *testing.T) {
-	s := spec("fn:b::", "follow?", "lines=", "output=", "outline")
+	s := getopt.New("fn:b::", "follow?", "lines=", "output=", "outline")
 	mk := func(ws ...string) []*arg {
 		out := make([]*arg, len(ws))
 		for i, w := range ws {
@@ -298,11 +300,11 @@ func TestOptionParsing(t *testing.T) {
 	for _, tt := range tests {
 		p := parseArgs(mk(tt.args...), s)
 		var got []string
-		for _, o := range p.opts {
-			got = append(got, o.name+"="+o.value)
+		for _, o := range p.Opts {
+			got = append(got, o.Name+"="+o.Value)
 		}
-		if strings.Join(got, " ") != tt.opts || len(p.operands) != tt.operands || len(p.unknown) != tt.unknown {
-			t.Errorf("%v: opts %v operands %d unknown %v", tt.args, got, len(p.operands), p.unknown)
+		if strings.Join(got, " ") != tt.opts || len(p.Operands) != tt.operands || len(p.Unknown) != tt.unknown {
+			t.Errorf("%v: opts %v operands %d unknown %v", tt.args, got, len(p.Operands), p.Unknown)
 		}
 	}
 }

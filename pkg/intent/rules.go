@@ -3,6 +3,8 @@ package intent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // rules maps a bare program name to its rule. Programs not listed are
@@ -94,18 +96,18 @@ func privilege(names ...string) {
 			c.a.writes(CodeSudo, RiskHighWrite, c.name+" runs a command with other privileges")
 			if c.name == "sudo" || c.name == "doas" {
 				p := c.parse(sudoSpec)
-				if len(p.operands) > 0 {
-					c.inner(c.rest()[p.operands[0]:], stmtCtx{})
+				if len(p.Operands) > 0 {
+					c.inner(c.rest()[p.Operands[0]:], stmtCtx{})
 				}
 			}
 		}
 	}
 }
 
-var sudoSpec = spec("AbEeHhiKklnPSsVvBg:p:r:t:U:u:C:D:R:T:a:c:", "askpass", "background", "preserve-env?",
+var sudoSpec = getopt.New("AbEeHhiKklnPSsVvBg:p:r:t:U:u:C:D:R:T:a:c:", "askpass", "background", "preserve-env?",
 	"edit", "group=", "set-home", "help", "host=", "login", "remove-timestamp", "reset-timestamp",
 	"list", "non-interactive", "preserve-groups", "prompt=", "chroot=", "role=", "stdin", "shell",
-	"type=", "command-timeout=", "other-user=", "user=", "version", "validate", "close-from=", "chdir=").stopAtOperand()
+	"type=", "command-timeout=", "other-user=", "user=", "version", "validate", "close-from=", "chdir=").StopAtOperand()
 
 func evalRule(c *call) {
 	c.a.failClosed(CodeEval, c.name+" runs text that cannot be inspected before it runs")

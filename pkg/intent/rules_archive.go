@@ -3,6 +3,8 @@ package intent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // tar and unzip read only in their listing and testing modes. Both are
@@ -12,7 +14,7 @@ import (
 
 // tarSpec is GNU tar's options (tar 1.35), with getopt_long's
 // abbreviations.
-var tarSpec = spec("AcdrtuxaBb:C:f:F:g:GhH:iI:jJkK:lL:mMnN:oOpPRsST:UvV:WX:zZ",
+var tarSpec = getopt.New("AcdrtuxaBb:C:f:F:g:GhH:iI:jJkK:lL:mMnN:oOpPRsST:UvV:WX:zZ",
 	// Operation modes.
 	"append", "catenate", "concatenate", "create", "compare", "diff", "delete", "extract", "get",
 	"list", "test-label", "update", "show-defaults", "usage", "help", "version",
@@ -76,7 +78,7 @@ func tarRule(c *call) {
 		// letter is too rare to be worth getting wrong.
 		n := 0
 		for _, l := range args[0].val {
-			if k, ok := tarSpec.short[byte(l)]; ok && k != noValue {
+			if k, ok := tarSpec.Short(byte(l)); ok && k != getopt.NoValue {
 				n++
 			}
 		}
@@ -93,8 +95,8 @@ func tarRule(c *call) {
 		return
 	}
 	mode := ""
-	for _, o := range p.opts {
-		switch o.name {
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "-t", "--list", "-d", "--diff", "--compare", "--test-label", "--help", "--usage", "--version", "--show-defaults":
 			mode = cmpOr(mode, "read")
 		case "-x", "--extract", "--get":
@@ -102,18 +104,18 @@ func tarRule(c *call) {
 		case "-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate", "--delete":
 			mode = "write"
 		}
-		if tarRuns[o.name] {
-			c.a.writes(CodeRunsProgram, RiskHighWrite, "tar "+o.name+" runs a program")
+		if tarRuns[o.Name] {
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "tar "+o.Name+" runs a program")
 		}
-		if what, ok := tarWrites[o.name]; ok && !(o.value == "/dev/null" && (o.name == "-g" || o.name == "--listed-incremental")) {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "tar "+o.name+" "+what)
-			if o.name == "--remove-files" {
+		if what, ok := tarWrites[o.Name]; ok && !(o.Value == "/dev/null" && (o.Name == "-g" || o.Name == "--listed-incremental")) {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "tar "+o.Name+" "+what)
+			if o.Name == "--remove-files" {
 				c.a.destroys("tar --remove-files deletes the files it archives")
 			}
 		}
-		if (o.name == "-f" || o.name == "--file") && strings.Contains(o.value, ":") && !p.has("--force-local") {
+		if (o.Name == "-f" || o.Name == "--file") && strings.Contains(o.Value, ":") && !p.Has("--force-local") {
 			// GNU tar opens host:file through rsh: a remote command.
-			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("tar -f %s opens a remote archive through rsh (--force-local reads a local file)", o.value))
+			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("tar -f %s opens a remote archive through rsh (--force-local reads a local file)", o.Value))
 		}
 	}
 	switch mode {
@@ -133,10 +135,10 @@ func cmpOr(a, b string) string {
 }
 
 // unzipSpec is Info-ZIP unzip's options; it has no long options.
-var unzipSpec = spec("ZlvtpcfunojqaCDKLMNTUVWXYzbBd:O:I:P:xh")
+var unzipSpec = getopt.New("ZlvtpcfunojqaCDKLMNTUVWXYzbBd:O:I:P:xh")
 
 // zipinfoSpec is unzip -Z's (zipinfo's) options: all of them list.
-var zipinfoSpec = spec("12smlvhMtTzxC")
+var zipinfoSpec = getopt.New("12smlvhMtTzxC")
 
 // unzipRule: unzip -l/-v/-t/-p/-c/-z and zipinfo mode (-Z) only read.
 func unzipRule(c *call) {
@@ -149,7 +151,7 @@ func unzipRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if p.has("-l", "-v", "-t", "-p", "-c", "-z", "-h") {
+	if p.Has("-l", "-v", "-t", "-p", "-c", "-z", "-h") {
 		return
 	}
 	c.a.writes(CodeWriteCommand, RiskMediumWrite, "unzip extracts files")

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // Cloud CLIs (aws, gcloud, az) read with their describe/list/get and
@@ -36,11 +38,11 @@ var _ = describeTools(func() {
 })
 
 // awsSpec is the AWS CLI v2's global options.
-var awsSpec = spec("", "debug", "endpoint-url=", "no-verify-ssl", "no-paginate", "output=", "query=",
+var awsSpec = getopt.New("", "debug", "endpoint-url=", "no-verify-ssl", "no-paginate", "output=", "query=",
 	"profile=", "region=", "version", "color=", "no-sign-request", "ca-bundle=",
 	"cli-read-timeout=", "cli-connect-timeout=", "cli-binary-format=", "no-cli-pager",
 	"cli-auto-prompt", "no-cli-auto-prompt", "cli-input-json=", "cli-input-yaml=",
-	"generate-cli-skeleton?", "page-size=", "max-items=", "starting-token=").noAbbreviations()
+	"generate-cli-skeleton?", "page-size=", "max-items=", "starting-token=").NoAbbreviations()
 
 // awsOutfile are read operations that stream their result into a file
 // named by a positional argument (aws s3api get-object BUCKET KEY FILE).
@@ -68,16 +70,16 @@ func awsReadOp(service, op string) bool {
 
 func awsRule(c *call) {
 	p := c.parse(awsSpec)
-	if len(p.operands) == 0 {
+	if len(p.Operands) == 0 {
 		c.strict(p)
 		return
 	}
 	// Before the service only global options: an unknown one could take
 	// the service as its value.
-	if !c.strict(parseArgs(c.rest()[:p.operands[0]], awsSpec)) {
+	if !c.strict(parseArgs(c.rest()[:p.Operands[0]], awsSpec)) {
 		return
 	}
-	for _, u := range p.unknown {
+	for _, u := range p.Unknown {
 		// An operation's parameters are --kebab-case; the CLI's own
 		// options start with --cli or are short.
 		if !strings.HasPrefix(u, "--") || strings.HasPrefix(u, "--cli") {
@@ -87,7 +89,7 @@ func awsRule(c *call) {
 	}
 	args := c.rest()
 	words := make([]string, 0, 2)
-	for _, i := range p.operands[:min(2, len(p.operands))] {
+	for _, i := range p.Operands[:min(2, len(p.Operands))] {
 		if !args[i].literal() {
 			c.a.failClosed(CodeDynamicCommand, "aws command "+args[i].src+" is computed at run time")
 			return
@@ -98,31 +100,31 @@ func awsRule(c *call) {
 	if len(words) > 1 {
 		op = words[1]
 	}
-	if len(p.dynamic) > 0 {
+	if len(p.Dynamic) > 0 {
 		// An expansion after a literal read operation (aws s3 ls
 		// $BUCKET) can only become an operand, one of the operation's
 		// input parameters or a global option: none of them writes
 		// (issue 14). Before the operation it could become the
 		// operation; any other operation writes anyway (below).
-		last := p.operands[min(1, len(p.operands)-1)]
-		if before := parseArgs(args[:last+1], awsSpec); len(before.dynamic) > 0 {
-			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("aws: argument %s may expand into an option", before.dynamic[0]))
+		last := p.Operands[min(1, len(p.Operands)-1)]
+		if before := parseArgs(args[:last+1], awsSpec); len(before.Dynamic) > 0 {
+			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("aws: argument %s may expand into an option", before.Dynamic[0]))
 			return
 		}
 		if service == "logs" && op == "tail" {
-			c.a.never(UnboundedStream, fmt.Sprintf("aws logs tail: argument %s may expand into --follow", p.dynamic[0]))
+			c.a.never(UnboundedStream, fmt.Sprintf("aws logs tail: argument %s may expand into --follow", p.Dynamic[0]))
 			return
 		}
 	}
-	if service == "help" || op == "help" || len(p.operands) > 2 && args[p.operands[2]].val == "help" {
+	if service == "help" || op == "help" || len(p.Operands) > 2 && args[p.Operands[2]].val == "help" {
 		c.a.never(Pager, "aws help shows the manual through a pager")
 		return
 	}
-	if p.has("--cli-auto-prompt") {
+	if p.Has("--cli-auto-prompt") {
 		c.a.never(TTYFlag, "aws --cli-auto-prompt prompts for the command")
 		return
 	}
-	if o, ok := p.get("--generate-cli-skeleton"); ok && o.value != "" || ok && !o.hasValue {
+	if o, ok := p.Get("--generate-cli-skeleton"); ok && o.Value != "" || ok && !o.HasValue {
 		return // prints a skeleton and calls no API
 	}
 	name := strings.TrimSpace("aws " + service + " " + op)
@@ -137,7 +139,7 @@ func awsRule(c *call) {
 		}
 		return
 	}
-	if service == "logs" && op == "tail" && slicesContains(p.unknown, "--follow") {
+	if service == "logs" && op == "tail" && slicesContains(p.Unknown, "--follow") {
 		c.a.never(UnboundedStream, "aws logs tail --follow follows forever")
 	}
 }
@@ -152,11 +154,11 @@ func slicesContains(s []string, v string) bool {
 }
 
 // gcloudSpec is gcloud's global options and the list options.
-var gcloudSpec = spec("qh", "account=", "billing-project=", "configuration=", "flags-file=", "flatten=",
+var gcloudSpec = getopt.New("qh", "account=", "billing-project=", "configuration=", "flags-file=", "flatten=",
 	"format=", "help", "project=", "quiet", "verbosity=", "impersonate-service-account=",
 	"log-http", "trace-token=", "user-output-enabled", "no-user-output-enabled",
 	"access-token-file=", "filter=", "limit=", "page-size=", "sort-by=", "uri", "zone=",
-	"region=", "location=", "version").noAbbreviations()
+	"region=", "location=", "version").NoAbbreviations()
 
 // gcloudGroups are command groups whose list and describe commands read.
 // A command's positional arguments follow it (gcloud compute instances
@@ -198,35 +200,35 @@ func wordSet(s string) map[string]bool {
 
 func gcloudRule(c *call) { cloudPathRule(c, gcloudSpec, gcloudGroups) }
 
-var azSpec = spec("o:h", "debug", "only-show-errors", "output=", "query=", "subscription=", "verbose", "help", "version").noAbbreviations()
+var azSpec = getopt.New("o:h", "debug", "only-show-errors", "output=", "query=", "subscription=", "verbose", "help", "version").NoAbbreviations()
 
 func azRule(c *call) { cloudPathRule(c, azSpec, azGroups) }
 
 // cloudPathRule judges gcloud GROUP… VERB and az GROUP… VERB: list and
 // describe/show read; tail and --follow never end.
-func cloudPathRule(c *call, s *optSpec, groups map[string]bool) {
+func cloudPathRule(c *call, s *getopt.Spec, groups map[string]bool) {
 	p := c.parse(s)
-	if len(p.operands) == 0 {
+	if len(p.Operands) == 0 {
 		c.strict(p)
 		return
 	}
-	if len(p.dynamic) > 0 {
-		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("%s: argument %s may expand into an option", c.name, p.dynamic[0]))
+	if len(p.Dynamic) > 0 {
+		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("%s: argument %s may expand into an option", c.name, p.Dynamic[0]))
 		return
 	}
-	if o, ok := p.get("--flags-file"); ok {
-		c.a.failClosed(CodeWriteOption, fmt.Sprintf("%s --flags-file %s: flags from a file that was not checked", c.name, o.value))
+	if o, ok := p.Get("--flags-file"); ok {
+		c.a.failClosed(CodeWriteOption, fmt.Sprintf("%s --flags-file %s: flags from a file that was not checked", c.name, o.Value))
 		return
 	}
 	args := c.rest()
-	if !c.strict(parseArgs(args[:p.operands[0]], s)) {
+	if !c.strict(parseArgs(args[:p.Operands[0]], s)) {
 		return // an unknown option before the command could take it as its value
 	}
 	// The command path: operands from the start, before any option this
 	// parser does not know (whose value could look like a word).
 	var path []string
-	for _, i := range p.operands {
-		if q := parseArgs(args[:i], s); len(q.unknown) > 0 {
+	for _, i := range p.Operands {
+		if q := parseArgs(args[:i], s); len(q.Unknown) > 0 {
 			break
 		}
 		if !args[i].literal() {
@@ -266,7 +268,7 @@ func cloudPathRule(c *call, s *optSpec, groups map[string]bool) {
 		}
 		return
 	}
-	if slicesContains(p.unknown, "--follow") || slicesContains(p.unknown, "--stream") {
+	if slicesContains(p.Unknown, "--follow") || slicesContains(p.Unknown, "--stream") {
 		c.a.never(UnboundedStream, name+" --follow follows forever")
 	}
 }
@@ -274,7 +276,7 @@ func cloudPathRule(c *call, s *optSpec, groups map[string]bool) {
 // opensslSpec is the inspection options of openssl x509, req, verify, crl,
 // pkey, rsa, ec, asn1parse, dgst and friends (OpenSSL 3; single-dash long
 // options, no abbreviations).
-var opensslSpec = spec("icrav", "in=", "inform=", "out=", "outform=", "noout", "text", "subject", "issuer", "serial",
+var opensslSpec = getopt.New("icrav", "in=", "inform=", "out=", "outform=", "noout", "text", "subject", "issuer", "serial",
 	"hash", "subject_hash", "issuer_hash", "subject_hash_old", "issuer_hash_old", "fingerprint",
 	"dates", "startdate", "enddate", "purpose", "pubkey", "modulus", "email", "ocsp_uri", "ocspid",
 	"nameopt=", "certopt=", "ext=", "checkend=", "checkhost=", "checkemail=", "checkip=", "alias",
@@ -291,7 +293,7 @@ var opensslSpec = spec("icrav", "in=", "inform=", "out=", "outform=", "noout", "
 	"addtrust=", "addreject=", "setalias=", "trustout", "next_serial", "preserve_dates",
 	"batch", "utf8", "genkey", "strparse=", "offset=", "length=", "i", "dump", "dlimit=", "oid=",
 	"item=", "noprompt", "param_out", "traditional", "passout=", "cipher=", "c", "r",
-	"hex", "binary", "sign=", "signature=", "prverify=", "help", "v", "version", "a").singleDashLongs().noAbbreviations()
+	"hex", "binary", "sign=", "signature=", "prverify=", "help", "v", "version", "a").SingleDashLongs().NoAbbreviations()
 
 // opensslReads are the openssl commands that inspect.
 var opensslReads = wordSet(`x509 req verify crl pkey rsa ec asn1parse dgst version list ciphers
@@ -324,17 +326,17 @@ func opensslRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	for _, o := range p.opts {
-		if why, ok := opensslRuns[o.name]; ok {
-			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("openssl %s -%s %s", cmd, o.name[2:], why))
+	for _, o := range p.Opts {
+		if why, ok := opensslRuns[o.Name]; ok {
+			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("openssl %s -%s %s", cmd, o.Name[2:], why))
 			return
 		}
-		switch o.name {
+		switch o.Name {
 		case "--out", "--keyout", "--writerand", "--CAserial", "--signature":
-			if o.name == "--out" && isStdStream(o.value) || o.name == "--signature" {
+			if o.Name == "--out" && isStdStream(o.Value) || o.Name == "--signature" {
 				continue
 			}
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("openssl %s -%s writes %s", cmd, o.name[2:], o.value))
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("openssl %s -%s writes %s", cmd, o.Name[2:], o.Value))
 			return
 		case "--CAcreateserial":
 			c.a.writes(CodeWriteOption, RiskMediumWrite, "openssl x509 -CAcreateserial writes a serial file")
@@ -344,17 +346,17 @@ func opensslRule(c *call) {
 			return
 		}
 	}
-	if cmd == "req" && p.has("--new", "--newkey", "--x509") && !p.has("--key") {
+	if cmd == "req" && p.Has("--new", "--newkey", "--x509") && !p.Has("--key") {
 		c.a.writes(CodeWriteOption, RiskMediumWrite, "openssl req -new generates a private key and writes it (privkey.pem without -keyout)")
 	}
-	if cmd == "dhparam" && len(p.operands) > 0 {
+	if cmd == "dhparam" && len(p.Operands) > 0 {
 		c.a.writes(CodeWriteOption, RiskLowWrite, "openssl dhparam NUMBIT generates parameters")
 	}
 }
 
 // opensslSClientSpec is openssl s_client's options (OpenSSL 3: one dash,
 // no abbreviations); HOST:PORT may be an operand.
-var opensslSClientSpec = spec("46", "connect=", "host=", "port=", "bind=", "proxy=", "proxy_user=", "proxy_pass=",
+var opensslSClientSpec = getopt.New("46", "connect=", "host=", "port=", "bind=", "proxy=", "proxy_user=", "proxy_pass=",
 	"unix=", "servername=", "noservername", "verify=", "verify_return_error", "verify_quiet", "cert=",
 	"certform=", "CRL=", "CRLform=", "crl_download", "key=", "keyform=", "pass=", "dane_tlsa_domain=",
 	"dane_tlsa_rrdata=", "dane_ee_no_namechecks", "CApath=", "CAfile=", "CAstore=", "no-CAfile",
@@ -380,7 +382,7 @@ var opensslSClientSpec = spec("46", "connect=", "host=", "port=", "bind=", "prox
 	"issuer_checks", "policy_check", "explicit_policy", "inhibit_any", "inhibit_map", "extended_crl",
 	"use_deltas", "policy_print", "check_ss_sig", "trusted_first", "no_alt_chains", "no_check_time",
 	"suiteB_128", "suiteB_128_only", "suiteB_192", "ktls", "security_debug", "security_debug_verbose",
-	"tfo", "help").singleDashLongs().noAbbreviations()
+	"tfo", "help").SingleDashLongs().NoAbbreviations()
 
 // opensslSClientWrites are s_client's options that write files.
 var opensslSClientWrites = map[string]string{"--sess_out": "writes the TLS session to a file",
@@ -400,17 +402,17 @@ func opensslSClient(c *call, args []*arg) {
 	if !c.strict(p) {
 		return
 	}
-	for _, o := range p.opts {
-		if why, ok := opensslRuns[o.name]; ok {
-			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("openssl s_client -%s %s", o.name[2:], why))
+	for _, o := range p.Opts {
+		if why, ok := opensslRuns[o.Name]; ok {
+			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("openssl s_client -%s %s", o.Name[2:], why))
 			return
 		}
-		if what, ok := opensslSClientWrites[o.name]; ok && !isSinkPath(o.value) {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("openssl s_client -%s %s", o.name[2:], what))
+		if what, ok := opensslSClientWrites[o.Name]; ok && !isSinkPath(o.Value) {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("openssl s_client -%s %s", o.Name[2:], what))
 			return
 		}
-		if o.name == "--early_data" {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "openssl s_client -early_data sends the file "+o.value+" to the server")
+		if o.Name == "--early_data" {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "openssl s_client -early_data sends the file "+o.Value+" to the server")
 			return
 		}
 	}
@@ -430,11 +432,11 @@ func opensslSClient(c *call, args []*arg) {
 		}
 	default:
 		c.a.never(InteractiveREPL, "openssl s_client sends its standard input to the server until it ends; </dev/null ends it")
-		c.rewrite(c.srcExcept(p, len(c.args), func(opt) bool { return false }, "</dev/null")...)
+		c.rewrite(c.srcExcept(p, len(c.args), func(getopt.Opt) bool { return false }, "</dev/null")...)
 		return
 	}
-	if o, ok := p.get("--ign_eof", "--no_ign_eof", "--quiet"); ok && o.name != "--no_ign_eof" {
-		c.a.never(UnboundedStream, "openssl s_client -"+o.name[2:]+" keeps the connection open after its input ends, until the server closes it")
+	if o, ok := p.Get("--ign_eof", "--no_ign_eof", "--quiet"); ok && o.Name != "--no_ign_eof" {
+		c.a.never(UnboundedStream, "openssl s_client -"+o.Name[2:]+" keeps the connection open after its input ends, until the server closes it")
 	}
 }
 
@@ -452,7 +454,7 @@ func stdinIsNull(c *call) bool {
 }
 
 // yqSpec is mikefarah yq v4's options (cobra: no abbreviations).
-var yqSpec = spec("ieo:p:PI:CMNnrs:0vh", "inplace", "exit-status", "output-format=", "input-format=",
+var yqSpec = getopt.New("ieo:p:PI:CMNnrs:0vh", "inplace", "exit-status", "output-format=", "input-format=",
 	"prettyPrint", "indent=", "colors", "no-colors", "no-doc", "null-input", "unwrapScalar?",
 	"split-exp=", "split-exp-file=", "from-file=", "front-matter=", "header-preprocess?",
 	"expression=", "nul-output", "verbose", "help", "version", "xml-attribute-prefix=",
@@ -461,7 +463,7 @@ var yqSpec = spec("ieo:p:PI:CMNnrs:0vh", "inplace", "exit-status", "output-forma
 	"xml-directive-name=", "csv-auto-parse?", "csv-separator=", "tsv-auto-parse?",
 	"properties-separator=", "properties-array-brackets", "lua-globals", "lua-prefix=",
 	"lua-suffix=", "lua-unquoted", "security-disable-env-ops", "security-disable-file-ops",
-	"string-interpolation?", "shell-key-separator=").noAbbreviations()
+	"string-interpolation?", "shell-key-separator=").NoAbbreviations()
 
 // yqRule: yq prints; -i rewrites its files and -s splits into files.
 func yqRule(c *call) {
@@ -469,29 +471,29 @@ func yqRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	for _, o := range p.opts {
-		switch o.name {
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "-i", "--inplace":
-			if o.value != "false" {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, "yq "+o.name+" rewrites the files in place")
+			if o.Value != "false" {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "yq "+o.Name+" rewrites the files in place")
 				return
 			}
 		case "-s", "--split-exp", "--split-exp-file":
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "yq "+o.name+" writes each document to a file")
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "yq "+o.Name+" writes each document to a file")
 			return
 		}
 	}
 }
 
 // redisSpec is redis-cli 7's options (exact names).
-var redisSpec = spec("h:p:s:a:u:r:i:n:d:t:x234ceDX:", "user=", "pass=", "askpass", "raw", "no-raw",
+var redisSpec = getopt.New("h:p:s:a:u:r:i:n:d:t:x234ceDX:", "user=", "pass=", "askpass", "raw", "no-raw",
 	"quoted-input", "csv", "json", "quoted-json", "show-pushes?", "stat", "latency",
 	"latency-history", "latency-dist", "lru-test=", "replica", "slave", "rdb=", "functions-rdb=",
 	"pipe", "pipe-timeout=", "bigkeys", "memkeys", "memkeys-samples=", "hotkeys", "keystats",
 	"keystats-samples=", "scan", "pattern=", "count=", "quoted-pattern=", "intrinsic-latency=",
 	"eval=", "ldb", "ldb-sync-mode", "cluster", "verbose", "no-auth-warning", "tls", "sni=",
 	"cacert=", "cacertdir=", "insecure", "tls-ciphers=", "tls-ciphersuites=", "cert=", "key=",
-	"help", "version", "cluster-yes", "top=").noAbbreviations().stopAtOperand()
+	"help", "version", "cluster-yes", "top=").NoAbbreviations().StopAtOperand()
 
 // redisReads are commands that only read (the first word, upper-cased);
 // redisReadSubs the container commands whose named subcommands read.
@@ -528,40 +530,40 @@ func redisRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	for _, o := range p.opts {
-		switch o.name {
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "--eval", "--ldb":
-			c.a.writes(CodeRunsProgram, RiskHighWrite, "redis-cli "+o.name+" runs a Lua script on the server")
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "redis-cli "+o.Name+" runs a Lua script on the server")
 			return
 		case "--pipe", "--cluster":
-			c.a.writes(CodeWriteOption, RiskHighWrite, "redis-cli "+o.name+" sends commands that change data")
+			c.a.writes(CodeWriteOption, RiskHighWrite, "redis-cli "+o.Name+" sends commands that change data")
 			return
 		case "--rdb", "--functions-rdb":
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "redis-cli "+o.name+" writes a dump file")
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "redis-cli "+o.Name+" writes a dump file")
 			return
 		case "-x", "-X":
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "redis-cli "+o.name+" takes the last argument from standard input, unseen")
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "redis-cli "+o.Name+" takes the last argument from standard input, unseen")
 			return
 		case "--askpass":
 			c.a.never(TTYFlag, "redis-cli --askpass prompts for the password")
 		case "--stat", "--latency", "--latency-history", "--latency-dist", "--replica", "--slave", "--lru-test":
-			c.a.never(UnboundedStream, "redis-cli "+o.name+" runs until stopped")
+			c.a.never(UnboundedStream, "redis-cli "+o.Name+" runs until stopped")
 			return
 		case "-r":
-			if strings.HasPrefix(o.value, "-") {
-				c.a.never(UnboundedStream, "redis-cli -r "+o.value+" repeats forever")
+			if strings.HasPrefix(o.Value, "-") {
+				c.a.never(UnboundedStream, "redis-cli -r "+o.Value+" repeats forever")
 			}
 		}
 	}
-	if p.has("--bigkeys", "--memkeys", "--hotkeys", "--keystats", "--scan", "--intrinsic-latency") && len(p.operands) == 0 {
+	if p.Has("--bigkeys", "--memkeys", "--hotkeys", "--keystats", "--scan", "--intrinsic-latency") && len(p.Operands) == 0 {
 		return
 	}
-	if len(p.operands) == 0 {
+	if len(p.Operands) == 0 {
 		c.a.writes(CodeUnknownCommand, RiskMediumWrite, "redis-cli without a command runs commands from standard input or a prompt")
 		return
 	}
 	args := c.rest()
-	w := args[p.operands[0]]
+	w := args[p.Operands[0]]
 	if !w.literal() {
 		c.a.failClosed(CodeDynamicCommand, "redis-cli command "+w.src+" is computed at run time")
 		return
@@ -571,8 +573,8 @@ func redisRule(c *call) {
 		c.a.never(UnboundedStream, "redis-cli "+cmd+" streams until stopped")
 		return
 	}
-	if subs, ok := redisReadSubs[cmd]; ok && len(p.operands) > 1 {
-		s := args[p.operands[0]+1]
+	if subs, ok := redisReadSubs[cmd]; ok && len(p.Operands) > 1 {
+		s := args[p.Operands[0]+1]
 		if s.literal() && subs[strings.ToUpper(s.val)] {
 			return
 		}

@@ -3,6 +3,8 @@ package intent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 func registerClusterRules() {
@@ -18,7 +20,7 @@ func registerClusterRules() {
 
 // kubectlSpec: kubectl (cobra/pflag) takes no abbreviations; an unknown flag
 // before the verb could swallow the verb as its value, so it fails closed.
-var kubectlSpec = spec("n:l:o:c:f:s:L:k:p:iwtAqRv:h", "namespace=", "context=", "cluster=", "user=", "server=",
+var kubectlSpec = getopt.New("n:l:o:c:f:s:L:k:p:iwtAqRv:h", "namespace=", "context=", "cluster=", "user=", "server=",
 	"kubeconfig=", "selector=", "output=", "container=", "filename=", "token=", "as=", "as-group=",
 	"as-uid=", "request-timeout=", "field-selector=", "sort-by=", "tail=", "since=", "since-time=",
 	"template=", "label-columns=", "cache-dir=", "certificate-authority=", "client-certificate=",
@@ -43,9 +45,9 @@ var kubectlSpec = spec("n:l:o:c:f:s:L:k:p:iwtAqRv:h", "namespace=", "context=", 
 	"clusterrole=", "role=", "serviceaccount=", "group=", "verb=", "resource-name=", "hard=",
 	"scopes=", "min=", "max=", "cpu-percent=", "openapi-patch", "windows-line-ending",
 	"delete-emptydir-data", "ignore-daemonsets", "disable-eviction", "skip-wait-for-delete-timeout=",
-	"to-revision=", "local", "external-ip=", "load-balancer-ip=", "cluster-ip=", "session-affinity=").noAbbreviations()
+	"to-revision=", "local", "external-ip=", "load-balancer-ip=", "cluster-ip=", "session-affinity=").NoAbbreviations()
 
-var kubectlLogsSpec = kubectlSpec.withShort('f', noValue)
+var kubectlLogsSpec = kubectlSpec.WithShort('f', getopt.NoValue)
 
 var kubectlRead = map[string]bool{
 	"get": true, "describe": true, "logs": true, "top": true, "explain": true, "version": true,
@@ -76,20 +78,20 @@ func kubectlRule(c *call) {
 	if !c.strict(parseArgs(c.rest()[:vi], kubectlSpec)) {
 		return
 	}
-	if o, ok := p.get("--kubeconfig"); ok {
+	if o, ok := p.Get("--kubeconfig"); ok {
 		// A kubeconfig can name exec credential plugins (users[].user.exec)
 		// and auth providers that kubectl runs; a file named on the command
 		// line was not checked (issue 14). The default kubeconfig is the
 		// user's own configuration, like git's global config.
-		c.a.failClosed(CodeRunsProgram, fmt.Sprintf("kubectl --kubeconfig %s: a kubeconfig can name exec credential plugins that kubectl runs, and this one was not checked", o.value))
+		c.a.failClosed(CodeRunsProgram, fmt.Sprintf("kubectl --kubeconfig %s: a kubeconfig can name exec credential plugins that kubectl runs, and this one was not checked", o.Value))
 		return
 	}
-	for _, o := range p.opts {
+	for _, o := range p.Opts {
 		switch {
-		case o.name == "--profile-output":
+		case o.Name == "--profile-output":
 			c.a.writes(CodeWriteOption, RiskMediumWrite, "kubectl --profile-output writes a profile file")
 			return
-		case o.name == "--profile" && o.value != "none":
+		case o.Name == "--profile" && o.Value != "none":
 			c.a.writes(CodeWriteOption, RiskMediumWrite, "kubectl --profile writes a profile file (profile.pprof by default)")
 			return
 		}
@@ -101,14 +103,14 @@ func kubectlRule(c *call) {
 		return
 	}
 	var operands []string
-	for _, i := range p.operands[1:] {
+	for _, i := range p.Operands[1:] {
 		operands = append(operands, args[i].val)
 	}
 	sub := ""
 	if len(operands) > 0 {
 		sub = operands[0]
 	}
-	if o, ok := p.get("--dry-run"); ok && kubectlDryRun[verb] && o.value != "none" && o.value != "false" {
+	if o, ok := p.Get("--dry-run"); ok && kubectlDryRun[verb] && o.Value != "none" && o.Value != "false" {
 		// --dry-run=client prints the objects; =server asks the API server
 		// to validate without persisting. Neither changes the cluster.
 		if !c.strict(p) {
@@ -181,42 +183,42 @@ func kubectlRule(c *call) {
 	if !kubectlRead[verb] {
 		c.a.writes(CodeWriteSubcommand, RiskMediumWrite, fmt.Sprintf("kubectl %s changes the cluster", verb))
 		if verb == "scale" {
-			if o, ok := p.get("--replicas"); ok && o.value == "0" {
+			if o, ok := p.Get("--replicas"); ok && o.Value == "0" {
 				c.a.destroys("kubectl scale --replicas=0 takes a workload down")
 			}
 		}
 		return
 	}
-	if len(p.dynamic) > 0 && (verb == "logs" || verb == "get" || verb == "events") {
+	if len(p.Dynamic) > 0 && (verb == "logs" || verb == "get" || verb == "events") {
 		// None of these verbs' options writes, but one may watch forever.
-		c.a.never(UnboundedStream, "kubectl "+verb+": argument "+p.dynamic[0]+" may expand into a follow or watch option")
+		c.a.never(UnboundedStream, "kubectl "+verb+": argument "+p.Dynamic[0]+" may expand into a follow or watch option")
 		return
 	}
 	if !c.strict(p) {
 		return
 	}
-	isFollow := func(o opt) bool {
-		return (o.name == "-f" && verb == "logs") || o.name == "--follow" || o.name == "-w" || o.name == "--watch" || o.name == "--watch-only"
+	isFollow := func(o getopt.Opt) bool {
+		return (o.Name == "-f" && verb == "logs") || o.Name == "--follow" || o.Name == "-w" || o.Name == "--watch" || o.Name == "--watch-only"
 	}
-	for _, o := range p.opts {
-		if !isFollow(o) || o.value == "false" {
+	for _, o := range p.Opts {
+		if !isFollow(o) || o.Value == "false" {
 			continue
 		}
-		if o.name == "-f" && verb != "logs" {
+		if o.Name == "-f" && verb != "logs" {
 			continue
 		}
 		if verb == "logs" {
-			c.a.never(UnboundedStream, "kubectl logs "+o.name+" follows forever")
+			c.a.never(UnboundedStream, "kubectl logs "+o.Name+" follows forever")
 			var extra []string
-			if !p.has("--tail") {
+			if !p.Has("--tail") {
 				extra = append(extra, "--tail=200")
 			}
-			if !p.has("--since", "--since-time") {
+			if !p.Has("--since", "--since-time") {
 				extra = append(extra, "--since=10m")
 			}
 			c.rewrite(c.srcExcept(p, vi+2, isFollow, extra...)...)
 		} else {
-			c.a.never(UnboundedStream, fmt.Sprintf("kubectl %s %s watches forever", verb, o.name))
+			c.a.never(UnboundedStream, fmt.Sprintf("kubectl %s %s watches forever", verb, o.Name))
 			c.rewrite(c.srcExcept(p, len(c.args), isFollow)...)
 		}
 		return
@@ -224,11 +226,11 @@ func kubectlRule(c *call) {
 	if verb == "wait" {
 		// kubectl wait gives up after --timeout, 30s by default; zero
 		// checks once; a negative one waits a week (issue 14).
-		if o, ok := p.get("--timeout"); ok && strings.HasPrefix(o.value, "-") {
-			c.a.never(UnboundedStream, "kubectl wait --timeout="+o.value+" waits a week")
+		if o, ok := p.Get("--timeout"); ok && strings.HasPrefix(o.Value, "-") {
+			c.a.never(UnboundedStream, "kubectl wait --timeout="+o.Value+" waits a week")
 		}
 	}
-	if verb == "cluster-info" && p.has("--output-directory") {
+	if verb == "cluster-info" && p.Has("--output-directory") {
 		c.a.writes(CodeWriteOption, RiskMediumWrite, "kubectl cluster-info dump --output-directory writes files")
 	}
 }
@@ -236,57 +238,57 @@ func kubectlRule(c *call) {
 // kubectlRolloutStatus: rollout status watches until the rollout ends,
 // which may be never; --timeout (zero means forever) or --watch=false
 // bound it (issue 14). The rewrite adds a timeout.
-func kubectlRolloutStatus(c *call, p *parsedArgs) {
-	if o, ok := p.get("-w", "--watch"); ok && o.value == "false" {
+func kubectlRolloutStatus(c *call, p *getopt.Parsed) {
+	if o, ok := p.Get("-w", "--watch"); ok && o.Value == "false" {
 		return
 	}
-	if o, ok := p.get("--timeout"); ok && o.value != "" && strings.TrimLeft(o.value, "0smh.") != "" && !strings.HasPrefix(o.value, "-") {
+	if o, ok := p.Get("--timeout"); ok && o.Value != "" && strings.TrimLeft(o.Value, "0smh.") != "" && !strings.HasPrefix(o.Value, "-") {
 		return
 	}
 	c.a.never(UnboundedStream, "kubectl rollout status waits for the rollout to finish, forever without a --timeout")
-	c.rewrite(c.srcExcept(p, len(c.args), func(o opt) bool { return o.name == "--timeout" }, "--timeout=5m")...)
+	c.rewrite(c.srcExcept(p, len(c.args), func(o getopt.Opt) bool { return o.Name == "--timeout" }, "--timeout=5m")...)
 }
 
 // verbIndex returns the index (in rest) of the first operand, or -1.
-func verbIndex(p *parsedArgs) int {
-	if len(p.operands) == 0 {
+func verbIndex(p *getopt.Parsed) int {
+	if len(p.Operands) == 0 {
 		return -1
 	}
-	return p.operands[0]
+	return p.Operands[0]
 }
 
 // kubectlExec: kubectl exec POD [-c C] -- CMD classifies CMD; -t allocates
 // a terminal (seed 000 [tty_flag]).
-func kubectlExec(c *call, p *parsedArgs, vi int) {
+func kubectlExec(c *call, p *getopt.Parsed, vi int) {
 	args := c.rest()
 	var inner []*arg
-	if p.dashdash >= 0 {
-		inner = args[p.dashdash+1:]
-	} else if len(p.operands) > 2 {
-		inner = args[p.operands[2]:] // deprecated: kubectl exec POD CMD
+	if p.DashDash >= 0 {
+		inner = args[p.DashDash+1:]
+	} else if len(p.Operands) > 2 {
+		inner = args[p.Operands[2]:] // deprecated: kubectl exec POD CMD
 	}
 	if len(inner) == 0 {
 		c.a.writes(CodeUnknownCommand, RiskMediumWrite, "kubectl exec without a command")
 		return
 	}
 	tty := false
-	for _, o := range p.opts {
-		if o.index < vi && o.name != "-t" && o.name != "--tty" {
+	for _, o := range p.Opts {
+		if o.Index < vi && o.Name != "-t" && o.Name != "--tty" {
 			continue
 		}
-		if (o.name == "-t" || o.name == "--tty") && o.value != "false" {
+		if (o.Name == "-t" || o.Name == "--tty") && o.Value != "false" {
 			tty = true
 		}
 	}
 	c.inner(inner, stmtCtx{})
 	if tty {
 		c.a.never(TTYFlag, "kubectl exec -t allocates a terminal and waits for input")
-		c.rewrite(c.srcExcept(p, len(c.args), func(o opt) bool { return o.name == "-t" || o.name == "--tty" })...)
+		c.rewrite(c.srcExcept(p, len(c.args), func(o getopt.Opt) bool { return o.Name == "-t" || o.Name == "--tty" })...)
 	}
 }
 
-var dockerGlobalSpec = spec("H:c:l:Dhv", "host=", "context=", "config=", "log-level=", "debug", "tls", "tlscacert=",
-	"tlscert=", "tlskey=", "tlsverify", "help", "version").noAbbreviations().stopAtOperand()
+var dockerGlobalSpec = getopt.New("H:c:l:Dhv", "host=", "context=", "config=", "log-level=", "debug", "tls", "tlscacert=",
+	"tlscert=", "tlskey=", "tlsverify", "help", "version").NoAbbreviations().StopAtOperand()
 
 var dockerRead = map[string]bool{
 	"ps": true, "logs": true, "inspect": true, "images": true, "stats": true, "top": true,
@@ -321,17 +323,17 @@ var dockerDestroys = map[string]bool{
 
 func dockerRule(c *call) {
 	p := c.parse(dockerGlobalSpec)
-	if !c.strict(p) || len(p.operands) == 0 {
+	if !c.strict(p) || len(p.Operands) == 0 {
 		return
 	}
-	if o, ok := p.get("--config"); ok {
+	if o, ok := p.Get("--config"); ok {
 		// The config directory names credential helpers (credsStore,
 		// credHelpers) and holds cli-plugins (docker compose is one), which
 		// docker runs; a directory named here was not checked (issue 14).
-		c.a.failClosed(CodeRunsProgram, fmt.Sprintf("docker --config %s: the config directory can name credential helpers and CLI plugins that docker runs, and this one was not checked", o.value))
+		c.a.failClosed(CodeRunsProgram, fmt.Sprintf("docker --config %s: the config directory can name credential helpers and CLI plugins that docker runs, and this one was not checked", o.Value))
 		return
 	}
-	args := c.rest()[p.operands[0]:]
+	args := c.rest()[p.Operands[0]:]
 	verb := args[0].val
 	if !args[0].literal() {
 		c.a.failClosed(CodeDynamicCommand, "docker subcommand "+args[0].src+" is computed at run time")
@@ -378,7 +380,7 @@ func dockerRule(c *call) {
 // dockerRunSpec is docker run's and create's options (docker 28, pflag:
 // no abbreviations); the image ends them. --net, --net-alias and
 // --dns-opt are hidden aliases.
-var dockerRunSpec = spec("a:c:de:h:il:m:p:Pqtu:v:w:", "add-host=", "annotation=", "attach=", "blkio-weight=",
+var dockerRunSpec = getopt.New("a:c:de:h:il:m:p:Pqtu:v:w:", "add-host=", "annotation=", "attach=", "blkio-weight=",
 	"blkio-weight-device=", "cap-add=", "cap-drop=", "cgroup-parent=", "cgroupns=", "cidfile=",
 	"cpu-count=", "cpu-percent=", "cpu-period=", "cpu-quota=", "cpu-rt-period=", "cpu-rt-runtime=",
 	"cpu-shares=", "cpus=", "cpuset-cpus=", "cpuset-mems=", "detach", "detach-keys=", "device=",
@@ -394,7 +396,7 @@ var dockerRunSpec = spec("a:c:de:h:il:m:p:Pqtu:v:w:", "add-host=", "annotation="
 	"platform=", "privileged?", "publish=", "publish-all?", "pull=", "quiet?", "read-only?", "restart=",
 	"rm?", "runtime=", "security-opt=", "shm-size=", "sig-proxy?", "stop-signal=", "stop-timeout=",
 	"storage-opt=", "sysctl=", "tmpfs=", "tty?", "ulimit=", "use-api-socket?", "user=", "userns=", "uts=",
-	"volume=", "volume-driver=", "volumes-from=", "workdir=").noAbbreviations().stopAtOperand()
+	"volume=", "volume-driver=", "volumes-from=", "workdir=").NoAbbreviations().StopAtOperand()
 
 // dockerHostPaths are host paths whose bind mount hands the container the
 // host: its root, devices, kernel interfaces, configuration and the
@@ -414,12 +416,12 @@ var dockerHostCaps = wordSet(`ALL SYS_ADMIN SYS_MODULE SYS_PTRACE SYS_RAWIO SYS_
 // option the spec does not know, or an expansion, might be one of them.
 func dockerHostControl(c *call, name string, rest []*arg) {
 	p := parseArgs(rest, dockerRunSpec)
-	if len(p.unknown) > 0 || len(p.dynamic) > 0 {
+	if len(p.Unknown) > 0 || len(p.Dynamic) > 0 {
 		what := ""
-		if len(p.unknown) > 0 {
-			what = "option " + p.unknown[0] + " is not known"
+		if len(p.Unknown) > 0 {
+			what = "option " + p.Unknown[0] + " is not known"
 		} else {
-			what = "argument " + p.dynamic[0] + " may expand into an option"
+			what = "argument " + p.Dynamic[0] + " may expand into an option"
 		}
 		c.a.writes(CodeSudo, RiskHighWrite, fmt.Sprintf("docker %s: %s, and it may give the container control of the host", name, what))
 		return
@@ -427,20 +429,20 @@ func dockerHostControl(c *call, name string, rest []*arg) {
 	host := func(why string) {
 		c.a.writes(CodeSudo, RiskHighWrite, "docker "+name+" "+why+": the container controls the host")
 	}
-	for _, o := range p.opts {
-		v := o.value
-		switch o.name {
+	for _, o := range p.Opts {
+		v := o.Value
+		switch o.Name {
 		case "--privileged", "--use-api-socket":
 			if v != "false" {
-				host(o.name)
+				host(o.Name)
 			}
 		case "--pid", "--ipc", "--uts", "--userns", "--network", "--net", "--cgroupns":
 			if v == "host" {
-				host(o.name + " host shares the host's namespace")
+				host(o.Name + " host shares the host's namespace")
 			}
 		case "-v", "--volume":
 			if src, _, ok := strings.Cut(v, ":"); ok && dockerHostPath(src) {
-				host(o.name + " " + v + " mounts " + src + " from the host")
+				host(o.Name + " " + v + " mounts " + src + " from the host")
 			}
 		case "--mount":
 			for _, kv := range strings.Split(v, ",") {
@@ -481,17 +483,17 @@ func dockerHostPath(src string) bool {
 // compose v2): ps, images, inspect, logs, stats, top, version, info,
 // events, port, diff, history, search and the group forms. An option not
 // here fails closed (issue 14): compose config -o writes a file.
-var dockerReadSpec = spec("fn:tqsalHo:", "follow", "tail=", "since=", "until=", "timestamps", "details",
+var dockerReadSpec = getopt.New("fn:tqsalHo:", "follow", "tail=", "since=", "until=", "timestamps", "details",
 	"no-stream", "no-trunc", "all", "format=", "filter=", "last=", "latest", "quiet", "size", "type=",
 	"help", "digests", "tree", "human", "platform=", "limit=", "no-color", "no-log-prefix",
 	"index=", "services", "status=", "orphans", "volumes", "profiles", "images", "hash=",
 	"resolve-image-digests", "no-interpolate", "no-normalize", "no-path-resolution",
-	"no-consistency", "variables", "environment", "short", "dry-run", "verbose", "output=").noAbbreviations()
+	"no-consistency", "variables", "environment", "short", "dry-run", "verbose", "output=").NoAbbreviations()
 
 // dockerReadWrites are the read verbs' options that write files.
 var dockerReadWrites = map[string]bool{"-o": true, "--output": true}
 
-var dockerListSpec = dockerReadSpec.withShort('f', needsValue) // ps -f is --filter
+var dockerListSpec = dockerReadSpec.WithShort('f', getopt.NeedsValue) // ps -f is --filter
 
 // dockerReadVerb: logs -f and stats and events follow unless bounded.
 // Rewrites (seed 000): docker logs -f X → docker logs --tail=200 X;
@@ -502,38 +504,38 @@ func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
 		s = dockerReadSpec // logs -f is --follow
 	}
 	p := parseArgs(rest, s)
-	if len(p.dynamic) > 0 && (verb == "logs" || verb == "stats" || verb == "events") {
+	if len(p.Dynamic) > 0 && (verb == "logs" || verb == "stats" || verb == "events") {
 		// None of these verbs' options writes, but one may follow forever.
-		c.a.never(UnboundedStream, "docker "+verb+": argument "+p.dynamic[0]+" may expand into a follow option")
+		c.a.never(UnboundedStream, "docker "+verb+": argument "+p.Dynamic[0]+" may expand into a follow option")
 		return
 	}
 	if !c.strict(p) {
 		return
 	}
-	for _, o := range p.opts {
-		if dockerReadWrites[o.name] {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("docker %s %s writes a file", strings.TrimSpace(group+" "+verb), o.name))
+	for _, o := range p.Opts {
+		if dockerReadWrites[o.Name] {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("docker %s %s writes a file", strings.TrimSpace(group+" "+verb), o.Name))
 			return
 		}
 	}
 	switch verb {
 	case "logs":
-		follow := func(o opt) bool { return o.name == "-f" || o.name == "--follow" }
-		if p.has("-f", "--follow") && !p.has("--until") {
+		follow := func(o getopt.Opt) bool { return o.Name == "-f" || o.Name == "--follow" }
+		if p.Has("-f", "--follow") && !p.Has("--until") {
 			c.a.never(UnboundedStream, "docker logs -f follows forever")
 			var extra []string
-			if !p.has("--tail", "-n") {
+			if !p.Has("--tail", "-n") {
 				extra = append(extra, "--tail=200")
 			}
-			c.rewrite(c.srcExcept(p.shifted(at-1), at, follow, extra...)...)
+			c.rewrite(c.srcExcept(p.Shifted(at-1), at, follow, extra...)...)
 		}
 	case "stats":
-		if !p.has("--no-stream") {
+		if !p.Has("--no-stream") {
 			c.a.never(UnboundedStream, "docker stats refreshes forever; --no-stream prints once")
-			c.rewrite(c.srcExcept(p.shifted(at-1), at, func(opt) bool { return false }, "--no-stream")...)
+			c.rewrite(c.srcExcept(p.Shifted(at-1), at, func(getopt.Opt) bool { return false }, "--no-stream")...)
 		}
 	case "events":
-		if !p.has("--until") {
+		if !p.Has("--until") {
 			c.a.never(UnboundedStream, "docker events waits for events forever; --until ends it")
 		}
 	}
@@ -542,9 +544,9 @@ func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
 // dockerComposeSpec is docker compose v2's own options, before its
 // command (pflag: no abbreviations; --no-ansi, --verbose and --workdir are
 // hidden or deprecated).
-var dockerComposeSpec = spec("f:p:hv", "all-resources", "ansi=", "compatibility", "dry-run", "env-file=",
+var dockerComposeSpec = getopt.New("f:p:hv", "all-resources", "ansi=", "compatibility", "dry-run", "env-file=",
 	"file=", "parallel=", "profile=", "progress=", "project-directory=", "project-name=", "help",
-	"version", "no-ansi", "verbose", "workdir=").noAbbreviations().stopAtOperand()
+	"version", "no-ansi", "verbose", "workdir=").NoAbbreviations().StopAtOperand()
 
 // dockerCompose: docker compose [OPTIONS] COMMAND: the project options
 // (-f x.yml, -p name) only choose which files and project to read
@@ -552,15 +554,15 @@ var dockerComposeSpec = spec("f:p:hv", "all-resources", "ansi=", "compatibility"
 // containers, and down, rm, kill and stop remove or stop them.
 func dockerCompose(c *call, rest []*arg) {
 	p := parseArgs(rest, dockerComposeSpec)
-	if !c.strict(p) || len(p.operands) == 0 {
+	if !c.strict(p) || len(p.Operands) == 0 {
 		return // docker compose, docker compose --help: usage
 	}
-	w := rest[p.operands[0]]
+	w := rest[p.Operands[0]]
 	if !w.literal() {
 		c.a.failClosed(CodeDynamicCommand, "docker compose command "+w.src+" is computed at run time")
 		return
 	}
-	verb, after := w.val, rest[p.operands[0]+1:]
+	verb, after := w.val, rest[p.Operands[0]+1:]
 	if dockerGroupRead["compose"][verb] {
 		dockerReadVerb(c, "compose", verb, after, len(c.args)-len(after))
 		return
@@ -574,28 +576,28 @@ func dockerCompose(c *call, rest []*arg) {
 	c.a.writes(CodeWriteSubcommand, RiskMediumWrite, name+" changes containers, images or volumes")
 }
 
-var dockerExecSpec = spec("itde:u:w:", "interactive", "tty", "detach", "env=", "env-file=", "user=", "workdir=",
-	"privileged", "detach-keys=", "help").noAbbreviations().stopAtOperand()
+var dockerExecSpec = getopt.New("itde:u:w:", "interactive", "tty", "detach", "env=", "env-file=", "user=", "workdir=",
+	"privileged", "detach-keys=", "help").NoAbbreviations().StopAtOperand()
 
 // dockerExec: docker exec [OPTIONS] CONTAINER CMD… classifies CMD; -t
 // allocates a terminal (seed 000 [tty_flag]); -e sets the environment.
 func dockerExec(c *call, rest []*arg, at int) {
 	p := parseArgs(rest, dockerExecSpec)
-	if len(p.dynamic) > 0 || len(p.unknown) > 0 {
+	if len(p.Dynamic) > 0 || len(p.Unknown) > 0 {
 		c.a.writes(CodeDynamicCommand, RiskMediumWrite, "docker exec: options classify cannot vouch for")
 		return
 	}
-	if len(p.operands) < 2 {
+	if len(p.Operands) < 2 {
 		c.a.writes(CodeUnknownCommand, RiskMediumWrite, "docker exec without a command")
 		return
 	}
 	tty := false
-	for _, o := range p.opts {
-		switch o.name {
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "-t", "--tty":
 			tty = true
 		case "-e", "--env":
-			name, val, _ := strings.Cut(o.value, "=")
+			name, val, _ := strings.Cut(o.Value, "=")
 			if !safeAssignment(name, &arg{val: val}, true) {
 				c.a.writes(CodeUnsafeAssignment, RiskHighWrite, "docker exec -e "+name+"= can change what runs")
 			}
@@ -605,17 +607,17 @@ func dockerExec(c *call, rest []*arg, at int) {
 			c.a.writes(CodeSudo, RiskHighWrite, "docker exec --privileged")
 		}
 	}
-	c.inner(rest[p.operands[1]:], stmtCtx{})
+	c.inner(rest[p.Operands[1]:], stmtCtx{})
 	if tty {
 		c.a.never(TTYFlag, "docker exec -t allocates a terminal and waits for input")
-		c.rewrite(c.srcExcept(p.shifted(at-1), len(c.args), func(o opt) bool { return o.name == "-t" || o.name == "--tty" })...)
+		c.rewrite(c.srcExcept(p.Shifted(at-1), len(c.args), func(o getopt.Opt) bool { return o.Name == "-t" || o.Name == "--tty" })...)
 	}
 }
 
 // helmSpec is helm 3's global options and those of its read verbs and of
 // template and lint (pflag: no abbreviations). An option not here fails
 // closed (issue 14).
-var helmSpec = spec("n:hf:o:aAdm:rl:qcg", "debug", "kube-apiserver=", "kube-as-group=", "kube-as-user=",
+var helmSpec = getopt.New("n:hf:o:aAdm:rl:qcg", "debug", "kube-apiserver=", "kube-as-group=", "kube-as-user=",
 	"kube-ca-file=", "kube-context=", "kube-insecure-skip-tls-verify", "kube-tls-server-name=",
 	"kube-token=", "kubeconfig=", "namespace=", "qps=", "registry-config=", "repository-cache=",
 	"repository-config=", "burst-limit=", "content-cache=", "color=", "colour=", "help",
@@ -640,7 +642,7 @@ var helmSpec = spec("n:hf:o:aAdm:rl:qcg", "debug", "kube-apiserver=", "kube-as-g
 	// install and upgrade, so that their --dry-run forms parse
 	"install", "reuse-values", "reset-values", "reset-then-reuse-values", "force", "cleanup-on-fail",
 	"history-max=", "max-history=", "render-subchart-notes", "hide-secret", "server-side?",
-	"force-conflicts", "force-replace").noAbbreviations().withShort('i', noValue)
+	"force-conflicts", "force-replace").NoAbbreviations().WithShort('i', getopt.NoValue)
 
 // helmRuns and helmWrites: options that run a program or write files.
 var (
@@ -659,8 +661,8 @@ var (
 func helmRule(c *call) {
 	p := c.parse(helmSpec)
 	verb := ""
-	if len(p.operands) > 0 {
-		v := c.rest()[p.operands[0]]
+	if len(p.Operands) > 0 {
+		v := c.rest()[p.Operands[0]]
 		if !v.literal() {
 			c.a.failClosed(CodeDynamicCommand, "helm verb "+v.src+" is computed at run time")
 			return
@@ -671,13 +673,13 @@ func helmRule(c *call) {
 		if !c.strict(p) {
 			return
 		}
-		for _, o := range p.opts {
-			if why, ok := helmRuns[o.name]; ok {
-				c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("helm %s %s %s", verb, o.name, why))
+		for _, o := range p.Opts {
+			if why, ok := helmRuns[o.Name]; ok {
+				c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("helm %s %s %s", verb, o.Name, why))
 				return
 			}
-			if what, ok := helmWrites[o.name]; ok {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("helm %s %s %s", verb, o.name, what))
+			if what, ok := helmWrites[o.Name]; ok {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("helm %s %s %s", verb, o.Name, what))
 				return
 			}
 		}
@@ -694,7 +696,7 @@ func helmRule(c *call) {
 		// runs its program and --dependency-update still downloads.
 		// pflag: --dry-run alone is client; none, false or anything else
 		// is a real install.
-		if o, ok := p.get("--dry-run"); ok && (!o.hasValue || o.value == "client" || o.value == "server" || o.value == "true") {
+		if o, ok := p.Get("--dry-run"); ok && (!o.HasValue || o.Value == "client" || o.Value == "server" || o.Value == "true") {
 			read()
 			return
 		}
@@ -703,7 +705,7 @@ func helmRule(c *call) {
 		c.a.destroys("helm " + verb + " removes a release")
 		return
 	}
-	if p.has("--post-renderer") {
+	if p.Has("--post-renderer") {
 		c.a.writes(CodeRunsProgram, RiskHighWrite, "helm "+verb+" --post-renderer runs a program on the rendered manifests")
 	}
 	c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "helm "+verb+" changes releases or repositories")
@@ -714,19 +716,19 @@ func helmRule(c *call) {
 // abbreviations, and options end at the first operand (issue 14). The
 // subcommand comes first; state, workspace and providers take a second
 // word right after it (terraform state list).
-var tfGlobalSpec = spec("hv", "chdir=", "help", "version").singleDashLongs().noAbbreviations().stopAtOperand()
+var tfGlobalSpec = getopt.New("hv", "chdir=", "help", "version").SingleDashLongs().NoAbbreviations().StopAtOperand()
 
 // tfSpec is one terraform command's options, with those every command takes.
-func tfSpec(longs ...string) *optSpec {
-	return spec("h", append(longs, "help", "no-color", "compact-warnings")...).singleDashLongs().noAbbreviations().stopAtOperand()
+func tfSpec(longs ...string) *getopt.Spec {
+	return getopt.New("h", append(longs, "help", "no-color", "compact-warnings")...).SingleDashLongs().NoAbbreviations().StopAtOperand()
 }
 
 // tfForm is a terraform command that only reads, unless one of its
 // writes options (or check) says otherwise.
 type tfForm struct {
-	opts   *optSpec
+	opts   *getopt.Spec
 	writes map[string]string
-	check  func(p *parsedArgs, ops []*arg) string // what the form writes, or ""
+	check  func(p *getopt.Parsed, ops []*arg) string // what the form writes, or ""
 }
 
 var tfJSONInto = map[string]string{"--json-into": "writes its JSON output to a file"}
@@ -757,21 +759,21 @@ var tfReads = map[string]*tfForm{
 var tfGroups = map[string]bool{"state": true, "workspace": true, "providers": true}
 
 // tfBool is Go's strconv.ParseBool truth for a boolean flag occurrence.
-func tfBool(o opt) bool {
-	switch o.value {
+func tfBool(o getopt.Opt) bool {
+	switch o.Value {
 	case "1", "t", "T", "TRUE", "true", "True":
 		return true
 	}
-	return !o.hasValue
+	return !o.HasValue
 }
 
 // tfFmtWrites: terraform fmt rewrites files in place unless -check (which
 // turns -write off) or -write=false; reading "-" prints to stdout.
-func tfFmtWrites(p *parsedArgs, ops []*arg) string {
-	if o, ok := p.get("--check"); ok && tfBool(o) {
+func tfFmtWrites(p *getopt.Parsed, ops []*arg) string {
+	if o, ok := p.Get("--check"); ok && tfBool(o) {
 		return ""
 	}
-	if o, ok := p.get("--write"); ok && !tfBool(o) {
+	if o, ok := p.Get("--write"); ok && !tfBool(o) {
 		return ""
 	}
 	if len(ops) == 1 && ops[0].val == "-" {
@@ -794,11 +796,11 @@ var tfPlanSpec = tfSpec("destroy", "refresh-only", "refresh", "replace=", "targe
 // apply -destroy, state rm and workspace delete destroy.
 func terraformRule(c *call) {
 	p := c.parse(tfGlobalSpec)
-	if !c.strict(p) || len(p.operands) == 0 {
+	if !c.strict(p) || len(p.Operands) == 0 {
 		return // terraform -version, terraform -help
 	}
 	args := c.rest()
-	vi := p.operands[0]
+	vi := p.Operands[0]
 	if !args[vi].literal() {
 		c.a.failClosed(CodeDynamicCommand, c.name+" command "+args[vi].src+" is computed at run time")
 		return
@@ -818,15 +820,15 @@ func terraformRule(c *call) {
 		if !c.strict(q) {
 			return
 		}
-		for _, o := range q.opts {
-			if what, ok := form.writes[o.name]; ok && !isStdStream(o.value) {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s -%s %s", full, o.name[2:], what))
+		for _, o := range q.Opts {
+			if what, ok := form.writes[o.Name]; ok && !isStdStream(o.Value) {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s -%s %s", full, o.Name[2:], what))
 				return
 			}
 		}
 		if form.check != nil {
-			ops := make([]*arg, len(q.operands))
-			for i, j := range q.operands {
+			ops := make([]*arg, len(q.Operands))
+			for i, j := range q.Operands {
 				ops[i] = rest[j]
 			}
 			if what := form.check(q, ops); what != "" {
@@ -844,18 +846,18 @@ func terraformRule(c *call) {
 	case "apply":
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, full+" changes infrastructure")
 		q := parseArgs(rest, tfPlanSpec)
-		if o, ok := q.get("--destroy"); ok && tfBool(o) {
+		if o, ok := q.Get("--destroy"); ok && tfBool(o) {
 			c.a.destroys(full + " -destroy destroys the infrastructure it manages")
-		} else if len(q.dynamic) > 0 {
-			c.a.destroys(fmt.Sprintf("%s: argument %s may expand into -destroy", full, q.dynamic[0]))
+		} else if len(q.Dynamic) > 0 {
+			c.a.destroys(fmt.Sprintf("%s: argument %s may expand into -destroy", full, q.Dynamic[0]))
 		}
 	case "plan":
 		c.a.writes(CodeRunsProgram, RiskLowWrite, full+" evaluates the configuration's data sources, and data \"external\" runs programs")
 		q := parseArgs(rest, tfPlanSpec)
-		for _, o := range q.opts {
-			switch o.name {
+		for _, o := range q.Opts {
+			switch o.Name {
 			case "--out", "--generate-config-out", "--state-out", "--backup", "--json-into":
-				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s -%s writes %s", full, o.name[2:], o.value))
+				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s -%s writes %s", full, o.Name[2:], o.Value))
 			}
 		}
 	case "init", "get", "providers lock", "providers mirror":

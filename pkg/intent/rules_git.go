@@ -5,29 +5,31 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 func registerGitRules() { rules["git"] = gitRule }
 
-var gitGlobalSpec = spec("C:c:pPhv", "config-env=", "paginate", "no-pager", "git-dir=", "work-tree=",
+var gitGlobalSpec = getopt.New("C:c:pPhv", "config-env=", "paginate", "no-pager", "git-dir=", "work-tree=",
 	"namespace=", "bare", "no-replace-objects", "literal-pathspecs", "glob-pathspecs",
 	"noglob-pathspecs", "icase-pathspecs", "no-optional-locks", "exec-path?", "html-path",
 	"man-path", "info-path", "version", "help", "list-cmds=", "attr-source=", "super-prefix=",
-	"no-lazy-fetch", "no-advice").noAbbreviations().stopAtOperand()
+	"no-lazy-fetch", "no-advice").NoAbbreviations().StopAtOperand()
 
 // gitForm is how one read-capable git subcommand (or sub-subcommand) is
 // parsed and judged: every option goes through the one option parser
 // (issue 14), so an option the spec does not know fails closed and a
 // unique abbreviation (--outp) is the option it abbreviates (--output).
 type gitForm struct {
-	opts   *optSpec
+	opts   *getopt.Spec
 	runs   map[string]string // options that run a program
 	writes map[string]string // options that write files
 	// check judges the forms that change the repository (git branch NAME):
 	// it returns what they do, and whether that destroys data.
-	check func(p *parsedArgs, ops []*arg) (detail string, destroys bool)
+	check func(p *getopt.Parsed, ops []*arg) (detail string, destroys bool)
 	// pager: the form shows text through a pager or viewer (git help NAME).
-	pager func(p *parsedArgs, ops []*arg) string
+	pager func(p *getopt.Parsed, ops []*arg) string
 }
 
 var (
@@ -41,7 +43,7 @@ var (
 var gitForms = func() map[string]*gitForm {
 	logForm := &gitForm{opts: gitLogSpec, runs: gitDiffRuns, writes: gitDiffWrites}
 	diffTree := &gitForm{opts: gitDiffTreeSpec, runs: gitDiffRuns, writes: gitDiffWrites}
-	plain := func(s *optSpec) *gitForm { return &gitForm{opts: s} }
+	plain := func(s *getopt.Spec) *gitForm { return &gitForm{opts: s} }
 	return map[string]*gitForm{
 		"status": plain(gitStatusSpec), "log": logForm, "show": logForm, "whatchanged": logForm,
 		"rev-list": logForm, "diff": {opts: gitDiffSpec, runs: gitDiffRuns, writes: gitDiffWrites},
@@ -183,16 +185,16 @@ var gitGroups = map[string]func(rest []*arg) (form *gitForm, args []*arg, detail
 
 var (
 	gitStashShowSpec = gitSpec(gitDiffShort+"u", gitDiffLongs, []string{"include-untracked", "no-include-untracked", "only-untracked"})
-	gitBisectTerms   = spec("", "term-good", "term-bad", "term-old", "term-new")
+	gitBisectTerms   = getopt.New("", "term-good", "term-bad", "term-old", "term-new")
 )
 
 // Options a group takes before its sub-subcommand (issue 14): git notes
 // --ref (parse-options: abbreviations allowed), git remote -v, and git
 // submodule's shell parser (-q, --quiet, --cached, exact words only).
 var (
-	gitNotesLead     = spec("", "ref=").stopAtOperand()
-	gitRemoteLead    = spec("v", "verbose").stopAtOperand()
-	gitSubmoduleLead = spec("q", "quiet", "cached").noAbbreviations().stopAtOperand()
+	gitNotesLead     = getopt.New("", "ref=").StopAtOperand()
+	gitRemoteLead    = getopt.New("v", "verbose").StopAtOperand()
+	gitSubmoduleLead = getopt.New("q", "quiet", "cached").NoAbbreviations().StopAtOperand()
 )
 
 // gitGroupLead splits a group's leading options (by its spec, never by
@@ -202,26 +204,26 @@ var (
 // know, an expansion or a computed sub-subcommand, that form fails closed
 // (an unknown option could take the real sub-subcommand as its value; a
 // glob like a* could match "add").
-func gitGroupLead(group string, rest []*arg, lead *optSpec) (first string, before, after []*arg, form *gitForm) {
+func gitGroupLead(group string, rest []*arg, lead *getopt.Spec) (first string, before, after []*arg, form *gitForm) {
 	p := parseArgs(rest, lead)
 	bare := &gitForm{opts: lead}
-	if len(p.unknown) > 0 || len(p.dynamic) > 0 {
+	if len(p.Unknown) > 0 || len(p.Dynamic) > 0 {
 		return "", nil, nil, bare // gitRule reports the unknown option or expansion
 	}
-	if p.dashdash >= 0 || len(p.operands) == 0 {
+	if p.DashDash >= 0 || len(p.Operands) == 0 {
 		// git remote -- add x y: parse-options drops "--" and the words
 		// after it are no subcommand (git refuses them); with none, the
 		// group lists.
-		return "", nil, nil, &gitForm{opts: lead, check: func(_ *parsedArgs, ops []*arg) (string, bool) {
+		return "", nil, nil, &gitForm{opts: lead, check: func(_ *getopt.Parsed, ops []*arg) (string, bool) {
 			if len(ops) > 0 {
 				return "git " + group + " -- " + ops[0].val + ": words after -- are not a known read-only form", false
 			}
 			return "", false
 		}}
 	}
-	i := p.operands[0]
+	i := p.Operands[0]
 	if !rest[i].literal() {
-		return "", nil, nil, &gitForm{opts: lead, check: func(*parsedArgs, []*arg) (string, bool) {
+		return "", nil, nil, &gitForm{opts: lead, check: func(*getopt.Parsed, []*arg) (string, bool) {
 			return "git " + group + " " + rest[i].src + ": the subcommand is computed at run time", false
 		}}
 	}
@@ -243,33 +245,33 @@ func gitRule(c *call) {
 		return
 	}
 	dir, dirKnown := c.w.dir, c.w.dirKnown
-	for _, o := range p.opts {
-		switch o.name {
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "-c", "--config-env":
-			c.a.failClosed(CodeGitConfigOverride, fmt.Sprintf("git %s %s can set options that run programs", o.name, o.value))
+			c.a.failClosed(CodeGitConfigOverride, fmt.Sprintf("git %s %s can set options that run programs", o.Name, o.Value))
 			return
 		case "-p", "--paginate":
-			c.a.writes(CodeRunsProgram, RiskHighWrite, "git "+o.name+" runs the configured pager program")
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "git "+o.Name+" runs the configured pager program")
 			return
 		case "--exec-path":
-			if o.hasValue {
+			if o.HasValue {
 				c.a.failClosed(CodeRunsProgram, "git --exec-path= runs git's helpers from another directory")
 				return
 			}
 		case "-C":
-			if path.IsAbs(o.value) {
-				dir = path.Clean(o.value)
+			if path.IsAbs(o.Value) {
+				dir = path.Clean(o.Value)
 			} else {
-				dir = path.Join(dir, o.value)
+				dir = path.Join(dir, o.Value)
 			}
 		case "--git-dir", "--work-tree":
 			dirKnown = false
 		}
 	}
-	if len(p.operands) == 0 {
+	if len(p.Operands) == 0 {
 		return // git --version, git --help, git -C x
 	}
-	args := c.rest()[p.operands[0]:]
+	args := c.rest()[p.Operands[0]:]
 	sub := args[0].val
 	if !args[0].literal() {
 		c.a.failClosed(CodeDynamicCommand, "git subcommand "+args[0].src+" is computed at run time")
@@ -298,30 +300,30 @@ func gitRule(c *call) {
 		return
 	}
 	gp := parseArgs(rest, form.opts)
-	if len(gp.dynamic) > 0 {
-		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("git %s: argument %s may expand into an option", sub, gp.dynamic[0]))
+	if len(gp.Dynamic) > 0 {
+		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("git %s: argument %s may expand into an option", sub, gp.Dynamic[0]))
 		return
 	}
-	if len(gp.unknown) > 0 {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("git %s: option %s is not known to be read-only", sub, gp.unknown[0]))
+	if len(gp.Unknown) > 0 {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("git %s: option %s is not known to be read-only", sub, gp.Unknown[0]))
 		return
 	}
 	found := false
-	for _, o := range gp.opts {
-		if what, ok := form.runs[o.name]; ok {
-			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("git %s %s %s", sub, o.name, what))
+	for _, o := range gp.Opts {
+		if what, ok := form.runs[o.Name]; ok {
+			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("git %s %s %s", sub, o.Name, what))
 			found = true
 		}
-		if what, ok := form.writes[o.name]; ok {
-			c.a.writes(CodeWriteOption, RiskHighWrite, fmt.Sprintf("git %s %s %s", sub, o.name, what))
+		if what, ok := form.writes[o.Name]; ok {
+			c.a.writes(CodeWriteOption, RiskHighWrite, fmt.Sprintf("git %s %s %s", sub, o.Name, what))
 			found = true
 		}
 	}
 	if found {
 		return
 	}
-	ops := make([]*arg, len(gp.operands))
-	for i, j := range gp.operands {
+	ops := make([]*arg, len(gp.Operands))
+	for i, j := range gp.Operands {
 		ops[i] = rest[j]
 	}
 	if form.check != nil {
@@ -343,17 +345,17 @@ func gitRule(c *call) {
 
 // gitBranchCheck: git branch lists, unless an option or a name makes it
 // create, rename, copy, delete or reconfigure a branch (issue 14).
-func gitBranchCheck(p *parsedArgs, ops []*arg) (string, bool) {
-	if p.has("-D") || p.has("-d", "--delete") && p.has("-f", "--force") {
+func gitBranchCheck(p *getopt.Parsed, ops []*arg) (string, bool) {
+	if p.Has("-D") || p.Has("-d", "--delete") && p.Has("-f", "--force") {
 		return "git branch -D deletes a branch whether merged or not", true
 	}
-	if p.has("-d", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force",
+	if p.Has("-d", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force",
 		"-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "-t", "--track",
 		"--no-track", "--create-reflog", "--recurse-submodules") {
 		return "git branch with these options creates, renames, copies, deletes or reconfigures branches", false
 	}
 	// These imply list mode; with them, names are patterns.
-	if len(ops) > 0 && !p.has("-l", "--list", "-a", "--all", "-r", "--remotes", "--contains",
+	if len(ops) > 0 && !p.Has("-l", "--list", "-a", "--all", "-r", "--remotes", "--contains",
 		"--no-contains", "--merged", "--no-merged", "--points-at", "--show-current", "-v", "--verbose") {
 		return "git branch NAME creates a branch", false
 	}
@@ -362,23 +364,23 @@ func gitBranchCheck(p *parsedArgs, ops []*arg) (string, bool) {
 
 // gitTagCheck: git tag lists, unless an option or a name makes it create,
 // sign or delete a tag.
-func gitTagCheck(p *parsedArgs, ops []*arg) (string, bool) {
-	if p.has("-d", "--delete") {
+func gitTagCheck(p *getopt.Parsed, ops []*arg) (string, bool) {
+	if p.Has("-d", "--delete") {
 		return "git tag -d deletes tags", false
 	}
-	if p.has("-a", "--annotate", "-s", "--sign", "-u", "--local-user", "-f", "--force", "-m",
+	if p.Has("-a", "--annotate", "-s", "--sign", "-u", "--local-user", "-f", "--force", "-m",
 		"--message", "-F", "--file", "-e", "--edit", "--cleanup", "--create-reflog", "--trailer") {
 		return "git tag with these options creates tags", false
 	}
-	if len(ops) > 0 && !p.has("-l", "--list", "-n", "--contains", "--no-contains", "--points-at",
+	if len(ops) > 0 && !p.Has("-l", "--list", "-n", "--contains", "--no-contains", "--points-at",
 		"--merged", "--no-merged", "-v", "--verify") {
 		return "git tag NAME creates a tag", false
 	}
 	return "", false
 }
 
-func gitCleanCheck(p *parsedArgs, _ []*arg) (string, bool) {
-	if p.has("-n", "--dry-run") && !p.has("-i", "--interactive") {
+func gitCleanCheck(p *getopt.Parsed, _ []*arg) (string, bool) {
+	if p.Has("-n", "--dry-run") && !p.Has("-i", "--interactive") {
 		return "", false
 	}
 	return "git clean deletes untracked files", true
@@ -386,8 +388,8 @@ func gitCleanCheck(p *parsedArgs, _ []*arg) (string, bool) {
 
 // gitApplyCheck: --check, --stat, --numstat and --summary only report,
 // unless --apply asks for the patch to be applied too.
-func gitApplyCheck(p *parsedArgs, _ []*arg) (string, bool) {
-	if p.has("--check", "--stat", "--numstat", "--summary") && !p.has("--apply") {
+func gitApplyCheck(p *getopt.Parsed, _ []*arg) (string, bool) {
+	if p.Has("--check", "--stat", "--numstat", "--summary") && !p.Has("--apply") {
 		return "", false
 	}
 	return "git apply changes files", false
@@ -395,7 +397,7 @@ func gitApplyCheck(p *parsedArgs, _ []*arg) (string, bool) {
 
 // gitConfigWrites: both the subcommand form (git config get/set …) and
 // the option form (git config --unset …).
-func gitConfigWrites(p *parsedArgs, ops []*arg) (string, bool) {
+func gitConfigWrites(p *getopt.Parsed, ops []*arg) (string, bool) {
 	first := ""
 	if len(ops) > 0 {
 		first = ops[0].val
@@ -406,11 +408,11 @@ func gitConfigWrites(p *parsedArgs, ops []*arg) (string, bool) {
 	case "set", "unset", "rename-section", "remove-section", "edit":
 		return "git config " + first + " changes configuration", false
 	}
-	if p.has("--add", "--unset", "--unset-all", "--replace-all", "--rename-section",
+	if p.Has("--add", "--unset", "--unset-all", "--replace-all", "--rename-section",
 		"--remove-section", "-e", "--edit") {
 		return "git config with these options changes configuration", false
 	}
-	if p.has("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "--get-color", "--get-colorbool") {
+	if p.Has("--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "--get-color", "--get-colorbool") {
 		return "", false
 	}
 	if len(ops) >= 2 {
@@ -421,19 +423,19 @@ func gitConfigWrites(p *parsedArgs, ops []*arg) (string, bool) {
 
 // gitSymbolicRefCheck: git symbolic-ref NAME reads; with a target it sets
 // the ref; -d deletes it.
-func gitSymbolicRefCheck(p *parsedArgs, ops []*arg) (string, bool) {
-	if p.has("-d", "--delete") {
+func gitSymbolicRefCheck(p *getopt.Parsed, ops []*arg) (string, bool) {
+	if p.Has("-d", "--delete") {
 		return "git symbolic-ref -d deletes a symbolic ref", true
 	}
-	if len(ops) != 1 || p.has("-m") {
+	if len(ops) != 1 || p.Has("-m") {
 		return "git symbolic-ref NAME REF sets a symbolic ref", false
 	}
 	return "", false
 }
 
 // gitHelpCheck: git help -w opens a web browser (a program).
-func gitHelpCheck(p *parsedArgs, _ []*arg) (string, bool) {
-	if p.has("-w", "--web") {
+func gitHelpCheck(p *getopt.Parsed, _ []*arg) (string, bool) {
+	if p.Has("-w", "--web") {
 		return "git help -w runs a web browser", false
 	}
 	return "", false
@@ -442,8 +444,8 @@ func gitHelpCheck(p *parsedArgs, _ []*arg) (string, bool) {
 // gitHelpPager: git help, -a, -g and --config print lists and end; git
 // help NAME (and -m, -i) shows a manual through man's pager or info, which
 // wait for the reader on a terminal, so it is not bounded (issue 14).
-func gitHelpPager(p *parsedArgs, ops []*arg) string {
-	if len(ops) == 0 && !p.has("-m", "--man", "-i", "--info") {
+func gitHelpPager(p *getopt.Parsed, ops []*arg) string {
+	if len(ops) == 0 && !p.Has("-m", "--man", "-i", "--info") {
 		return ""
 	}
 	return "git help NAME shows the manual through man's pager or info"
@@ -451,29 +453,29 @@ func gitHelpPager(p *parsedArgs, ops []*arg) string {
 
 // gitWrite specs: only to tell the destructive forms; every form writes.
 var (
-	gitPushSpec = spec("nfdquv46o:", "all", "branches", "prune", "mirror", "dry-run", "porcelain",
+	gitPushSpec = getopt.New("nfdquv46o:", "all", "branches", "prune", "mirror", "dry-run", "porcelain",
 		"delete", "tags", "follow-tags", "no-follow-tags", "signed?", "no-signed", "atomic",
 		"no-atomic", "push-option=", "receive-pack=", "exec=", "force-with-lease?",
 		"no-force-with-lease", "force-if-includes", "no-force-if-includes", "force", "repo=",
 		"set-upstream", "thin", "no-thin", "quiet", "verbose", "progress", "no-progress",
 		"recurse-submodules=", "no-recurse-submodules", "verify", "no-verify", "ipv4", "ipv6",
 		"server-option=")
-	gitResetSpec = spec("qpNU:", "quiet", "no-quiet", "refresh", "no-refresh", "soft", "mixed", "hard",
+	gitResetSpec = getopt.New("qpNU:", "quiet", "no-quiet", "refresh", "no-refresh", "soft", "mixed", "hard",
 		"merge", "keep", "patch", "intent-to-add", "recurse-submodules?", "no-recurse-submodules",
 		"pathspec-from-file=", "pathspec-file-nul", "unified=", "inter-hunk-context=")
-	gitCheckoutSpec = spec("qfb:B:tlmpU:23", "quiet", "force", "track?", "no-track", "detach",
+	gitCheckoutSpec = getopt.New("qfb:B:tlmpU:23", "quiet", "force", "track?", "no-track", "detach",
 		"orphan=", "merge", "conflict=", "patch", "ours", "theirs", "ignore-skip-worktree-bits",
 		"ignore-other-worktrees", "overwrite-ignore", "no-overwrite-ignore", "recurse-submodules?",
 		"no-recurse-submodules", "progress", "no-progress", "pathspec-from-file=",
 		"pathspec-file-nul", "overlay", "no-overlay", "guess", "no-guess", "unified=", "inter-hunk-context=")
-	gitRestoreSpec = spec("s:pWSqmU:23", "source=", "patch", "worktree", "staged", "quiet", "progress",
+	gitRestoreSpec = getopt.New("s:pWSqmU:23", "source=", "patch", "worktree", "staged", "quiet", "progress",
 		"no-progress", "ours", "theirs", "merge", "conflict=", "ignore-unmerged",
 		"ignore-skip-worktree-bits", "recurse-submodules?", "no-recurse-submodules", "overlay",
 		"no-overlay", "pathspec-from-file=", "pathspec-file-nul", "unified=", "inter-hunk-context=")
-	gitSwitchSpec = spec("c:C:dfmqt", "create=", "force-create=", "detach", "guess", "no-guess", "force",
+	gitSwitchSpec = getopt.New("c:C:dfmqt", "create=", "force-create=", "detach", "guess", "no-guess", "force",
 		"discard-changes", "merge", "conflict=", "quiet", "progress", "no-progress", "track?",
 		"no-track", "orphan=", "ignore-other-worktrees", "recurse-submodules?", "no-recurse-submodules")
-	gitUpdateRefSpec = spec("dm:z", "no-deref", "create-reflog", "stdin", "batch-updates")
+	gitUpdateRefSpec = getopt.New("dm:z", "no-deref", "create-reflog", "stdin", "batch-updates")
 )
 
 // gitWrite classifies the subcommands that change the repository or remote.
@@ -502,7 +504,7 @@ func gitWrite(c *call, sub string, rest []*arg) {
 // gitDestroys tells the forms that lose data. An option its spec does not
 // know might be the forcing one, so it counts as destroying.
 func gitDestroys(sub string, rest []*arg) string {
-	specs := map[string]*optSpec{"push": gitPushSpec, "reset": gitResetSpec, "checkout": gitCheckoutSpec,
+	specs := map[string]*getopt.Spec{"push": gitPushSpec, "reset": gitResetSpec, "checkout": gitCheckoutSpec,
 		"restore": gitRestoreSpec, "switch": gitSwitchSpec, "update-ref": gitUpdateRefSpec}
 	switch sub {
 	case "rm":
@@ -515,51 +517,51 @@ func gitDestroys(sub string, rest []*arg) string {
 		return ""
 	}
 	p := parseArgs(rest, s)
-	if len(p.unknown) > 0 {
-		return fmt.Sprintf("git %s %s: an option not known here may force or discard", sub, p.unknown[0])
+	if len(p.Unknown) > 0 {
+		return fmt.Sprintf("git %s %s: an option not known here may force or discard", sub, p.Unknown[0])
 	}
-	if len(p.dynamic) > 0 {
-		return fmt.Sprintf("git %s %s: an argument computed at run time may force or discard", sub, p.dynamic[0])
+	if len(p.Dynamic) > 0 {
+		return fmt.Sprintf("git %s %s: an argument computed at run time may force or discard", sub, p.Dynamic[0])
 	}
 	switch sub {
 	case "push":
-		if o, ok := p.get("-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "-d", "--delete", "--prune"); ok {
-			return "git push " + o.name + " overwrites or deletes remote history"
+		if o, ok := p.Get("-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "-d", "--delete", "--prune"); ok {
+			return "git push " + o.Name + " overwrites or deletes remote history"
 		}
-		for _, i := range p.operands {
+		for _, i := range p.Operands {
 			if v := rest[i].val; strings.HasPrefix(v, "+") || strings.HasPrefix(v, ":") {
 				return "git push " + v + " overwrites or deletes remote history"
 			}
 		}
 	case "reset":
-		if o, ok := p.get("--hard", "--merge", "--keep"); ok {
-			return "git reset " + o.name + " discards uncommitted changes"
+		if o, ok := p.Get("--hard", "--merge", "--keep"); ok {
+			return "git reset " + o.Name + " discards uncommitted changes"
 		}
 	case "checkout":
-		if o, ok := p.get("-f", "--force"); ok {
-			return "git checkout " + o.name + " overwrites uncommitted changes"
+		if o, ok := p.Get("-f", "--force"); ok {
+			return "git checkout " + o.Name + " overwrites uncommitted changes"
 		}
-		if p.dashdash >= 0 {
+		if p.DashDash >= 0 {
 			return "git checkout -- PATHS overwrites uncommitted changes"
 		}
-		for _, i := range p.operands {
+		for _, i := range p.Operands {
 			if rest[i].val == "." {
 				return "git checkout . overwrites uncommitted changes"
 			}
 		}
 	case "restore":
-		if !p.has("-S", "--staged") || p.has("-W", "--worktree") {
+		if !p.Has("-S", "--staged") || p.Has("-W", "--worktree") {
 			return "git restore discards uncommitted changes"
 		}
 	case "switch":
-		if o, ok := p.get("--discard-changes", "-f", "--force"); ok {
-			return "git switch " + o.name + " discards uncommitted changes"
+		if o, ok := p.Get("--discard-changes", "-f", "--force"); ok {
+			return "git switch " + o.Name + " discards uncommitted changes"
 		}
 	case "update-ref":
-		if p.has("-d") {
+		if p.Has("-d") {
 			return "git update-ref -d deletes a ref"
 		}
-		if p.has("--stdin") {
+		if p.Has("--stdin") {
 			return "git update-ref --stdin may delete refs"
 		}
 	}
@@ -603,12 +605,12 @@ func gitConfigCheck(c *call, sub, dir string, dirKnown bool) {
 // specs are GNU-style; an option a spec does not know fails closed.
 
 // gitSpec merges short strings and long lists into one spec.
-func gitSpec(short string, longs ...[]string) *optSpec {
+func gitSpec(short string, longs ...[]string) *getopt.Spec {
 	var all []string
 	for _, l := range longs {
 		all = append(all, l...)
 	}
-	return spec(short, all...)
+	return getopt.New(short, all...)
 }
 
 // gitDiffLongs are the diff options (Documentation/diff-options.txt)
@@ -680,17 +682,17 @@ var (
 		[]string{"creation-factor=", "no-dual-color", "dual-color", "left-only", "right-only", "notes?", "no-notes"})
 )
 
-var gitStatusSpec = spec("sbvu::z", "short", "branch", "show-stash", "porcelain?", "long",
+var gitStatusSpec = getopt.New("sbvu::z", "short", "branch", "show-stash", "porcelain?", "long",
 	"verbose", "untracked-files?", "ignore-submodules?", "ignored?", "column?", "no-column",
 	"ahead-behind", "no-ahead-behind", "renames", "no-renames", "find-renames?", "null")
 
-var gitBlameSpec = spec("bL:ltS:pM::C::hcfnsewe", "root", "show-stats", "reverse", "first-parent",
+var gitBlameSpec = getopt.New("bL:ltS:pM::C::hcfnsewe", "root", "show-stats", "reverse", "first-parent",
 	"porcelain", "line-porcelain", "incremental", "encoding=", "contents=", "date=", "progress",
 	"no-progress", "ignore-rev=", "ignore-revs-file=", "color-lines", "color-by-age", "minimal",
 	"show-name", "show-number", "show-email", "abbrev?", "score-debug", "since=", "no-abbrev")
 
 // gitGrepSpec: -O/--open-files-in-pager runs a program.
-var gitGrepSpec = spec("aiIwvhHEGFPnlLozqcpWO::e:f:A:B:C:m:0123456789", "cached", "untracked",
+var gitGrepSpec = getopt.New("aiIwvhHEGFPnlLozqcpWO::e:f:A:B:C:m:0123456789", "cached", "untracked",
 	"no-index", "index", "recurse-submodules", "exclude-standard", "no-exclude-standard", "text",
 	"textconv", "no-textconv", "ignore-case", "max-depth=", "word-regexp", "invert-match",
 	"full-name", "extended-regexp", "basic-regexp", "perl-regexp", "fixed-strings", "line-number",
@@ -699,11 +701,11 @@ var gitGrepSpec = spec("aiIwvhHEGFPnlLozqcpWO::e:f:A:B:C:m:0123456789", "cached"
 	"context=", "after-context=", "before-context=", "function-context", "threads=",
 	"max-count=", "and", "or", "not", "all-match", "quiet", "no-recursive", "recursive", "invert-grep")
 
-var gitDescribeSpec = spec("", "dirty?", "broken?", "all", "tags", "contains", "abbrev?",
+var gitDescribeSpec = getopt.New("", "dirty?", "broken?", "all", "tags", "contains", "abbrev?",
 	"candidates=", "exact-match", "debug", "long", "match=", "exclude=", "always", "first-parent")
 
-var gitRevParseSpec = func() *optSpec {
-	s := spec("q", "parseopt", "sq-quote", "keep-dashdash", "stop-at-non-option", "stuck-long",
+var gitRevParseSpec = func() *getopt.Spec {
+	s := getopt.New("q", "parseopt", "sq-quote", "keep-dashdash", "stop-at-non-option", "stuck-long",
 		"revs-only", "no-revs", "flags", "no-flags", "default=", "prefix=", "verify", "quiet", "sq",
 		"short?", "not", "abbrev-ref?", "symbolic", "symbolic-full-name", "output-object-format=",
 		"all", "branches?", "tags?", "remotes?", "glob=", "exclude=", "exclude-hidden=",
@@ -712,90 +714,89 @@ var gitRevParseSpec = func() *optSpec {
 		"shared-index-path", "absolute-git-dir", "is-inside-git-dir", "is-inside-work-tree",
 		"is-bare-repository", "is-shallow-repository", "show-cdup", "show-prefix",
 		"show-object-format?", "show-ref-format", "since=", "after=", "until=", "before=")
-	s.noAbbrev = true // rev-parse matches its options exactly
-	return s
+	return s.NoAbbreviations() // rev-parse matches its options exactly
 }()
 
-var gitLsFilesSpec = spec("cdoisztvfumkx:X:", "cached", "deleted", "others", "ignored", "stage",
+var gitLsFilesSpec = getopt.New("cdoisztvfumkx:X:", "cached", "deleted", "others", "ignored", "stage",
 	"directory", "no-empty-directory", "unmerged", "killed", "modified", "resolve-undo", "eol",
 	"deduplicate", "exclude=", "exclude-from=", "exclude-per-directory=", "exclude-standard",
 	"error-unmatch", "with-tree=", "full-name", "recurse-submodules", "abbrev?", "debug", "sparse",
 	"format=", "no-empty-directory")
 
-var gitLsTreeSpec = spec("drtlz", "long", "name-only", "name-status", "object-only", "full-name",
+var gitLsTreeSpec = getopt.New("drtlz", "long", "name-only", "name-status", "object-only", "full-name",
 	"full-tree", "abbrev?", "format=")
 
 // gitCatFileSpec: --textconv and --filters run the configured filters.
-var gitCatFileSpec = spec("tsepZ", "textconv", "filters", "path=", "batch?", "batch-check?",
+var gitCatFileSpec = getopt.New("tsepZ", "textconv", "filters", "path=", "batch?", "batch-check?",
 	"batch-command?", "batch-all-objects", "buffer", "unordered", "follow-symlinks",
 	"allow-unknown-type", "mailmap", "no-mailmap", "use-mailmap", "no-use-mailmap")
 
-var gitShowRefSpec = spec("dsq", "head", "branches", "heads", "tags", "dereference", "hash?",
+var gitShowRefSpec = getopt.New("dsq", "head", "branches", "heads", "tags", "dereference", "hash?",
 	"abbrev?", "verify", "exists", "quiet", "exclude-existing?")
 
-var gitForEachRefSpec = spec("", "count=", "shell", "perl", "python", "tcl", "sort=", "format=",
+var gitForEachRefSpec = getopt.New("", "count=", "shell", "perl", "python", "tcl", "sort=", "format=",
 	"color?", "points-at=", "merged?", "no-merged?", "contains?", "no-contains?", "ignore-case",
 	"omit-empty", "exclude=", "stdin", "include-root-refs")
 
 var (
-	gitMergeBaseSpec   = spec("a", "all", "octopus", "independent", "is-ancestor", "fork-point")
-	gitNameRevSpec     = spec("", "tags", "refs=", "exclude=", "all", "annotate-stdin", "stdin", "name-only", "no-undefined", "always")
-	gitCountObjsSpec   = spec("vH", "verbose", "human-readable")
-	gitCherrySpec      = spec("v", "abbrev?")
-	gitCheckIgnoreSpec = spec("qvzn", "quiet", "verbose", "stdin", "non-matching", "no-index")
-	gitCheckAttrSpec   = spec("az", "all", "cached", "stdin", "source=")
-	gitCheckRefSpec    = spec("", "normalize", "allow-onelevel", "no-allow-onelevel", "refspec-pattern", "branch")
-	gitShowBranchSpec  = spec("arg", "all", "remotes", "topo-order", "date-order", "current", "color?",
+	gitMergeBaseSpec   = getopt.New("a", "all", "octopus", "independent", "is-ancestor", "fork-point")
+	gitNameRevSpec     = getopt.New("", "tags", "refs=", "exclude=", "all", "annotate-stdin", "stdin", "name-only", "no-undefined", "always")
+	gitCountObjsSpec   = getopt.New("vH", "verbose", "human-readable")
+	gitCherrySpec      = getopt.New("v", "abbrev?")
+	gitCheckIgnoreSpec = getopt.New("qvzn", "quiet", "verbose", "stdin", "non-matching", "no-index")
+	gitCheckAttrSpec   = getopt.New("az", "all", "cached", "stdin", "source=")
+	gitCheckRefSpec    = getopt.New("", "normalize", "allow-onelevel", "no-allow-onelevel", "refspec-pattern", "branch")
+	gitShowBranchSpec  = getopt.New("arg", "all", "remotes", "topo-order", "date-order", "current", "color?",
 		"no-color", "sha1-name", "more?", "list", "merge-base", "independent", "no-name", "topics", "reflog?")
-	gitVarSpec        = spec("l")
-	gitVersionSpec    = spec("", "build-options")
-	gitVerifySpec     = spec("v", "verbose", "raw", "format=")
-	gitVerifyPackSpec = spec("vs", "verbose", "stat-only")
+	gitVarSpec        = getopt.New("l")
+	gitVersionSpec    = getopt.New("", "build-options")
+	gitVerifySpec     = getopt.New("v", "verbose", "raw", "format=")
+	gitVerifyPackSpec = getopt.New("vs", "verbose", "stat-only")
 	// fsck --lost-found writes the dangling objects into .git/lost-found.
-	gitFsckSpec = spec("v", "unreachable", "dangling", "no-dangling", "root", "tags", "cache",
+	gitFsckSpec = getopt.New("v", "unreachable", "dangling", "no-dangling", "root", "tags", "cache",
 		"no-reflogs", "full", "no-full", "connectivity-only", "strict", "verbose", "lost-found",
 		"name-objects", "no-name-objects", "progress", "no-progress", "references", "no-references")
 	// ls-remote --upload-pack/-u runs a program.
-	gitLsRemoteSpec = spec("htbqu:o:", "heads", "branches", "tags", "refs", "upload-pack=", "quiet",
+	gitLsRemoteSpec = getopt.New("htbqu:o:", "heads", "branches", "tags", "refs", "upload-pack=", "quiet",
 		"exit-code", "get-url", "sort=", "server-option=", "symref")
-	gitTarIDSpec = spec("")
+	gitTarIDSpec = getopt.New("")
 	// archive -o/--output writes a file; --exec runs a program.
-	gitArchiveSpec = spec("lvo:0123456789", "format=", "list", "verbose", "prefix=", "add-file=",
+	gitArchiveSpec = getopt.New("lvo:0123456789", "format=", "list", "verbose", "prefix=", "add-file=",
 		"add-virtual-file=", "output=", "worktree-attributes", "mtime=", "remote=", "exec=")
 )
 
 // Subcommands that both list and change: the list forms' options.
 var (
-	gitBranchSpec = spec("dDmMcCflaruvtiq", "delete", "create-reflog", "force", "move", "copy",
+	gitBranchSpec = getopt.New("dDmMcCflaruvtiq", "delete", "create-reflog", "force", "move", "copy",
 		"color?", "no-color", "list", "show-current", "verbose", "quiet", "abbrev?", "no-abbrev",
 		"track?", "no-track", "set-upstream-to=", "unset-upstream", "edit-description", "contains?",
 		"no-contains?", "merged?", "no-merged?", "points-at=", "format=", "sort=", "column?",
 		"no-column", "ignore-case", "omit-empty", "remotes", "all", "recurse-submodules")
-	gitTagSpec = spec("ln::asfdvem:F:u:i", "list", "annotate", "sign", "no-sign", "local-user=", "force",
+	gitTagSpec = getopt.New("ln::asfdvem:F:u:i", "list", "annotate", "sign", "no-sign", "local-user=", "force",
 		"delete", "verify", "message=", "file=", "trailer=", "edit", "cleanup=", "create-reflog",
 		"column?", "no-column", "contains?", "no-contains?", "merged?", "no-merged?", "points-at=",
 		"sort=", "format=", "color?", "ignore-case", "omit-empty")
-	gitConfigSpec = spec("lefz", "global", "system", "local", "worktree", "file=", "blob=", "get",
+	gitConfigSpec = getopt.New("lefz", "global", "system", "local", "worktree", "file=", "blob=", "get",
 		"get-all", "get-regexp", "get-urlmatch", "replace-all", "add", "unset", "unset-all",
 		"rename-section", "remove-section", "list", "fixed-value", "edit", "type=", "no-type", "bool",
 		"int", "bool-or-int", "bool-or-str", "path", "expiry-date", "null", "name-only", "includes",
 		"no-includes", "show-origin", "show-scope", "get-color", "get-colorbool", "default=",
 		"value=", "all", "regexp", "url=", "comment=", "append")
-	gitCleanSpec = spec("dfinqe:xX", "force", "interactive", "dry-run", "quiet", "exclude=")
-	gitApplySpec = spec("NR3p:C:vqz", "stat", "numstat", "summary", "check", "index", "intent-to-add",
+	gitCleanSpec = getopt.New("dfinqe:xX", "force", "interactive", "dry-run", "quiet", "exclude=")
+	gitApplySpec = getopt.New("NR3p:C:vqz", "stat", "numstat", "summary", "check", "index", "intent-to-add",
 		"3way", "ours", "theirs", "union", "apply", "no-add", "build-fake-ancestor=", "reverse",
 		"allow-binary-replacement", "binary", "allow-empty", "exclude=", "include=", "inaccurate-eof",
 		"recount", "cached", "ignore-space-change", "ignore-whitespace", "whitespace=", "verbose",
 		"quiet", "unidiff-zero", "reject", "directory=", "unsafe-paths", "allow-overlap")
-	gitRemoteShowSpec  = spec("n")
-	gitRemoteURLSpec   = spec("", "push", "all")
-	gitWorktreeList    = spec("vz", "verbose", "porcelain", "expire=")
-	gitNotesSpec       = spec("", "ref=")
-	gitSubmoduleStatus = spec("q", "cached", "recursive", "quiet")
-	gitSubmoduleSumm   = spec("n:", "cached", "files", "summary-limit=", "for-status")
-	gitBundleVerify    = spec("q", "quiet")
-	gitReflogExists    = spec("")
-	gitSymbolicRefSpec = spec("qdm:", "quiet", "short", "no-recurse", "recurse", "delete")
-	gitHelpSpec        = spec("aimwgc", "all", "no-external-commands", "no-aliases", "verbose",
+	gitRemoteShowSpec  = getopt.New("n")
+	gitRemoteURLSpec   = getopt.New("", "push", "all")
+	gitWorktreeList    = getopt.New("vz", "verbose", "porcelain", "expire=")
+	gitNotesSpec       = getopt.New("", "ref=")
+	gitSubmoduleStatus = getopt.New("q", "cached", "recursive", "quiet")
+	gitSubmoduleSumm   = getopt.New("n:", "cached", "files", "summary-limit=", "for-status")
+	gitBundleVerify    = getopt.New("q", "quiet")
+	gitReflogExists    = getopt.New("")
+	gitSymbolicRefSpec = getopt.New("qdm:", "quiet", "short", "no-recurse", "recurse", "delete")
+	gitHelpSpec        = getopt.New("aimwgc", "all", "no-external-commands", "no-aliases", "verbose",
 		"info", "man", "web", "guides", "config", "user-interfaces", "developer-interfaces")
 )

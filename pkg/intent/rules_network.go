@@ -3,6 +3,8 @@ package intent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 func registerNetworkRules() {
@@ -15,7 +17,7 @@ func registerNetworkRules() {
 	rules["mtr"] = mtrRule
 }
 
-var curlSpec = spec("sSLfkvIiGN#46qZb:c:d:D:e:F:H:K:m:o:O:r:T:u:U:w:x:X:y:Y:z:A:E:C:J",
+var curlSpec = getopt.New("sSLfkvIiGN#46qZb:c:d:D:e:F:H:K:m:o:O:r:T:u:U:w:x:X:y:Y:z:A:E:C:J",
 	"silent", "show-error", "location", "location-trusted", "fail", "fail-with-body", "insecure",
 	"verbose", "head", "include", "get", "no-buffer", "progress-bar", "ipv4", "ipv6",
 	"compressed", "http1.0", "http1.1", "http2", "http2-prior-knowledge", "http3", "no-keepalive",
@@ -32,7 +34,7 @@ var curlSpec = spec("sSLfkvIiGN#46qZb:c:d:D:e:F:H:K:m:o:O:r:T:u:U:w:x:X:y:Y:z:A:
 	"fail-early", "styled-output", "no-styled-output", "alt-svc=", "hsts=", "etag-save=",
 	"etag-compare=", "variable=", "expand-url=", "expand-data=", "expand-header=", "unix-socket=",
 	"abstract-unix-socket=", "noproxy=", "proxy-insecure", "digest", "basic", "ntlm", "negotiate",
-	"anyauth", "service-name=", "head", "show-headers", "skip-existing", "remove-on-error").noAbbreviations()
+	"anyauth", "service-name=", "head", "show-headers", "skip-existing", "remove-on-error").NoAbbreviations()
 
 // curlRule: a GET to stdout reads (DESIGN §4); -X with another method,
 // request bodies and uploads are HTTP writes; output files are writes.
@@ -41,42 +43,42 @@ func curlRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	get := p.has("-G", "--get")
-	for _, o := range p.opts {
-		switch o.name {
+	get := p.Has("-G", "--get")
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "-X", "--request":
-			m := strings.ToUpper(o.value)
+			m := strings.ToUpper(o.Value)
 			if m != "GET" && m != "HEAD" && m != "OPTIONS" {
-				c.a.writes(CodeHTTPWrite, RiskMediumWrite, fmt.Sprintf("curl %s %s sends a %s request", o.name, o.value, m))
+				c.a.writes(CodeHTTPWrite, RiskMediumWrite, fmt.Sprintf("curl %s %s sends a %s request", o.Name, o.Value, m))
 				if m == "DELETE" {
 					c.a.destroys("curl -X DELETE deletes a remote resource")
 				}
 			}
 		case "-d", "--data", "--data-ascii", "--data-binary", "--data-raw", "--data-urlencode":
 			if !get {
-				c.a.writes(CodeHTTPWrite, RiskMediumWrite, fmt.Sprintf("curl %s sends a request body", o.name))
+				c.a.writes(CodeHTTPWrite, RiskMediumWrite, fmt.Sprintf("curl %s sends a request body", o.Name))
 			}
-			if strings.HasPrefix(o.value, "@") {
-				c.a.writes(CodeHTTPWrite, RiskMediumWrite, fmt.Sprintf("curl %s %s uploads a file", o.name, o.value))
+			if strings.HasPrefix(o.Value, "@") {
+				c.a.writes(CodeHTTPWrite, RiskMediumWrite, fmt.Sprintf("curl %s %s uploads a file", o.Name, o.Value))
 			}
 		case "--json", "-F", "--form", "--form-string", "-T", "--upload-file":
-			c.a.writes(CodeHTTPWrite, RiskMediumWrite, fmt.Sprintf("curl %s sends data", o.name))
+			c.a.writes(CodeHTTPWrite, RiskMediumWrite, fmt.Sprintf("curl %s sends data", o.Name))
 		case "-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii",
 			"--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc":
-			if !isStdStream(o.value) {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("curl %s %s writes a file", o.name, o.value))
+			if !isStdStream(o.Value) {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("curl %s %s writes a file", o.Name, o.Value))
 			}
 		case "-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name", "--output-dir", "--create-dirs":
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("curl %s saves to a file", o.name))
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("curl %s saves to a file", o.Name))
 		case "-K", "--config":
 			c.a.writes(CodeWriteOption, RiskMediumWrite, "curl --config reads options classify cannot see")
 		case "-w", "--write-out":
-			if strings.Contains(o.value, "%output{") {
+			if strings.Contains(o.Value, "%output{") {
 				c.a.writes(CodeWriteOption, RiskMediumWrite, "curl --write-out %output{} writes a file")
 			}
 		}
 	}
-	for _, i := range p.operands {
+	for _, i := range p.Operands {
 		u := strings.ToLower(c.rest()[i].val)
 		if hasPrefixAny(u, "smtp", "smtps", "ftp://", "ftps://", "sftp", "scp", "tftp", "mqtt", "telnet", "gopher", "ldap") {
 			c.a.writes(CodeHTTPWrite, RiskMediumWrite, "curl "+c.rest()[i].val+" uses a protocol that can send or change data")
@@ -87,7 +89,7 @@ func curlRule(c *call) {
 // wgetSpec is GNU Wget 1.21's options, with getopt_long's abbreviations
 // (--post-d is --post-data, --exe is --execute). -nv, -nc, -nd, -nH and -np
 // are -n with a value.
-var wgetSpec = spec("Vhbe:o:a:dqvn:i:FB:t:O:cNST:w:Q:46xP:EU:rl:kKmpA:R:D:HLI:X:",
+var wgetSpec = getopt.New("Vhbe:o:a:dqvn:i:FB:t:O:cNST:w:Q:46xP:EU:rl:kKmpA:R:D:HLI:X:",
 	"version", "help", "background", "execute=", "output-file=", "append-output=", "debug", "quiet",
 	"verbose", "no-verbose", "report-speed=", "input-file=", "force-html", "base=", "config=",
 	"no-config", "rejected-log=", "tries=", "retry-connrefused", "retry-on-http-error=",
@@ -130,35 +132,35 @@ func wgetRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	toStdout, spider := false, p.has("--spider")
-	for _, o := range p.opts {
-		switch o.name {
+	toStdout, spider := false, p.Has("--spider")
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "-O", "--output-document":
-			if isStdStream(o.value) {
+			if isStdStream(o.Value) {
 				toStdout = true
 			} else {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, "wget "+o.name+" "+o.value+" writes a file")
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "wget "+o.Name+" "+o.Value+" writes a file")
 			}
 		case "-e", "--execute", "--config":
-			c.a.writes(CodeRunsProgram, RiskHighWrite, "wget "+o.name+" applies .wgetrc commands classify does not check")
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "wget "+o.Name+" applies .wgetrc commands classify does not check")
 		case "--use-askpass":
-			c.a.writes(CodeRunsProgram, RiskHighWrite, "wget --use-askpass runs "+o.value)
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "wget --use-askpass runs "+o.Value)
 		case "--post-data", "--post-file", "--body-data", "--body-file":
-			c.a.writes(CodeHTTPWrite, RiskMediumWrite, "wget "+o.name+" sends data")
+			c.a.writes(CodeHTTPWrite, RiskMediumWrite, "wget "+o.Name+" sends data")
 		case "--method":
-			if m := strings.ToUpper(o.value); m != "GET" && m != "HEAD" && m != "OPTIONS" {
-				c.a.writes(CodeHTTPWrite, RiskMediumWrite, "wget --method "+o.value+" sends a "+m+" request")
+			if m := strings.ToUpper(o.Value); m != "GET" && m != "HEAD" && m != "OPTIONS" {
+				c.a.writes(CodeHTTPWrite, RiskMediumWrite, "wget --method "+o.Value+" sends a "+m+" request")
 			}
 		case "-o", "--output-file", "-a", "--append-output", "--rejected-log", "--save-cookies",
 			"--warc-file", "--hsts-file":
-			if !isStdStream(o.value) {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, "wget "+o.name+" "+o.value+" writes a file")
+			if !isStdStream(o.Value) {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "wget "+o.Name+" "+o.Value+" writes a file")
 			}
 		case "-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites", "-x",
 			"--force-directories", "-P", "--directory-prefix", "-k", "--convert-links", "-K",
 			"--backup-converted", "--delete-after", "--backups", "--unlink", "--xattr", "--save-headers",
 			"--warc-cdx", "--input-metalink", "--metalink-over-http":
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "wget "+o.name+" writes or removes files")
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "wget "+o.Name+" writes or removes files")
 		case "-b", "--background":
 			c.a.writes(CodeWriteOption, RiskMediumWrite, "wget -b keeps running in the background and logs to wget-log")
 		case "--ask-password":
@@ -170,7 +172,7 @@ func wgetRule(c *call) {
 	}
 }
 
-var sshSpec = spec("46AaCfGgKkMNnqsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:").stopAtOperand()
+var sshSpec = getopt.New("46AaCfGgKkMNnqsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:P:p:Q:R:S:W:w:").StopAtOperand()
 
 // sshSafeKeys are the ssh_config keywords an -o may set without running,
 // loading or writing anything beyond what a plain ssh does (keys are
@@ -227,10 +229,10 @@ func sshRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	for _, o := range p.opts {
-		switch o.name {
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "-o":
-			k, v := sshOption(o.value)
+			k, v := sshOption(o.Value)
 			lv := strings.ToLower(v)
 			switch {
 			case k == "userknownhostsfile" && (isSinkPath(v) || lv == "none"),
@@ -243,7 +245,7 @@ func sshRule(c *call) {
 				return
 			}
 		case "-F":
-			if !isSinkPath(o.value) && o.value != "none" {
+			if !isSinkPath(o.Value) && o.Value != "none" {
 				c.a.writes(CodeRunsProgram, RiskMediumWrite, "ssh -F loads a config that can run commands")
 				return
 			}
@@ -251,14 +253,14 @@ func sshRule(c *call) {
 			c.a.writes(CodeRunsProgram, RiskHighWrite, "ssh -I loads a PKCS#11 library")
 			return
 		case "-E":
-			if !isSinkPath(o.value) {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, "ssh -E appends its log to "+o.value)
+			if !isSinkPath(o.Value) {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "ssh -E appends its log to "+o.Value)
 			}
 		case "-M":
 			c.a.writes(CodeWriteOption, RiskMediumWrite, "ssh -M creates a control socket and keeps the master running")
 		case "-O":
-			if o.value != "check" {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, "ssh -O "+o.value+" controls a running master")
+			if o.Value != "check" {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "ssh -O "+o.Value+" controls a running master")
 				return
 			}
 		case "-w":
@@ -266,19 +268,19 @@ func sshRule(c *call) {
 		case "-f":
 			c.a.never(UnboundedStream, "ssh -f keeps running in the background")
 		case "-L", "-R", "-D", "-N":
-			c.a.never(UnboundedStream, "ssh "+o.name+" forwards ports until stopped")
+			c.a.never(UnboundedStream, "ssh "+o.Name+" forwards ports until stopped")
 		}
 	}
-	if p.has("-G", "-V", "-Q") || p.has("-O") {
+	if p.Has("-G", "-V", "-Q") || p.Has("-O") {
 		return // print and exit without connecting (-O check asks a master)
 	}
-	if len(p.operands) < 1 {
+	if len(p.Operands) < 1 {
 		c.a.writes(CodeUnknownCommand, RiskMediumWrite, "ssh without a host")
 		return
 	}
-	cmd := c.rest()[p.operands[0]+1:]
+	cmd := c.rest()[p.Operands[0]+1:]
 	if len(cmd) == 0 {
-		if !p.has("-N") {
+		if !p.Has("-N") {
 			c.a.never(InteractiveREPL, "ssh without a command opens a remote shell")
 		}
 		return
@@ -290,13 +292,13 @@ func sshRule(c *call) {
 		}
 	}
 	c.w.script(joined(cmd), c.a, true)
-	if p.has("-t") {
+	if p.Has("-t") {
 		c.a.never(TTYFlag, "ssh -t allocates a terminal and waits for input")
 	}
 }
 
 // pingSpec is iputils ping's options.
-var pingSpec = spec("346aAbBc:CdDe:fF:hi:I:l:Lm:M:nOp:qQ:rRs:S:t:T:UvVw:W:")
+var pingSpec = getopt.New("346aAbBc:CdDe:fF:hi:I:l:Lm:M:nOp:qQ:rRs:S:t:T:UvVw:W:")
 
 // pingRule: ping without -c or -w pings forever. Rewrite: ping H → ping -c 4 H.
 func pingRule(c *call) {
@@ -307,17 +309,17 @@ func pingRule(c *call) {
 	// A count or deadline must be a literal positive number (the last one
 	// counts); -w 0 sets no deadline.
 	for _, n := range []string{"-c", "-w"} {
-		if o, ok := p.get(n); ok && isInteger(&arg{val: o.value}) && !strings.HasPrefix(o.value, "-") && strings.Trim(o.value, "0") != "" {
+		if o, ok := p.Get(n); ok && isInteger(&arg{val: o.Value}) && !strings.HasPrefix(o.Value, "-") && strings.Trim(o.Value, "0") != "" {
 			return
 		}
 	}
 	c.a.never(UnboundedStream, c.name+" without -c pings forever")
-	if !p.has("-c", "-w") {
-		c.rewrite(c.srcExcept(p, 1, func(opt) bool { return false }, "-c", "4")...)
+	if !p.Has("-c", "-w") {
+		c.rewrite(c.srcExcept(p, 1, func(getopt.Opt) bool { return false }, "-c", "4")...)
 	}
 }
 
-var tcpdumpSpec = spec("AbdDeKlLnNOpqStuUvxXc:C:E:F:G:i:j:m:M:r:s:T:w:W:y:z:Z:B:Q:", "help", "version", "list-interfaces", "interface=", "immediate-mode", "number", "print")
+var tcpdumpSpec = getopt.New("AbdDeKlLnNOpqStuUvxXc:C:E:F:G:i:j:m:M:r:s:T:w:W:y:z:Z:B:Q:", "help", "version", "list-interfaces", "interface=", "immediate-mode", "number", "print")
 
 // tcpdumpRule: -w writes a capture file; without -c it captures forever.
 func tcpdumpRule(c *call) {
@@ -325,21 +327,21 @@ func tcpdumpRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if o, ok := p.get("-w"); ok && !isStdStream(o.value) {
+	if o, ok := p.Get("-w"); ok && !isStdStream(o.Value) {
 		c.a.writes(CodeWriteOption, RiskMediumWrite, "tcpdump -w writes a capture file")
 	}
-	if p.has("-z") {
+	if p.Has("-z") {
 		c.a.writes(CodeRunsProgram, RiskHighWrite, "tcpdump -z runs a program")
 	}
-	if !p.has("-c", "-r", "-D", "--list-interfaces", "--help", "--version") {
+	if !p.Has("-c", "-r", "-D", "--list-interfaces", "--help", "--version") {
 		c.a.never(UnboundedStream, "tcpdump without -c captures forever")
-		c.rewrite(c.srcExcept(p, 1, func(opt) bool { return false }, "-c", "100")...)
+		c.rewrite(c.srcExcept(p, 1, func(getopt.Opt) bool { return false }, "-c", "100")...)
 	}
 }
 
 // mtrSpec is mtr's options (0.95), with getopt_long's abbreviations
 // (--rep is ambiguous, --report-c is --report-cycles).
-var mtrSpec = spec("F:46uTSI:a:f:m:U:E:P:L:s:B:i:G:Q:eZ:M:rwc:jxClptgno:by:zhv", "filename=", "inet",
+var mtrSpec = getopt.New("F:46uTSI:a:f:m:U:E:P:L:s:B:i:G:Q:eZ:M:rwc:jxClptgno:by:zhv", "filename=", "inet",
 	"inet6", "udp", "tcp", "sctp", "interface=", "address=", "first-ttl=", "max-ttl=", "max-unknown=",
 	"max-display-path=", "port=", "localport=", "psize=", "bitpattern=", "interval=", "gracetime=", "tos=",
 	"mpls", "timeout=", "mark=", "report", "report-wide", "report-cycles=", "json", "xml", "csv", "raw",
@@ -355,11 +357,11 @@ func mtrRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	report := p.has("-r", "--report", "-w", "--report-wide", "-j", "--json", "-x", "--xml", "-C", "--csv")
-	if o, ok := p.get("-c", "--report-cycles"); ok && (!isDigits(o.value) || strings.Trim(o.value, "0") == "") {
+	report := p.Has("-r", "--report", "-w", "--report-wide", "-j", "--json", "-x", "--xml", "-C", "--csv")
+	if o, ok := p.Get("-c", "--report-cycles"); ok && (!isDigits(o.Value) || strings.Trim(o.Value, "0") == "") {
 		report = false // a count that is not a positive number does not end it
 	}
-	if !report || p.has("-t", "--curses", "-g", "--gtk", "-l", "--raw", "-p", "--split") {
+	if !report || p.Has("-t", "--curses", "-g", "--gtk", "-l", "--raw", "-p", "--split") {
 		c.a.never(UnboundedStream, "mtr refreshes until stopped; --report prints once")
 	}
 }

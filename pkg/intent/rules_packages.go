@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // Package managers change the system (P-52: high_write) except for their
@@ -24,7 +26,7 @@ func registerPackageRules() {
 
 // rpmSpec is rpm 4.19's query, verify and general options (popt: no
 // abbreviations). In query mode -i is --info, not --install.
-var rpmSpec = spec("qaf:g:pcdilRsLVKvrE:D:", "query", "all", "file", "group", "package", "querytags",
+var rpmSpec = getopt.New("qaf:g:pcdilRsLVKvrE:D:", "query", "all", "file", "group", "package", "querytags",
 	"whatprovides", "whatrequires", "whatrecommends", "whatsuggests", "whatsupplements",
 	"whatenhances", "whatconflicts", "whatobsoletes", "triggeredby", "pkgid", "hdrid", "tid",
 	"path", "configfiles", "docfiles", "dump", "changelog", "changes", "conflicts", "enhances",
@@ -35,7 +37,7 @@ var rpmSpec = spec("qaf:g:pcdilRsLVKvrE:D:", "query", "all", "file", "group", "p
 	"filerequire", "filecaps", "filetriggers", "last", "verbose", "quiet", "root=", "dbpath=",
 	"rcfile=", "macros=", "load=", "define=", "undefine=", "eval=", "pipe=", "version", "help",
 	"usage", "showrc", "target=", "verify", "checksig", "nofiledigest", "nosize", "nolinkto",
-	"nouser", "nogroup", "nomtime", "nomode", "nordev", "nocaps", "nodeps", "noscripts").noAbbreviations()
+	"nouser", "nogroup", "nomtime", "nomode", "nordev", "nocaps", "nodeps", "noscripts").NoAbbreviations()
 
 // rpmRuns are options that run code: macros can run shell commands
 // (%(…)) and Lua (%{lua:…}), --pipe runs a shell command, and macro and rc
@@ -56,17 +58,17 @@ func rpmRule(c *call) {
 		return
 	}
 	read := false
-	for _, o := range p.opts {
-		if why, ok := rpmRuns[o.name]; ok {
-			c.a.writes(CodeRunsProgram, RiskHighWrite, "rpm "+o.name+" "+why)
+	for _, o := range p.Opts {
+		if why, ok := rpmRuns[o.Name]; ok {
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "rpm "+o.Name+" "+why)
 			return
 		}
-		switch o.name {
+		switch o.Name {
 		case "-q", "--query", "-V", "--verify", "-K", "--checksig", "--querytags", "--showrc", "--version", "--help", "--usage":
 			read = true
 		case "-E", "--eval":
-			if why := rpmMacroRuns(o.value); why != "" {
-				c.a.writes(CodeRunsProgram, RiskHighWrite, "rpm "+o.name+" "+why)
+			if why := rpmMacroRuns(o.Value); why != "" {
+				c.a.writes(CodeRunsProgram, RiskHighWrite, "rpm "+o.Name+" "+why)
 				return
 			}
 			read = true
@@ -74,7 +76,7 @@ func rpmRule(c *call) {
 	}
 	if !read {
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "rpm without a query, verify or eval mode installs, erases or changes packages")
-		if p.has("-e") {
+		if p.Has("-e") {
 			c.a.destroys("rpm -e removes packages")
 		}
 	}
@@ -130,14 +132,14 @@ func isMacroName(s string) bool {
 // options that run a program or write a file. Every other verb installs,
 // removes or changes packages (or runs a project's scripts).
 type pkgManager struct {
-	lead  *optSpec            // options before the verb (options end at the verb)
-	reads map[string]*optSpec // read-only verbs and the options they take after the verb
+	lead  *getopt.Spec            // options before the verb (options end at the verb)
+	reads map[string]*getopt.Spec // read-only verbs and the options they take after the verb
 	// runs and writes map options (in lead or after a read verb) to what
 	// they do.
 	runs, writes map[string]string
 	// check judges a read verb's forms that still write (apt-get
 	// changelog -d, npm config set): it returns what they do, or "".
-	check   func(verb string, p *parsedArgs, ops []*arg) string
+	check   func(verb string, p *getopt.Parsed, ops []*arg) string
 	risk    Risk
 	removes map[string]bool // verbs that remove packages (destructive)
 	// verbWrites says what a writing verb does where the general reason
@@ -147,35 +149,17 @@ type pkgManager struct {
 	other      string
 }
 
-// plus returns a copy of s with more options (the new ones win a
-// conflict): a verb's options on top of those its program takes anywhere.
-func plus(s *optSpec, short string, longs ...string) *optSpec {
-	t := spec(short, longs...)
-	for k, v := range s.short {
-		if _, ok := t.short[k]; !ok {
-			t.short[k] = v
-		}
-	}
-	for k, v := range s.long {
-		if _, ok := t.long[k]; !ok {
-			t.long[k] = v
-		}
-	}
-	t.noAbbrev, t.singleDash = s.noAbbrev, s.singleDash
-	return t
-}
-
 // verbs maps each of names to s.
-func verbs(s *optSpec, names ...string) map[string]*optSpec {
-	m := map[string]*optSpec{}
+func verbs(s *getopt.Spec, names ...string) map[string]*getopt.Spec {
+	m := map[string]*getopt.Spec{}
 	for _, n := range names {
 		m[n] = s
 	}
 	return m
 }
 
-func merge(ms ...map[string]*optSpec) map[string]*optSpec {
-	out := map[string]*optSpec{}
+func merge(ms ...map[string]*getopt.Spec) map[string]*getopt.Spec {
+	out := map[string]*getopt.Spec{}
 	for _, m := range ms {
 		for k, v := range m {
 			out[k] = v
@@ -188,11 +172,11 @@ func (m *pkgManager) rule(c *call) {
 	args := c.rest()
 	// brew --prefix, brew --cache …: option-spelled read commands.
 	if len(args) > 0 && args[0].literal() && strings.HasPrefix(args[0].val, "-") && m.reads[args[0].val] != nil {
-		m.read(c, args[0].val, &parsedArgs{dashdash: -1}, args[1:])
+		m.read(c, args[0].val, &getopt.Parsed{DashDash: -1}, args[1:])
 		return
 	}
 	p := c.parse(m.lead)
-	if len(p.operands) == 0 || p.dashdash >= 0 && p.operands[0] > p.dashdash {
+	if len(p.Operands) == 0 || p.DashDash >= 0 && p.Operands[0] > p.DashDash {
 		// No verb: usage, --version or --help; an unknown option or
 		// expansion fails closed.
 		if c.strict(p) {
@@ -200,7 +184,7 @@ func (m *pkgManager) rule(c *call) {
 		}
 		return
 	}
-	vi := p.operands[0]
+	vi := p.Operands[0]
 	// An unknown option before the verb might take it as its value.
 	if !c.strict(parseArgs(args[:vi], m.lead)) {
 		return
@@ -239,15 +223,15 @@ func (m *pkgManager) writeRisk() Risk {
 
 // read judges a read verb: its options must all be known, and none may
 // run a program or write a file.
-func (m *pkgManager) read(c *call, verb string, lead *parsedArgs, rest []*arg) {
+func (m *pkgManager) read(c *call, verb string, lead *getopt.Parsed, rest []*arg) {
 	q := parseArgs(rest, m.reads[verb])
 	if !c.strict(q) {
 		return
 	}
-	all := &parsedArgs{opts: append(append([]opt{}, lead.opts...), q.opts...), dashdash: -1}
+	all := &getopt.Parsed{Opts: append(append([]getopt.Opt{}, lead.Opts...), q.Opts...), DashDash: -1}
 	if m.check != nil {
-		ops := make([]*arg, len(q.operands))
-		for i, j := range q.operands {
+		ops := make([]*arg, len(q.Operands))
+		for i, j := range q.Operands {
 			ops[i] = rest[j]
 		}
 		if what := m.check(verb, all, ops); what != "" {
@@ -262,15 +246,15 @@ func (m *pkgManager) read(c *call, verb string, lead *parsedArgs, rest []*arg) {
 
 // options reports the options that run a program or write a file; it
 // returns whether there were none.
-func (m *pkgManager) options(c *call, verb string, p *parsedArgs) bool {
+func (m *pkgManager) options(c *call, verb string, p *getopt.Parsed) bool {
 	name := strings.TrimSpace(c.name + " " + verb)
-	for _, o := range p.opts {
-		if why, ok := m.runs[o.name]; ok {
-			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s %s %s", name, o.name, why))
+	for _, o := range p.Opts {
+		if why, ok := m.runs[o.Name]; ok {
+			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s %s %s", name, o.Name, why))
 			return false
 		}
-		if what, ok := m.writes[o.name]; ok {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s %s", name, o.name, what))
+		if what, ok := m.writes[o.Name]; ok {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s %s", name, o.Name, what))
 			return false
 		}
 	}
@@ -289,7 +273,7 @@ var (
 	// apt, apt-get and apt-cache (apt's CommandLine: exact names, options
 	// anywhere). -o and -c set configuration, which can name programs
 	// apt runs (Acquire::http::Proxy-Auto-Detect, APT::Update::Pre-Invoke).
-	aptLead = spec("hvc:o:q::sydfmuVt:a:P:b", "help", "version", "config-file=", "option=", "quiet?",
+	aptLead = getopt.New("hvc:o:q::sydfmuVt:a:P:b", "help", "version", "config-file=", "option=", "quiet?",
 		"simulate", "just-print", "dry-run", "recon", "no-act", "yes", "assume-yes", "assume-no",
 		"download-only", "fix-broken", "ignore-missing", "fix-missing", "no-download", "show-upgraded",
 		"verbose-versions", "target-release=", "default-release=", "host-architecture=",
@@ -300,14 +284,14 @@ var (
 		"indep-only", "allow-unauthenticated", "allow-insecure-repositories",
 		"allow-releaseinfo-change", "show-progress", "with-source=", "error-on=",
 		"install-recommends", "no-install-recommends", "install-suggests", "no-install-suggests",
-		"mark-auto", "solver=", "planner=", "color", "no-color", "snapshot=", "update").noAbbreviations()
+		"mark-auto", "solver=", "planner=", "color", "no-color", "snapshot=", "update").NoAbbreviations()
 	// The options of apt's and apt-cache's listings (apt list -a is
 	// --all-versions).
-	aptList = plus(aptLead, "ainf", "installed", "upgradable", "upgradeable", "manual-installed",
+	aptList = aptLead.Plus("ainf", "installed", "upgradable", "upgradeable", "manual-installed",
 		"all-versions", "no-all-versions", "verbose", "names-only", "full", "recurse", "important",
 		"implicit", "no-pre-depends", "no-depends", "no-recommends", "no-suggests", "no-conflicts",
 		"no-breaks", "no-replaces", "no-enhances", "all-names", "generate", "no-generate")
-	aptCacheLead = plus(aptList, "p:s:g", "pkg-cache=", "src-cache=")
+	aptCacheLead = aptList.Plus("p:s:g", "pkg-cache=", "src-cache=")
 	aptRuns      = map[string]string{
 		"-o": "sets configuration, which can name programs apt runs (Acquire::http::Proxy-Auto-Detect, APT::Update::Pre-Invoke)", "--option": "sets configuration, which can name programs apt runs (Acquire::http::Proxy-Auto-Detect, APT::Update::Pre-Invoke)",
 		"-c": "reads a configuration file, which can name programs apt runs", "--config-file": "reads a configuration file, which can name programs apt runs",
@@ -319,7 +303,7 @@ var (
 	// dnf and yum (argparse: unique abbreviations, options anywhere).
 	// A config file, --setopt or an install root can load plugins
 	// (Python) from other paths.
-	dnfLead = spec("yqvCc:d:e:hx:R:b46", "assumeyes", "assumeno", "quiet", "verbose", "cacheonly", "config=",
+	dnfLead = getopt.New("yqvCc:d:e:hx:R:b46", "assumeyes", "assumeno", "quiet", "verbose", "cacheonly", "config=",
 		"debuglevel=", "errorlevel=", "help", "help-cmd", "exclude=", "excludepkgs=", "disableexcludes=",
 		"disableexcludepkgs=", "randomwait=", "best", "nobest", "allowerasing", "skip-broken",
 		"skip-unavailable", "showduplicates", "enablerepo=", "disablerepo=", "repo=", "repoid=",
@@ -328,7 +312,7 @@ var (
 		"ipv4", "ipv6", "nodocs", "security", "bugfix", "enhancement", "newpackage", "sec-severity=",
 		"secseverity=", "advisory=", "advisories=", "bz=", "bzs=", "cve=", "cves=", "setopt=",
 		"installroot=", "downloadonly", "downloaddir=", "destdir=", "debugsolver", "version")
-	dnfRead = plus(dnfLead, "lia", "all", "available", "installed", "extras", "recent", "upgrades", "updates",
+	dnfRead = dnfLead.Plus("lia", "all", "available", "installed", "extras", "recent", "upgrades", "updates",
 		"autoremove", "enabled", "disabled", "changelogs", "whatprovides=", "whatrequires=",
 		"whatdepends=", "whatrecommends=", "whatsuggests=", "whatsupplements=", "whatenhances=",
 		"whatconflicts=", "whatobsoletes=", "requires", "provides", "conflicts", "recommends",
@@ -344,26 +328,26 @@ var (
 	dnfWrites = map[string]string{"--debugsolver": "writes the solver's debug data", "--downloaddir": "downloads into a directory", "--destdir": "downloads into a directory"}
 
 	// pip (optparse: unique abbreviations, general options anywhere).
-	pipLead = spec("hvVq", "help", "debug", "isolated", "require-virtualenv", "python=", "verbose", "version",
+	pipLead = getopt.New("hvVq", "help", "debug", "isolated", "require-virtualenv", "python=", "verbose", "version",
 		"quiet", "log=", "log-file=", "local-log=", "no-input", "keyring-provider=", "proxy=", "retries=",
 		"timeout=", "exists-action=", "trusted-host=", "cert=", "client-cert=", "cache-dir=",
 		"no-cache-dir", "disable-pip-version-check", "no-color", "no-python-version-warning",
 		"use-feature=", "use-deprecated=", "resume-retries=")
 	pipIndex = []string{"index-url=", "extra-index-url=", "no-index", "find-links=", "pre"}
-	pipReads = map[string]*optSpec{
-		"list": plus(pipLead, "i:f:loue", append(pipIndex, "local", "user", "path=", "format=", "not-required",
+	pipReads = map[string]*getopt.Spec{
+		"list": pipLead.Plus("i:f:loue", append(pipIndex, "local", "user", "path=", "format=", "not-required",
 			"exclude-editable", "include-editable", "editable", "outdated", "uptodate", "exclude=")...),
-		"show":    plus(pipLead, "f", "files"),
-		"freeze":  plus(pipLead, "r:l", "requirement=", "local", "user", "path=", "all", "exclude-editable", "exclude="),
+		"show":    pipLead.Plus("f", "files"),
+		"freeze":  pipLead.Plus("r:l", "requirement=", "local", "user", "path=", "all", "exclude-editable", "exclude="),
 		"check":   pipLead,
-		"search":  plus(pipLead, "i:", "index="),
-		"index":   plus(pipLead, "i:f:", append(pipIndex, "platform=", "python-version=", "implementation=", "abi=", "json")...),
-		"inspect": plus(pipLead, "", "local", "user", "path="),
-		"debug":   plus(pipLead, "", "platform=", "python-version=", "implementation=", "abi="),
+		"search":  pipLead.Plus("i:", "index="),
+		"index":   pipLead.Plus("i:f:", append(pipIndex, "platform=", "python-version=", "implementation=", "abi=", "json")...),
+		"inspect": pipLead.Plus("", "local", "user", "path="),
+		"debug":   pipLead.Plus("", "platform=", "python-version=", "implementation=", "abi="),
 		"help":    pipLead,
-		"hash":    plus(pipLead, "a:", "algorithm="),
-		"config":  plus(pipLead, "", "global", "user", "site"),
-		"cache":   plus(pipLead, "", "format="),
+		"hash":    pipLead.Plus("a:", "algorithm="),
+		"config":  pipLead.Plus("", "global", "user", "site"),
+		"cache":   pipLead.Plus("", "format="),
 	}
 	pipRuns = map[string]string{
 		"--python":           "runs pip under another Python interpreter",
@@ -373,7 +357,7 @@ var (
 
 	// npm (nopt; abbreviations would be matched against npm's whole
 	// config list, which this spec does not hold, so none are taken).
-	npmLead = spec("gsqdlpvhayfC:w:", "global", "silent", "quiet", "loglevel=", "verbose", "json", "parseable",
+	npmLead = getopt.New("gsqdlpvhayfC:w:", "global", "silent", "quiet", "loglevel=", "verbose", "json", "parseable",
 		"long", "all", "depth=", "prefix=", "workspace=", "workspaces", "include-workspace-root",
 		"registry=", "userconfig=", "globalconfig=", "cache=", "offline", "prefer-offline",
 		"prefer-online", "color?", "no-color", "unicode", "omit=", "include=", "production", "dev",
@@ -383,24 +367,24 @@ var (
 		"timing", "logs-dir=", "logs-max=", "scope=", "tag=", "browser=", "viewer=", "description",
 		"no-description", "fund", "no-fund", "audit", "no-audit", "strict-ssl", "ca=", "cafile=",
 		"proxy=", "https-proxy=", "noproxy=", "otp=", "auth-type=", "heading=", "progress",
-		"no-progress").noAbbreviations()
+		"no-progress").NoAbbreviations()
 	npmRuns = map[string]string{"--browser": "names a browser program npm runs", "--viewer": "names a program npm help runs"}
 
-	yarnLead = spec("svh", "json", "verbose", "offline", "prefer-offline", "silent", "no-progress", "cwd=",
+	yarnLead = getopt.New("svh", "json", "verbose", "offline", "prefer-offline", "silent", "no-progress", "cwd=",
 		"registry=", "network-timeout=", "ignore-engines", "modules-folder=", "cache-folder=",
 		"use-yarnrc=", "no-default-rc", "emoji?", "no-emoji", "non-interactive", "help", "version",
-		"production?", "depth=", "pattern=", "level=", "groups=", "summary").noAbbreviations()
+		"production?", "depth=", "pattern=", "level=", "groups=", "summary").NoAbbreviations()
 
-	pnpmLead = spec("C:F:rswhvgPD", "dir=", "filter=", "recursive", "silent", "workspace-root", "help",
+	pnpmLead = getopt.New("C:F:rswhvgPD", "dir=", "filter=", "recursive", "silent", "workspace-root", "help",
 		"version", "reporter=", "loglevel=", "color", "no-color", "stream", "aggregate-output",
 		"use-stderr", "workspace-concurrency=", "json", "long", "parseable", "depth=", "prod", "dev",
 		"no-optional", "global", "only-projects", "exclude-peers", "compatible", "format=", "no-table",
-		"sort-by=", "audit-level=", "ignore-registry-errors", "ignore=", "ignore-unfixable", "fix").noAbbreviations()
+		"sort-by=", "audit-level=", "ignore-registry-errors", "ignore=", "ignore-unfixable", "fix").NoAbbreviations()
 
 	// gem (Ruby's OptionParser: unique abbreviations, options anywhere).
-	gemLead = spec("hVq", "help", "verbose", "no-verbose", "quiet", "silent", "config-file=", "backtrace",
+	gemLead = getopt.New("hVq", "help", "verbose", "no-verbose", "quiet", "silent", "config-file=", "backtrace",
 		"debug", "norc", "version")
-	gemRead = plus(gemLead, "lrbaeidv:s:p::", "local", "remote", "both", "all", "exact", "versions",
+	gemRead = gemLead.Plus("lrbaeidv:s:p::", "local", "remote", "both", "all", "exact", "versions",
 		"no-versions", "installed", "no-installed", "version=", "details", "no-details", "prerelease",
 		"no-prerelease", "bulk-threshold=", "clear-sources", "source=", "http-proxy?", "no-http-proxy",
 		"platform=", "ruby", "yaml", "marshal", "lib-only", "prefix", "no-prefix", "show-install-dir",
@@ -408,14 +392,14 @@ var (
 
 	// go (Go's flag package: one or two dashes, no abbreviations; the
 	// verb comes first).
-	goSpec = func(longs ...string) *optSpec {
+	goSpec = func(longs ...string) *getopt.Spec {
 		short := ""
 		for _, l := range longs {
 			if n := strings.TrimRight(l, "=?"); len(n) == 1 {
 				short += n + map[bool]string{true: ":", false: ""}[strings.HasSuffix(l, "=")]
 			}
 		}
-		return spec(short, longs...).singleDashLongs().noAbbreviations().stopAtOperand()
+		return getopt.New(short, longs...).SingleDashLongs().NoAbbreviations().StopAtOperand()
 	}
 	goBuildFlags = []string{"a", "n", "p=", "race", "msan", "asan", "cover", "covermode=", "coverpkg=", "v",
 		"work", "x", "asmflags=", "buildmode=", "buildvcs?", "compiler=", "gccgoflags=", "gcflags=",
@@ -431,8 +415,8 @@ var (
 	goWrites  = map[string]string{"-w": goEnvFile, "--w": goEnvFile, "-u": goEnvFile, "--u": goEnvFile}
 
 	// brew (Homebrew's parser: exact names).
-	brewLead = spec("dqvh", "debug", "quiet", "verbose", "help").noAbbreviations()
-	brewRead = plus(brewLead, "1lrtsnpD", "formula", "formulae", "cask", "casks", "full-name", "versions",
+	brewLead = getopt.New("dqvh", "debug", "quiet", "verbose", "help").NoAbbreviations()
+	brewRead = brewLead.Plus("1lrtsnpD", "formula", "formulae", "cask", "casks", "full-name", "versions",
 		"multiple", "pinned", "installed-on-request", "installed-as-dependency", "poured-from-bottle",
 		"built-from-source", "json?", "installed", "eval-all", "analytics", "days=", "category=",
 		"github", "fetch-HEAD", "greedy", "greedy-latest", "greedy-auto-updates", "desc",
@@ -447,47 +431,47 @@ var (
 		"--debian": brewBrowser, "--ubuntu": brewBrowser}
 
 	// snap (go-flags: exact names).
-	snapLead = spec("h", "help").noAbbreviations()
-	snapRead = plus(snapLead, "", "all", "color=", "unicode=", "verbose", "abs-time", "private", "narrow",
+	snapLead = getopt.New("h", "help").NoAbbreviations()
+	snapRead = snapLead.Plus("", "all", "color=", "unicode=", "verbose", "abs-time", "private", "narrow",
 		"section?", "global", "user", "disconnected")
 
 	// flatpak (GOption: exact names).
-	flatpakLead = spec("vh", "verbose", "ostree-verbose", "help", "version", "default-arch",
-		"supported-arches", "gl-drivers", "installations", "print-updated-env", "print-system-only").noAbbreviations()
-	flatpakRead = plus(flatpakLead, "dacorsMmel", "user", "system", "installation=", "show-details", "app",
+	flatpakLead = getopt.New("vh", "verbose", "ostree-verbose", "help", "version", "default-arch",
+		"supported-arches", "gl-drivers", "installations", "print-updated-env", "print-system-only").NoAbbreviations()
+	flatpakRead = flatpakLead.Plus("dacorsMmel", "user", "system", "installation=", "show-details", "app",
 		"runtime", "all", "app-runtime=", "columns=", "arch=", "show-ref", "show-commit",
 		"show-origin", "show-size", "show-metadata", "show-runtime", "show-sdk", "show-permissions",
 		"file-access=", "show-extensions", "show-location", "show-disabled", "updates", "cached",
 		"sideloaded", "commit=", "log", "since=", "until=", "reverse", "json")
 
 	// apk (exact names).
-	apkLead = spec("hp:X:qviVfU", "help", "root=", "repository=", "quiet", "verbose", "interactive",
+	apkLead = getopt.New("hp:X:qviVfU", "help", "root=", "repository=", "quiet", "verbose", "interactive",
 		"no-interactive", "version", "force", "force-binary-stdout", "force-broken-world",
 		"force-non-repository", "force-old-apk", "force-overwrite", "force-refresh",
 		"force-missing-repositories", "update-cache", "allow-untrusted", "arch=", "cache-dir=",
 		"cache-max-age=", "cache-packages", "cache-predownload", "keys-dir=", "no-cache",
 		"no-check-certificate", "no-logfile", "no-network", "no-progress", "preserve-env",
-		"print-arch", "progress", "progress-fd=", "purge", "repositories-file=", "timeout=", "wait=").noAbbreviations()
-	apkRead = plus(apkLead, "LWRPrsdwateoxIOucl:", "contents", "who-owns", "depends", "provides", "rdepends",
+		"print-arch", "progress", "progress-fd=", "purge", "repositories-file=", "timeout=", "wait=").NoAbbreviations()
+	apkRead = apkLead.Plus("LWRPrsdwateoxIOucl:", "contents", "who-owns", "depends", "provides", "rdepends",
 		"replaces", "install-if", "rinstall-if", "webpage", "size", "description", "all", "license",
 		"triggers", "installed", "exact", "has-origin", "origin", "orphaned", "available",
 		"upgradable", "upgradeable", "providers", "manifest", "indexes", "test", "check", "limit=", "errors")
 
 	// aptitude (getopt_long: unique abbreviations).
-	aptitudeRead = spec("hDdF:fPRrsq::O:t:VvW:w:yZuiS:o:", "help", "version", "show-deps", "download-only",
+	aptitudeRead = getopt.New("hDdF:fPRrsq::O:t:VvW:w:yZuiS:o:", "help", "version", "show-deps", "download-only",
 		"display-format=", "group-by=", "purge-unused", "prompt", "without-recommends", "with-recommends",
 		"simulate", "safe-resolver", "full-resolver", "quiet?", "sort=", "target-release=",
 		"show-versions", "verbose", "width=", "assume-yes", "allow-untrusted", "no-new-installs",
 		"no-new-upgrades", "disable-columns", "show-summary?")
 
 	// zypper (getopt_long: unique abbreviations; global options first).
-	zypperLead = spec("qvnxtR:c:s:AD:C:p:iVh", "quiet", "verbose", "non-interactive", "xmlout", "terse",
+	zypperLead = getopt.New("qvnxtR:c:s:AD:C:p:iVh", "quiet", "verbose", "non-interactive", "xmlout", "terse",
 		"no-refresh", "root=", "config=", "table-style=", "no-abbrev", "reposd-dir=", "cache-dir=",
 		"raw-cache-dir=", "solv-cache-dir=", "pkg-cache-dir=", "userdata=", "no-gpg-checks",
 		"gpg-auto-import-keys", "plus-repo=", "plus-content=", "disable-repositories", "no-remote",
 		"no-cd", "installroot=", "disable-system-resolvables", "ignore-unknown", "color", "no-color",
-		"help", "version", "promptids", "non-interactive-include-reboot-patches").stopAtOperand()
-	zypperRead = spec("siut:r:xfdCvae:nupEPUNAR", "details", "installed-only", "not-installed-only", "type=",
+		"help", "version", "promptids", "non-interactive-include-reboot-patches").StopAtOperand()
+	zypperRead = getopt.New("siut:r:xfdCvae:nupEPUNAR", "details", "installed-only", "not-installed-only", "type=",
 		"repo=", "match-exact", "match-substrings", "match-words", "file-list", "search-descriptions",
 		"case-sensitive", "sort-by-name", "sort-by-repo", "verbose", "provides", "requires",
 		"recommends", "suggests", "conflicts", "obsoletes", "supplements", "enhances", "all",
@@ -498,21 +482,21 @@ var (
 
 // pkgManagers describes each package manager by its options.
 var pkgManagers = func() map[string]*pkgManager {
-	apt := &pkgManager{lead: plus(aptLead, "").stopAtOperand(), runs: aptRuns, removes: aptRemoves,
+	apt := &pkgManager{lead: aptLead.Plus("").StopAtOperand(), runs: aptRuns, removes: aptRemoves,
 		reads: merge(verbs(aptList, "list", "show", "search", "policy", "depends", "rdepends", "showsrc",
 			"changelog", "help"), verbs(aptLead, "check"), verbs(aptLead, keysOf(aptSimulated)...)),
 		check: aptCheck}
-	aptCache := &pkgManager{lead: plus(aptCacheLead, "").stopAtOperand(), runs: aptRuns,
+	aptCache := &pkgManager{lead: aptCacheLead.Plus("").StopAtOperand(), runs: aptRuns,
 		verbWrites: map[string]string{"gencaches": "writes the package cache files"},
 		writes: map[string]string{"-p": "names a package cache file apt-cache may write", "--pkg-cache": "names a package cache file apt-cache may write",
 			"-s": "names a source cache file apt-cache may write", "--src-cache": "names a source cache file apt-cache may write"},
 		reads: verbs(aptCacheLead, "showpkg", "showsrc", "stats", "dump", "dumpavail", "unmet", "search", "show",
 			"depends", "rdepends", "pkgnames", "dotty", "xvcg", "policy", "madison")}
-	dnf := &pkgManager{lead: plus(dnfLead, "").stopAtOperand(), runs: dnfRuns, writes: dnfWrites,
+	dnf := &pkgManager{lead: dnfLead.Plus("").StopAtOperand(), runs: dnfRuns, writes: dnfWrites,
 		removes: wordSet("remove erase autoremove"),
 		reads: verbs(dnfRead, "list", "info", "search", "repolist", "repoinfo", "repoquery", "provides",
 			"whatprovides", "deplist", "history", "check-update", "check-upgrade"),
-		check: func(verb string, _ *parsedArgs, ops []*arg) string {
+		check: func(verb string, _ *getopt.Parsed, ops []*arg) string {
 			switch first := firstOp(ops); {
 			case verb != "history":
 			case first == "undo" || first == "redo" || first == "rollback" || first == "replay" || first == "store":
@@ -520,9 +504,9 @@ var pkgManagers = func() map[string]*pkgManager {
 			}
 			return ""
 		}}
-	pip := &pkgManager{lead: plus(pipLead, "").stopAtOperand(), reads: pipReads, runs: pipRuns, writes: pipWrites,
+	pip := &pkgManager{lead: pipLead.Plus("").StopAtOperand(), reads: pipReads, runs: pipRuns, writes: pipWrites,
 		removes: wordSet("uninstall"),
-		check: func(verb string, _ *parsedArgs, ops []*arg) string {
+		check: func(verb string, _ *getopt.Parsed, ops []*arg) string {
 			first := firstOp(ops)
 			switch {
 			case verb == "config" && first != "list" && first != "get" && first != "debug":
@@ -532,13 +516,13 @@ var pkgManagers = func() map[string]*pkgManager {
 			}
 			return ""
 		}}
-	npm := &pkgManager{lead: plus(npmLead, "").stopAtOperand(), runs: npmRuns, risk: RiskHighWrite,
+	npm := &pkgManager{lead: npmLead.Plus("").StopAtOperand(), runs: npmRuns, risk: RiskHighWrite,
 		verbWrites: verbsSay("runs a package.json script or a package's program", "run", "run-script", "rum", "urn", "exec", "x", "test", "t", "tst", "start", "stop", "restart", "explore", "rebuild", "rb"),
 		removes:    wordSet("uninstall remove rm r un unlink prune"),
 		reads: verbs(npmLead, "ls", "list", "ll", "la", "view", "info", "show", "v", "outdated", "search", "s",
 			"se", "find", "help", "help-search", "explain", "why", "config", "c", "root", "prefix", "bin",
 			"query", "audit", "fund", "ping", "whoami", "pkg"),
-		check: func(verb string, _ *parsedArgs, ops []*arg) string {
+		check: func(verb string, _ *getopt.Parsed, ops []*arg) string {
 			first := firstOp(ops)
 			switch verb {
 			case "config", "c":
@@ -560,24 +544,24 @@ var pkgManagers = func() map[string]*pkgManager {
 			}
 			return ""
 		}}
-	yarn := &pkgManager{lead: plus(yarnLead, "").stopAtOperand(), removes: wordSet("remove"),
+	yarn := &pkgManager{lead: yarnLead.Plus("").StopAtOperand(), removes: wordSet("remove"),
 		other: "installs, removes or changes packages, or runs the package.json script of that name",
 		reads: verbs(yarnLead, "list", "info", "why", "outdated", "help", "audit", "licenses", "config", "bin"),
-		check: func(verb string, _ *parsedArgs, ops []*arg) string {
+		check: func(verb string, _ *getopt.Parsed, ops []*arg) string {
 			if first := firstOp(ops); verb == "config" && first != "get" && first != "list" && first != "" ||
 				verb == "licenses" && first != "list" && first != "ls" && first != "" {
 				return verb + " " + first + " is not a known read-only form"
 			}
 			return ""
 		}}
-	pnpm := &pkgManager{lead: plus(pnpmLead, "").stopAtOperand(), removes: wordSet("remove rm uninstall un prune"),
+	pnpm := &pkgManager{lead: pnpmLead.Plus("").StopAtOperand(), removes: wordSet("remove rm uninstall un prune"),
 		other: "installs, removes or changes packages, or runs the package.json script of that name",
 		reads: verbs(pnpmLead, "list", "ls", "ll", "la", "outdated", "why", "audit", "help", "root", "bin",
 			"config", "licenses"),
-		check: func(verb string, p *parsedArgs, ops []*arg) string {
+		check: func(verb string, p *getopt.Parsed, ops []*arg) string {
 			first := firstOp(ops)
 			switch {
-			case verb == "audit" && p.has("--fix"):
+			case verb == "audit" && p.Has("--fix"):
 				return "audit --fix adds overrides to package.json"
 			case verb == "config" && first != "get" && first != "list" && first != "":
 				return "config " + first + " changes the configuration"
@@ -586,12 +570,12 @@ var pkgManagers = func() map[string]*pkgManager {
 			}
 			return ""
 		}}
-	gem := &pkgManager{lead: plus(gemLead, "").stopAtOperand(), removes: wordSet("uninstall cleanup"),
+	gem := &pkgManager{lead: gemLead.Plus("").StopAtOperand(), removes: wordSet("uninstall cleanup"),
 		reads: verbs(gemRead, "list", "search", "info", "specification", "contents", "environment", "env",
 			"query", "outdated", "help", "which", "dependency")}
 	goTool := &pkgManager{lead: goSpec(), risk: RiskMediumWrite, runs: goRuns, writes: goWrites,
 		other: "builds, runs or installs code, or changes the module files",
-		reads: map[string]*optSpec{
+		reads: map[string]*getopt.Spec{
 			"version": goSpec("m", "v", "json"),
 			"env":     goSpec("json", "changed", "w", "u"),
 			"list": goSpec(append([]string{"f=", "json?", "m", "u", "versions", "retracted", "deps", "test", "e",
@@ -599,30 +583,30 @@ var pkgManagers = func() map[string]*pkgManager {
 			"doc":  goSpec("all", "c", "cmd", "short", "src", "u", "http"),
 			"help": goSpec(),
 		},
-		check: func(verb string, p *parsedArgs, _ []*arg) string {
-			if o, ok := p.get("--mod"); ok && verb == "list" && o.value == "mod" {
+		check: func(verb string, p *getopt.Parsed, _ []*arg) string {
+			if o, ok := p.Get("--mod"); ok && verb == "list" && o.Value == "mod" {
 				return "list -mod=mod may update go.mod and go.sum"
 			}
 			return ""
 		}}
-	brew := &pkgManager{lead: plus(brewLead, "").stopAtOperand(), runs: brewRuns, removes: wordSet("uninstall remove rm cleanup autoremove"),
+	brew := &pkgManager{lead: brewLead.Plus("").StopAtOperand(), runs: brewRuns, removes: wordSet("uninstall remove rm cleanup autoremove"),
 		reads: verbs(brewRead, "list", "ls", "info", "abv", "search", "outdated", "deps", "uses", "leaves",
 			"config", "doctor", "dr", "desc", "commands", "tap-info", "--version", "--prefix", "--cellar",
 			"--cache", "--repository", "--repo", "--env", "--config"),
-		check: func(verb string, p *parsedArgs, _ []*arg) string {
-			if verb == "deps" && p.has("--graph") && !p.has("--dot") {
+		check: func(verb string, p *getopt.Parsed, _ []*arg) string {
+			if verb == "deps" && p.Has("--graph") && !p.Has("--dot") {
 				return "deps --graph opens a web browser (--dot prints)"
 			}
 			return ""
 		}}
-	snap := &pkgManager{lead: plus(snapLead, "").stopAtOperand(), removes: wordSet("remove"),
+	snap := &pkgManager{lead: snapLead.Plus("").StopAtOperand(), removes: wordSet("remove"),
 		reads: verbs(snapRead, "list", "info", "find", "search", "version", "services", "connections", "changes",
 			"tasks", "aliases")}
-	flatpak := &pkgManager{lead: plus(flatpakLead, "").stopAtOperand(), removes: wordSet("uninstall remove"),
+	flatpak := &pkgManager{lead: flatpakLead.Plus("").StopAtOperand(), removes: wordSet("uninstall remove"),
 		reads: verbs(flatpakRead, "list", "info", "search", "remotes", "remote-ls", "remote-info", "history", "ps")}
-	apk := &pkgManager{lead: plus(apkLead, "").stopAtOperand(), removes: wordSet("del"),
+	apk := &pkgManager{lead: apkLead.Plus("").StopAtOperand(), removes: wordSet("del"),
 		reads: verbs(apkRead, "info", "search", "list", "policy", "version", "dot", "stats")}
-	aptitude := &pkgManager{lead: plus(aptitudeRead, "").stopAtOperand(), removes: wordSet("remove purge"),
+	aptitude := &pkgManager{lead: aptitudeRead.Plus("").StopAtOperand(), removes: wordSet("remove purge"),
 		runs:  map[string]string{"-o": aptRuns["-o"]},
 		reads: verbs(aptitudeRead, "search", "show", "why", "why-not", "versions")}
 	zypper := &pkgManager{lead: zypperLead, removes: wordSet("remove rm"),
@@ -658,11 +642,11 @@ func keysOf(m map[string]bool) []string {
 // print what they would do); changelog -d downloads the changelog into
 // the current directory; check rebuilds the package cache but changes no
 // package.
-func aptCheck(verb string, p *parsedArgs, _ []*arg) string {
+func aptCheck(verb string, p *getopt.Parsed, _ []*arg) string {
 	switch {
-	case aptSimulated[verb] && !p.has("-s", "--simulate", "--just-print", "--dry-run", "--recon", "--no-act"):
+	case aptSimulated[verb] && !p.Has("-s", "--simulate", "--just-print", "--dry-run", "--recon", "--no-act"):
 		return verb + " installs, removes or changes packages (-s only prints what it would do)"
-	case verb == "changelog" && p.has("-d", "--download-only"):
+	case verb == "changelog" && p.Has("-d", "--download-only"):
 		return "changelog -d writes the changelog into the current directory"
 	}
 	return ""
@@ -672,7 +656,7 @@ func aptCheck(verb string, p *parsedArgs, _ []*arg) string {
 // with the dpkg-deb actions dpkg passes on. --force-*, --no-force-* and
 // --refuse-* are not listed: with a query they do nothing, so they fail
 // closed as unknown.
-var dpkgSpec = spec("lLsSpCVcIfiPrRBDEGOxXbeA:", "list", "listfiles", "status", "search", "print-avail", "audit",
+var dpkgSpec = getopt.New("lLsSpCVcIfiPrRBDEGOxXbeA:", "list", "listfiles", "status", "search", "print-avail", "audit",
 	"verify", "get-selections", "print-architecture", "print-foreign-architectures",
 	"compare-versions", "version", "help", "force-help", "contents", "info", "field", "fsys-tarfile",
 	"ctrl-tarfile", "validate-pkgname", "validate-trigname", "validate-archname",
@@ -685,7 +669,7 @@ var dpkgSpec = spec("lLsSpCVcIfiPrRBDEGOxXbeA:", "list", "listfiles", "status", 
 	"verify-format=", "debug=", "status-fd=", "status-logger=", "log=", "pre-invoke=", "post-invoke=",
 	"path-include=", "path-exclude=", "no-act", "dry-run", "simulate", "ignore-depends=",
 	"abort-after=", "no-triggers", "triggers", "no-debsig", "recursive", "selected-only",
-	"skip-same-version", "auto-deconfigure", "refuse-downgrade", "showformat=").noAbbreviations()
+	"skip-same-version", "auto-deconfigure", "refuse-downgrade", "showformat=").NoAbbreviations()
 
 // dpkgReads are dpkg's query actions; dpkgRemoves its removing ones.
 var (
@@ -708,22 +692,22 @@ func dpkgRule(c *call) {
 		return
 	}
 	read, write := "", ""
-	for _, o := range p.opts {
+	for _, o := range p.Opts {
 		switch {
-		case dpkgRuns[o.name] != "":
-			c.a.writes(CodeRunsProgram, RiskHighWrite, "dpkg "+o.name+" "+dpkgRuns[o.name])
+		case dpkgRuns[o.Name] != "":
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "dpkg "+o.Name+" "+dpkgRuns[o.Name])
 			return
-		case o.name == "--log":
+		case o.Name == "--log":
 			c.a.writes(CodeWriteOption, RiskMediumWrite, "dpkg --log appends to a log file")
 			return
-		case dpkgReads[o.name]:
-			read = o.name
-		case strings.HasPrefix(o.name, "-") && len(o.name) == 2 && strings.ContainsRune("iPrxXbeA", rune(o.name[1])),
+		case dpkgReads[o.Name]:
+			read = o.Name
+		case strings.HasPrefix(o.Name, "-") && len(o.Name) == 2 && strings.ContainsRune("iPrxXbeA", rune(o.Name[1])),
 			slices.Contains([]string{"--install", "--remove", "--purge", "--unpack", "--configure", "--triggers-only",
 				"--set-selections", "--clear-selections", "--update-avail", "--merge-avail", "--clear-avail",
 				"--forget-old-unavail", "--add-architecture", "--remove-architecture", "--extract", "--vextract",
-				"--raw-extract", "--build", "--control", "--record-avail"}, o.name):
-			write = o.name
+				"--raw-extract", "--build", "--control", "--record-avail"}, o.Name):
+			write = o.Name
 		}
 	}
 	if write == "" && read != "" {
@@ -739,9 +723,9 @@ func dpkgRule(c *call) {
 }
 
 // dpkgQuerySpec is dpkg-query's options: every action only reads.
-var dpkgQuerySpec = spec("lWspLScf:", "list", "show", "status", "print-avail", "listfiles", "search",
+var dpkgQuerySpec = getopt.New("lWspLScf:", "list", "show", "status", "print-avail", "listfiles", "search",
 	"control-path", "control-list", "control-show", "admindir=", "root=", "instdir=", "load-avail",
-	"showformat=", "no-pager", "help", "version").noAbbreviations()
+	"showformat=", "no-pager", "help", "version").NoAbbreviations()
 
 func dpkgQueryRule(c *call) { c.strict(c.parse(dpkgQuerySpec)) }
 
@@ -749,7 +733,7 @@ func dpkgQueryRule(c *call) { c.strict(c.parse(dpkgQuerySpec)) }
 // abbreviations). The same letter means different things per operation
 // (-c is --changelog under -Q, --clean under -S), so the judgement below
 // goes by operation.
-var pacmanSpec = spec("QSRUDTFVhcdegiklmnopqstuwyxvb:r:", "query", "sync", "remove", "upgrade", "database",
+var pacmanSpec = getopt.New("QSRUDTFVhcdegiklmnopqstuwyxvb:r:", "query", "sync", "remove", "upgrade", "database",
 	"deptest", "files", "version", "help", "dbpath=", "root=", "verbose", "arch=", "cachedir=", "color=",
 	"config=", "debug", "gpgdir=", "hookdir=", "logfile=", "noconfirm", "confirm",
 	"disable-download-timeout", "sysroot=", "changelog", "deps", "explicit", "groups", "info", "check",
@@ -768,12 +752,12 @@ func pacmanRule(c *call) {
 		return
 	}
 	op := ""
-	for _, o := range p.opts {
-		switch o.name {
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "-Q", "--query", "-S", "--sync", "-R", "--remove", "-U", "--upgrade", "-D", "--database",
 			"-T", "--deptest", "-F", "--files", "-V", "--version", "-h", "--help":
 			if op == "" || op == "-h" || op == "--help" {
-				op = o.name
+				op = o.Name
 			}
 		}
 	}
@@ -781,20 +765,20 @@ func pacmanRule(c *call) {
 	switch op {
 	case "-Q", "--query", "-T", "--deptest", "-V", "--version", "-h", "--help":
 	case "-S", "--sync":
-		if o, ok := p.get("-c", "--clean", "-u", "--sysupgrade", "-y", "--refresh", "-w", "--downloadonly"); ok {
-			write = "pacman -S " + o.name + " " + map[string]string{"-c": "removes cached packages", "--clean": "removes cached packages",
+		if o, ok := p.Get("-c", "--clean", "-u", "--sysupgrade", "-y", "--refresh", "-w", "--downloadonly"); ok {
+			write = "pacman -S " + o.Name + " " + map[string]string{"-c": "removes cached packages", "--clean": "removes cached packages",
 				"-u": "upgrades the installed packages", "--sysupgrade": "upgrades the installed packages",
 				"-y": "downloads fresh package databases", "--refresh": "downloads fresh package databases",
-				"-w": "downloads packages into the cache", "--downloadonly": "downloads packages into the cache"}[o.name]
-		} else if !p.has("-s", "--search", "-i", "--info", "-l", "--list", "-g", "--groups", "-p", "--print") {
+				"-w": "downloads packages into the cache", "--downloadonly": "downloads packages into the cache"}[o.Name]
+		} else if !p.Has("-s", "--search", "-i", "--info", "-l", "--list", "-g", "--groups", "-p", "--print") {
 			write = "pacman -S installs packages"
 		}
 	case "-F", "--files":
-		if p.has("-y", "--refresh") {
+		if p.Has("-y", "--refresh") {
 			write = "pacman -F --refresh downloads the file databases"
 		}
 	case "-D", "--database":
-		if !p.has("-k", "--check") {
+		if !p.Has("-k", "--check") {
 			write = "pacman -D changes the package database"
 		}
 	case "-R", "--remove":

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // Shells and interpreters run code: inline code is write_or_unknown (except
@@ -28,9 +30,9 @@ func registerShellRules() {
 	}
 }
 
-var shellSpec = spec("abefhiklmnpstuvxBCEHPTc:o:O:", "login", "noprofile", "norc", "posix", "restricted",
+var shellSpec = getopt.New("abefhiklmnpstuvxBCEHPTc:o:O:", "login", "noprofile", "norc", "posix", "restricted",
 	"verbose", "version", "help", "rcfile=", "init-file=", "debugger", "dump-strings", "dump-po-strings",
-	"noediting", "pretty-print").stopAtOperand()
+	"noediting", "pretty-print").StopAtOperand()
 
 func shellRule(c *call) {
 	if c.name == "busybox" {
@@ -42,41 +44,41 @@ func shellRule(c *call) {
 		return
 	}
 	p := c.parse(shellSpec)
-	if len(p.dynamic) > 0 {
-		c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s gets code computed at run time (%s)", c.name, p.dynamic[0]))
+	if len(p.Dynamic) > 0 {
+		c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s gets code computed at run time (%s)", c.name, p.Dynamic[0]))
 		return
 	}
 	if !c.strict(p) {
 		return
 	}
-	if o, ok := p.get("-c"); ok {
-		script := c.rest()[o.index]
-		if o.sepValue {
-			script = c.rest()[o.index+1]
+	if o, ok := p.Get("-c"); ok {
+		script := c.rest()[o.Index]
+		if o.SepValue {
+			script = c.rest()[o.Index+1]
 		}
 		if !script.literal() || script.ansiC && !isASCII(script.val) {
 			c.a.failClosed(CodeInlineCode, c.name+" -c runs code computed at run time")
 			return
 		}
-		c.w.script(o.value, c.a, false)
+		c.w.script(o.Value, c.a, false)
 		return
 	}
-	for _, o := range p.opts {
-		if o.name == "-i" {
+	for _, o := range p.Opts {
+		if o.Name == "-i" {
 			c.a.never(InteractiveREPL, c.name+" -i is an interactive shell")
 		}
-		if o.name == "--rcfile" || o.name == "--init-file" {
-			c.a.writes(CodeRunsProgram, RiskMediumWrite, c.name+" "+o.name+" runs a file classify cannot see")
+		if o.Name == "--rcfile" || o.Name == "--init-file" {
+			c.a.writes(CodeRunsProgram, RiskMediumWrite, c.name+" "+o.Name+" runs a file classify cannot see")
 		}
 	}
-	if p.has("--version", "--help") {
+	if p.Has("--version", "--help") {
 		return
 	}
-	if len(p.operands) > 0 && !p.has("-s") {
-		c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("%s runs the script %s, which classify cannot see", c.name, c.rest()[p.operands[0]].src))
+	if len(p.Operands) > 0 && !p.Has("-s") {
+		c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("%s runs the script %s, which classify cannot see", c.name, c.rest()[p.Operands[0]].src))
 		return
 	}
-	if p.has("-s") {
+	if p.Has("-s") {
 		explicitStdinCode(c)
 		return
 	}
@@ -113,7 +115,7 @@ func isShell(name string) bool {
 // parser, so an option classify does not know fails closed and -m is not
 // "inline code").
 type interp struct {
-	opts *optSpec
+	opts *getopt.Spec
 	// inline options take the program as their value (python -c, node -e,
 	// perl -e, php -r): INLINE_CODE.
 	inline []string
@@ -133,11 +135,10 @@ type interp struct {
 	check []string
 }
 
-func interpSpec(short string, longs ...string) *optSpec {
-	s := spec(short, longs...)
-	s.posixStop = true // the first operand is the program; the rest are its arguments
-	s.noAbbrev = true  // CPython, node, perl, php and ruby match long options exactly
-	return s
+func interpSpec(short string, longs ...string) *getopt.Spec {
+	// The first operand is the program, the rest are its arguments; CPython,
+	// node, perl, php and ruby match long options exactly.
+	return getopt.New(short, longs...).StopAtOperand().NoAbbreviations()
 }
 
 var pythonInterp = &interp{
@@ -208,10 +209,8 @@ var interps = map[string]*interp{
 // genericInterp is every other interpreter: only its version and help
 // flags are known, and any other option fails closed.
 var genericInterp = &interp{
-	opts: func() *optSpec {
-		s := interpSpec("hvV", "help", "version")
-		s.singleDash = true // jshell -version, scala -version
-		return s
+	opts: func() *getopt.Spec {
+		return interpSpec("hvV", "help", "version").SingleDashLongs() // jshell -version, scala -version
 	}(),
 	info: []string{"-h", "-v", "-V", "--help", "--version"},
 }
@@ -243,39 +242,39 @@ func interpOf(name string) *interp {
 func interpreterRule(c *call) {
 	it := interpOf(c.name)
 	p := c.parse(it.opts)
-	if len(p.dynamic) > 0 {
-		c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s gets options or code computed at run time (%s)", c.name, p.dynamic[0]))
+	if len(p.Dynamic) > 0 {
+		c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s gets options or code computed at run time (%s)", c.name, p.Dynamic[0]))
 		return
 	}
-	if o, ok := p.get(it.inline...); ok {
-		c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s %s runs inline code", c.name, o.name))
+	if o, ok := p.Get(it.inline...); ok {
+		c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s %s runs inline code", c.name, o.Name))
 		return
 	}
-	if o, ok := p.get(it.serves...); ok {
-		c.a.never(UnboundedStream, fmt.Sprintf("%s %s serves requests until stopped", c.name, o.name))
+	if o, ok := p.Get(it.serves...); ok {
+		c.a.never(UnboundedStream, fmt.Sprintf("%s %s serves requests until stopped", c.name, o.Name))
 	}
-	if o, ok := p.get(it.edits...); ok {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s edits the files it is given in place", c.name, o.name))
+	if o, ok := p.Get(it.edits...); ok {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s edits the files it is given in place", c.name, o.Name))
 	}
-	if o, ok := p.get(it.load...); ok {
+	if o, ok := p.Get(it.load...); ok {
 		what := "loads and runs code classify cannot see"
-		if o.hasValue {
-			what = fmt.Sprintf("%s %s", shellQuote(o.value), what)
+		if o.HasValue {
+			what = fmt.Sprintf("%s %s", shellQuote(o.Value), what)
 		}
-		c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s %s %s", c.name, o.name, what))
+		c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s %s %s", c.name, o.Name, what))
 		return
 	}
 	if !c.strict(p) {
 		return
 	}
-	if len(p.operands) == 0 && len(p.opts) == 1 && slices.Contains(it.info, p.opts[0].name) {
+	if len(p.Operands) == 0 && len(p.Opts) == 1 && slices.Contains(it.info, p.Opts[0].Name) {
 		return
 	}
-	if p.has(it.check...) && len(p.operands) > 0 && c.rest()[p.operands[0]].val != "-" {
+	if p.Has(it.check...) && len(p.Operands) > 0 && c.rest()[p.Operands[0]].val != "-" {
 		return // parses the files without running them
 	}
-	if len(p.operands) > 0 {
-		if a := c.rest()[p.operands[0]]; a.val != "-" || !a.literal() {
+	if len(p.Operands) > 0 {
+		if a := c.rest()[p.Operands[0]]; a.val != "-" || !a.literal() {
 			c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("%s runs the script %s, which classify cannot see", c.name, a.src))
 			return
 		}
@@ -300,7 +299,7 @@ func explicitStdinCode(c *call) {
 // ones that give it commands to run (not inspected: writes), the ones that
 // write files, and the ones that print and exit.
 type dbClient struct {
-	opts     *optSpec
+	opts     *getopt.Spec
 	commands map[string]bool   // options whose value (or file) holds commands
 	writes   map[string]string // options that write files or change the server
 	exits    map[string]bool   // options that print something and exit
@@ -320,7 +319,7 @@ var dbClients = map[string]*dbClient{
 			return len(ops) > 1 || len(ops) == 1 && strings.HasSuffix(ops[0].val, ".js")
 		}},
 	// cqlsh [options] [host [port]] (optparse: unique abbreviations).
-	"cqlsh": {opts: spec("hCu:p:k:f:e:tb:", "help", "version", "color", "no-color", "browser=", "ssl", "no-file-io",
+	"cqlsh": {opts: getopt.New("hCu:p:k:f:e:tb:", "help", "version", "color", "no-color", "browser=", "ssl", "no-file-io",
 		"username=", "password=", "keyspace=", "file=", "debug", "coverage", "encoding=", "cqlshrc=",
 		"credentials=", "cqlversion=", "protocol-version=", "execute=", "connect-timeout=",
 		"request-timeout=", "tty", "secure-connect-bundle="),
@@ -328,32 +327,32 @@ var dbClients = map[string]*dbClient{
 		operands: func(ops []*arg) bool { return len(ops) > 2 }},
 	// clickhouse-client (boost program_options; a server setting may be
 	// given as --name=value, and is unknown here: fails closed).
-	"clickhouse-client": {opts: spec("h:u:d:q:nmf:EtC:sV", "host=", "port=", "user=", "password=", "ask-password",
+	"clickhouse-client": {opts: getopt.New("h:u:d:q:nmf:EtC:sV", "host=", "port=", "user=", "password=", "ask-password",
 		"database=", "query=", "queries-file=", "multiquery", "multiline", "format=", "vertical", "time",
 		"stacktrace", "config-file=", "secure", "history_file=", "log-level=", "send_logs_level=",
 		"hardware-utilization", "print-profile-events", "progress?", "echo", "no-warnings",
 		"output-format=", "input-format=", "interactive", "compression?", "connection=", "ssh-key-file=",
-		"jwt=", "help", "version", "query_id=", "highlight?", "max_threads=").noAbbreviations(),
+		"jwt=", "help", "version", "query_id=", "highlight?", "max_threads=").NoAbbreviations(),
 		commands: wordSet("-q --query --queries-file"), exits: wordSet("--version -V --help"),
 		writes:   map[string]string{"--history_file": "writes the query history to a file"},
 		operands: func(ops []*arg) bool { return len(ops) > 0 }},
 	// sqlcmd (mssql-tools: one-letter options).
-	"sqlcmd": {opts: spec("S:U:P:d:EQ:q:i:o:h:s:Ww:CNl:t:bv:xXeIk::y:Y:a:c:Lp::r::Ruf:z:Z:m:V:H:K:MGAF:?"),
+	"sqlcmd": {opts: getopt.New("S:U:P:d:EQ:q:i:o:h:s:Ww:CNl:t:bv:xXeIk::y:Y:a:c:Lp::r::Ruf:z:Z:m:V:H:K:MGAF:?"),
 		commands: wordSet("-Q -q -i"), exits: wordSet("-? -L"),
 		writes: map[string]string{"-o": "writes the results to a file", "-z": "changes the login's password",
 			"-Z": "changes the login's password"},
 		operands: func(ops []*arg) bool { return len(ops) > 0 }},
 	// influx: the 1.x shell's Go flags; 2.x subcommands (influx query,
 	// influx write) are not inspected.
-	"influx": {opts: spec("", "host=", "port=", "socket=", "username=", "password=", "database=", "type=",
+	"influx": {opts: getopt.New("", "host=", "port=", "socket=", "username=", "password=", "database=", "type=",
 		"ssl", "unsafeSsl", "pretty", "format=", "execute=", "import", "path=", "compressed", "pps=",
-		"precision=", "consistency=", "version", "help").singleDashLongs().noAbbreviations(),
+		"precision=", "consistency=", "version", "help").SingleDashLongs().NoAbbreviations(),
 		commands: wordSet("--execute"), exits: wordSet("--version --help"),
 		writes:   map[string]string{"--import": "writes the imported points to the database"},
 		operands: func(ops []*arg) bool { return len(ops) > 0 }},
 }
 
-var mongoSpec = spec("u:p:hf:", "host=", "port=", "username=", "password=", "authenticationDatabase=",
+var mongoSpec = getopt.New("u:p:hf:", "host=", "port=", "username=", "password=", "authenticationDatabase=",
 	"authenticationMechanism=", "awsIamSessionToken=", "gssapiServiceName=", "sspiHostnameCanonicalization=",
 	"sspiRealmOverride=", "tls", "tlsCertificateKeyFile=", "tlsCertificateKeyFilePassword=", "tlsCAFile=",
 	"tlsAllowInvalidHostnames", "tlsAllowInvalidCertificates", "tlsCertificateSelector=", "tlsCRLFile=",
@@ -362,7 +361,7 @@ var mongoSpec = spec("u:p:hf:", "host=", "port=", "username=", "password=", "aut
 	"retryWrites?", "oidcFlows=", "oidcRedirectUri=", "oidcTrustedEndpoint", "oidcIdTokenAsAccessToken",
 	"oidcNoNonce", "help", "version", "build-info", "ipv6", "smokeTests", "ssl", "sslPEMKeyFile=",
 	"sslCAFile=", "sslAllowInvalidCertificates", "sslAllowInvalidHostnames", "disableImplicitSessions",
-	"jsHeapLimitMB=", "networkMessageCompressors=").noAbbreviations()
+	"jsHeapLimitMB=", "networkMessageCompressors=").NoAbbreviations()
 
 // dbClientRule: a database shell with commands (options or script files)
 // writes, since its command language is not inspected; with none it is an
@@ -373,23 +372,23 @@ func dbClientRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	for _, o := range p.opts {
-		if what, ok := cl.writes[o.name]; ok {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, c.name+" "+o.name+" "+what)
+	for _, o := range p.Opts {
+		if what, ok := cl.writes[o.Name]; ok {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, c.name+" "+o.Name+" "+what)
 			return
 		}
-		if cl.commands[o.name] {
-			c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" "+o.name+": its commands are not inspected")
+		if cl.commands[o.Name] {
+			c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" "+o.Name+": its commands are not inspected")
 			return
 		}
 	}
-	for _, o := range p.opts {
-		if cl.exits[o.name] {
+	for _, o := range p.Opts {
+		if cl.exits[o.Name] {
 			return // prints help, a version or a list, and exits
 		}
 	}
-	ops := make([]*arg, len(p.operands))
-	for i, j := range p.operands {
+	ops := make([]*arg, len(p.Operands))
+	for i, j := range p.Operands {
 		ops[i] = c.rest()[j]
 	}
 	if cl.operands(ops) {

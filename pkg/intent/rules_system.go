@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // Rules for system inspection and service management tools. Every one reads
@@ -56,15 +58,15 @@ func registerSystemRules() {
 // -p sda, iptables -w 5): the getopt rules alone would make the word an
 // operand, or an unknown option (-1). The taken word stays out of the
 // operands. s must not stop at the first operand.
-func parseTaking(c *call, s *optSpec, accept func(string) bool, names ...string) *parsedArgs {
+func parseTaking(c *call, s *getopt.Spec, accept func(string) bool, names ...string) *getopt.Parsed {
 	args := c.rest()
 	taken := map[int]bool{}
 	for {
 		p := parseArgs(args, s)
 		grew := false
-		for _, o := range p.opts {
-			i := o.index + 1
-			if o.hasValue || taken[i] || i >= len(args) || !slices.Contains(names, o.name) || !endsWord(c.rest()[o.index].val, o.name) {
+		for _, o := range p.Opts {
+			i := o.Index + 1
+			if o.HasValue || taken[i] || i >= len(args) || !slices.Contains(names, o.Name) || !endsWord(c.rest()[o.Index].val, o.Name) {
 				continue
 			}
 			if next := c.rest()[i]; next.literal() && accept(next.val) {
@@ -73,10 +75,10 @@ func parseTaking(c *call, s *optSpec, accept func(string) bool, names ...string)
 			}
 		}
 		if !grew {
-			for k, o := range p.opts {
-				if i := o.index + 1; taken[i] && !o.hasValue && slices.Contains(names, o.name) {
-					p.opts[k].value, p.opts[k].hasValue, p.opts[k].sepValue = c.rest()[i].val, true, true
-					p.operands = removeInt(p.operands, i)
+			for k, o := range p.Opts {
+				if i := o.Index + 1; taken[i] && !o.HasValue && slices.Contains(names, o.Name) {
+					p.Opts[k].Value, p.Opts[k].HasValue, p.Opts[k].SepValue = c.rest()[i].val, true, true
+					p.Operands = removeInt(p.Operands, i)
 				}
 			}
 			return p
@@ -102,7 +104,7 @@ func endsWord(word, name string) bool {
 
 // systemctlSpec is systemctl's options (systemd 257), with getopt_long's
 // abbreviations (--no-p is --no-pager; --no-b is --no-block).
-var systemctlSpec = spec("ht:p:P:alqfs:H:M:n:o:iTrC:.::", "help", "version", "type=", "property=", "all",
+var systemctlSpec = getopt.New("ht:p:P:alqfs:H:M:n:o:iTrC:.::", "help", "version", "type=", "property=", "all",
 	"reverse", "after", "before", "show-types", "failed", "full", "job-mode=", "fail", "irreversible",
 	"ignore-dependencies", "ignore-inhibitors", "check-inhibitors=", "value", "user", "system", "global",
 	"capsule=", "wait", "no-block", "legend=", "no-legend", "no-pager", "no-wall", "dry-run", "quiet",
@@ -137,7 +139,7 @@ func systemctlRule(c *call) {
 	}
 	switch verb {
 	case "log-level", "log-target", "service-watchdogs":
-		if len(p.operands) == 1 {
+		if len(p.Operands) == 1 {
 			return
 		}
 	case "stop", "kill", "mask", "isolate", "poweroff", "reboot", "halt", "kexec", "suspend",
@@ -160,7 +162,7 @@ func systemctlRule(c *call) {
 // serviceSpec is the options of service (init-system-helpers): it stops at
 // --help, -h or --version wherever they are, and --status-all must be its
 // only argument. It matches no abbreviations.
-var serviceSpec = spec("hV", "help", "version", "status-all").noAbbreviations()
+var serviceSpec = getopt.New("hV", "help", "version", "status-all").NoAbbreviations()
 
 // serviceRule: service NAME status reads; any other action changes state
 // (the script runs the init script or systemctl with it).
@@ -169,17 +171,17 @@ func serviceRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if p.has("-h", "--help", "-V", "--version") {
+	if p.Has("-h", "--help", "-V", "--version") {
 		return // printed before any action runs
 	}
-	if p.has("--status-all") {
+	if p.Has("--status-all") {
 		if len(c.rest()) == 1 {
 			return // runs every init script's status
 		}
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "service --status-all with other arguments is passed to an init script")
 		return
 	}
-	if len(p.operands) == 2 && p.dashdash < 0 && c.rest()[p.operands[1]].val == "status" {
+	if len(p.Operands) == 2 && p.DashDash < 0 && c.rest()[p.Operands[1]].val == "status" {
 		return
 	}
 	action := ""
@@ -194,7 +196,7 @@ func serviceRule(c *call) {
 
 // journalctlSpec is journalctl's options (systemd 257), with getopt_long's
 // abbreviations (--vacuum-s is --vacuum-size, --vac is ambiguous).
-var journalctlSpec = spec("hefo:aln::qmb::kD:p:g:c:S:U:t:T:u:INF:xrM:i:W", "help", "version", "no-pager",
+var journalctlSpec = getopt.New("hefo:aln::qmb::kD:p:g:c:S:U:t:T:u:INF:xrM:i:W", "help", "version", "no-pager",
 	"pager-end", "follow", "force", "output=", "all", "full", "no-full", "lines?", "truncate-newline",
 	"no-tail", "new-id128", "quiet", "merge", "this-boot", "boot?", "list-boots", "list-invocations",
 	"dmesg", "system", "user", "directory=", "file=", "root=", "image=", "image-policy=", "header",
@@ -239,27 +241,27 @@ func journalctlRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	for _, o := range p.opts {
-		switch o.name {
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "--vacuum-size", "--vacuum-time", "--vacuum-files":
-			c.a.writes(CodeWriteOption, RiskHighWrite, "journalctl "+o.name+" deletes journal files")
-			c.a.destroys("journalctl " + o.name + " deletes journal files")
+			c.a.writes(CodeWriteOption, RiskHighWrite, "journalctl "+o.Name+" deletes journal files")
+			c.a.destroys("journalctl " + o.Name + " deletes journal files")
 		default:
-			if what, ok := journalctlWrites[o.name]; ok {
-				c.a.writes(CodeWriteOption, RiskMediumWrite, "journalctl "+o.name+" "+what)
+			if what, ok := journalctlWrites[o.Name]; ok {
+				c.a.writes(CodeWriteOption, RiskMediumWrite, "journalctl "+o.Name+" "+what)
 			}
 		}
 	}
-	follow := func(o opt) bool { return o.name == "-f" || o.name == "--follow" }
-	if !p.has("-f", "--follow") || p.has("-U", "--until") {
+	follow := func(o getopt.Opt) bool { return o.Name == "-f" || o.Name == "--follow" }
+	if !p.Has("-f", "--follow") || p.Has("-U", "--until") {
 		return
 	}
 	c.a.never(UnboundedStream, "journalctl -f follows forever; --since and -n do not stop it")
 	var extra []string
-	if !p.has("-n", "--lines") {
+	if !p.Has("-n", "--lines") {
 		extra = append(extra, "-n", "200")
 	}
-	if !p.has("-S", "--since") {
+	if !p.Has("-S", "--since") {
 		extra = append(extra, "--since", shellQuote("10 min ago"))
 	}
 	c.rewrite(c.srcExcept(p, len(c.args), follow, extra...)...)
@@ -287,7 +289,7 @@ func removeInt(xs []int, v int) []int {
 
 // dmesgSpec is util-linux dmesg's options (2.40), with getopt_long's
 // abbreviations (--read is --read-clear, --cl is --clear).
-var dmesgSpec = spec("CcDdEeF:f:HhJK:kL::l:n:PprSs:TtuVWwx", "buffer-size=", "clear", "color?",
+var dmesgSpec = getopt.New("CcDdEeF:f:HhJK:kL::l:n:PprSs:TtuVWwx", "buffer-size=", "clear", "color?",
 	"console-level=", "console-off", "console-on", "decode", "file=", "facility=", "follow",
 	"follow-new", "human", "help", "json", "kernel", "kmsg-file=", "level=", "since=", "syslog", "raw",
 	"read-clear", "reltime", "show-delta", "ctime", "noescape", "notime", "nopager", "until=",
@@ -300,20 +302,20 @@ func dmesgRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	for _, o := range p.opts {
-		switch o.name {
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "-c", "-C", "--clear", "--read-clear":
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "dmesg "+o.name+" clears the kernel ring buffer")
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "dmesg "+o.Name+" clears the kernel ring buffer")
 		case "-n", "-D", "-E", "--console-level", "--console-off", "--console-on":
-			c.a.writes(CodeWriteOption, RiskMediumWrite, "dmesg "+o.name+" changes console logging")
+			c.a.writes(CodeWriteOption, RiskMediumWrite, "dmesg "+o.Name+" changes console logging")
 		}
 	}
-	follow := func(o opt) bool {
-		return o.name == "-w" || o.name == "-W" || o.name == "--follow" || o.name == "--follow-new"
+	follow := func(o getopt.Opt) bool {
+		return o.Name == "-w" || o.Name == "-W" || o.Name == "--follow" || o.Name == "--follow-new"
 	}
-	for _, o := range p.opts {
+	for _, o := range p.Opts {
 		if follow(o) {
-			c.a.never(UnboundedStream, "dmesg "+o.name+" waits for new messages forever")
+			c.a.never(UnboundedStream, "dmesg "+o.Name+" waits for new messages forever")
 			c.rewrite(c.srcExcept(p, len(c.args), follow)...)
 			return
 		}
@@ -322,7 +324,7 @@ func dmesgRule(c *call) {
 
 // intervalProgram is how one of vmstat's family reads its arguments.
 type intervalProgram struct {
-	opts *optSpec
+	opts *getopt.Spec
 	// optWord lists options that take the next word as their value when it
 	// is not a number (iostat -p sda, sar -u ALL, sar -o FILE): the
 	// sysstat programs read their argv that way.
@@ -335,15 +337,15 @@ type intervalProgram struct {
 // programs (12.7) compare whole words, so their long options take no
 // abbreviations and a value-taking letter must be its own word.
 var intervalPrograms = map[string]intervalProgram{
-	"vmstat": {opts: spec("afmnsdDp:S:wtyhVC", "active", "forks", "slabs", "one-header", "stats", "disk",
+	"vmstat": {opts: getopt.New("afmnsdDp:S:wtyhVC", "active", "forks", "slabs", "one-header", "stats", "disk",
 		"disk-sum", "partition=", "unit=", "wide", "timestamp", "no-first", "full-cache", "help", "version")},
-	"iostat": {opts: spec("cdhkmNstVxyzHf:g:j:o:p", "compact", "dec=", "human", "pretty", "help").noAbbreviations(),
+	"iostat": {opts: getopt.New("cdhkmNstVxyzHf:g:j:o:p", "compact", "dec=", "human", "pretty", "help").NoAbbreviations(),
 		optWord: []string{"-p"}, devices: true},
-	"mpstat": {opts: spec("AnTuVI:N:o:P:", "dec=", "help").noAbbreviations()},
-	"pidstat": {opts: spec("dHhIlRrstuVvwUC:G:p:T:e:", "dec=", "human", "help").noAbbreviations(),
+	"mpstat": {opts: getopt.New("AnTuVI:N:o:P:", "dec=", "help").NoAbbreviations()},
+	"pidstat": {opts: getopt.New("dHhIlRrstuVvwUC:G:p:T:e:", "dec=", "human", "help").NoAbbreviations(),
 		optWord: []string{"-U"}},
-	"sar": {opts: spec("ABbCDdFHhIprSuVvWwyzfoqseP:m:n:j:i:0123456789", "dec=", "dev=", "fs=", "human",
-		"iface=", "int=", "pretty", "sadc", "help").noAbbreviations(),
+	"sar": {opts: getopt.New("ABbCDdFHhIprSuVvWwyzfoqseP:m:n:j:i:0123456789", "dec=", "dev=", "fs=", "human",
+		"iface=", "int=", "pretty", "sadc", "help").NoAbbreviations(),
 		optWord: []string{"-F", "-I", "-q", "-r", "-u", "-f", "-o", "-s", "-e"}},
 }
 
@@ -352,29 +354,29 @@ var intervalPrograms = map[string]intervalProgram{
 func intervalRule(c *call) {
 	prog := intervalPrograms[c.name]
 	p := parseTaking(c, prog.opts, func(s string) bool { return !isDigits(s) && !strings.HasPrefix(s, "-") }, prog.optWord...)
-	for _, o := range p.opts {
-		if o.name != "-e" || c.name != "pidstat" {
+	for _, o := range p.Opts {
+		if o.Name != "-e" || c.name != "pidstat" {
 			continue
 		}
 		// pidstat -e PROGRAM ARGS… runs the rest of the line (classified
 		// like any command) and reports on it until it exits.
-		if !o.sepValue || o.cluster {
-			c.a.writes(CodeRunsProgram, RiskMediumWrite, "pidstat: "+c.rest()[o.index].src+" runs a program that is not checked")
+		if !o.SepValue || o.Cluster {
+			c.a.writes(CodeRunsProgram, RiskMediumWrite, "pidstat: "+c.rest()[o.Index].src+" runs a program that is not checked")
 			return
 		}
-		if c.strict(parseArgs(c.rest()[:o.index], prog.opts)) {
-			c.inner(c.rest()[o.index+1:], stmtCtx{})
+		if c.strict(parseArgs(c.rest()[:o.Index], prog.opts)) {
+			c.inner(c.rest()[o.Index+1:], stmtCtx{})
 		}
 		return
 	}
 	if !c.strict(p) {
 		return
 	}
-	if o, ok := p.get("-o"); ok && c.name == "sar" {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, "sar -o "+o.value+" writes a data file")
+	if o, ok := p.Get("-o"); ok && c.name == "sar" {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, "sar -o "+o.Value+" writes a data file")
 	}
 	var nums []*arg
-	for _, i := range p.operands {
+	for _, i := range p.Operands {
 		a := c.rest()[i]
 		switch {
 		case isDigits(a.val):
@@ -399,7 +401,7 @@ func intervalRule(c *call) {
 
 // topSpec is procps-ng top's options (4.0), with getopt_long's
 // abbreviations (--batch is --batch-mode, --iter is --iterations).
-var topSpec = spec("bcd:E:e:Hhin:o:Op:sSu:U:vVw::1", "batch-mode", "cmdline-toggle", "delay=",
+var topSpec = getopt.New("bcd:E:e:Hhin:o:Op:sSu:U:vVw::1", "batch-mode", "cmdline-toggle", "delay=",
 	"scale-summary-mem=", "scale-task-mem=", "threads-show", "idle-toggle", "iterations=",
 	"sort-override=", "list-fields", "pid=", "secure-mode", "accum-time-toggle", "filter-only-euser=",
 	"filter-any-user=", "width?", "single-cpu-toggle", "help", "version")
@@ -411,8 +413,8 @@ func topRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	batch, count := p.has("-b", "--batch-mode"), p.has("-n", "--iterations")
-	if batch && count || p.has("-O", "--list-fields") {
+	batch, count := p.Has("-b", "--batch-mode"), p.Has("-n", "--iterations")
+	if batch && count || p.Has("-O", "--list-fields") {
 		return
 	}
 	c.a.never(UnboundedStream, "top refreshes until stopped; -b -n N makes it print N times")
@@ -429,7 +431,7 @@ func topRule(c *call) {
 	c.rewrite(words...)
 }
 
-var freeSpec = spec("bkmgthlLvwc:s:V", "bytes", "kilo", "mega", "giga", "tera", "peta", "kibi", "mebi",
+var freeSpec = getopt.New("bkmgthlLvwc:s:V", "bytes", "kilo", "mega", "giga", "tera", "peta", "kibi", "mebi",
 	"gibi", "tebi", "pebi", "human", "si", "lohi", "line", "total", "committed", "wide", "count=",
 	"seconds=", "help", "version")
 
@@ -439,9 +441,9 @@ func freeRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if p.has("-s", "--seconds") && !p.has("-c", "--count") {
+	if p.Has("-s", "--seconds") && !p.Has("-c", "--count") {
 		c.a.never(UnboundedStream, "free -s repeats forever; add -c N")
-		c.rewrite(append(c.srcExcept(p, len(c.args), func(opt) bool { return false }), "-c", "5")...)
+		c.rewrite(append(c.srcExcept(p, len(c.args), func(getopt.Opt) bool { return false }), "-c", "5")...)
 	}
 }
 
@@ -449,18 +451,18 @@ func freeRule(c *call) {
 // read: -l/-L list, -s SIG and -n NUM name the signal, "--" ends them; the
 // first word that is none of these starts the pid list.
 // (procps-ng kill's long options are known too: kill --list, kill --table).
-var killSpec = spec("lLs:n:", "list?", "table", "signal=").noAbbreviations().stopAtOperand()
+var killSpec = getopt.New("lLs:n:", "list?", "table", "signal=").NoAbbreviations().StopAtOperand()
 
 // killallSpec is psmisc killall's options (23): getopt_long_only, so long
 // options may take one dash too.
-var killallSpec = spec("eIgy:o:ilqrs:u:vwZ:Vn:h", "exact", "ignore-case", "process-group", "younger-than=",
+var killallSpec = getopt.New("eIgy:o:ilqrs:u:vwZ:Vn:h", "exact", "ignore-case", "process-group", "younger-than=",
 	"older-than=", "interactive", "list", "quiet", "regexp", "signal=", "user=", "verbose", "wait",
-	"version", "ns=", "context=", "help").singleDashLongs()
+	"version", "ns=", "context=", "help").SingleDashLongs()
 
 // signalWord reports a first argument -SIG (kill -9, kill -TERM, killall
 // -0): a signal, not an option, unless it is one of the program's option
 // letters (-0 always names signal 0).
-func signalWord(args []*arg, s *optSpec) (string, bool) {
+func signalWord(args []*arg, s *getopt.Spec) (string, bool) {
 	if len(args) == 0 || !args[0].literal() {
 		return "", false
 	}
@@ -468,7 +470,7 @@ func signalWord(args []*arg, s *optSpec) (string, bool) {
 	if len(v) < 2 || v[0] != '-' || v[1] == '-' {
 		return "", false
 	}
-	if _, isOpt := s.short[v[1]]; isOpt && v != "-0" {
+	if _, isOpt := s.Short(v[1]); isOpt && v != "-0" {
 		return "", false
 	}
 	return v[1:], true
@@ -490,38 +492,38 @@ func killRule(c *call) {
 		args = args[1:]
 	}
 	viaS := false
-	var p *parsedArgs
+	var p *getopt.Parsed
 	if c.name == "kill" && sig != "" && len(args) > 0 && isInteger(args[0]) && strings.HasPrefix(args[0].val, "-") {
 		// After the signal word, bash reads -1234 as a process group.
-		p = &parsedArgs{dashdash: -1}
+		p = &getopt.Parsed{DashDash: -1}
 		for i := range args {
-			p.operands = append(p.operands, i)
+			p.Operands = append(p.Operands, i)
 		}
 	} else {
 		p = parseArgs(args, s)
 	}
-	if len(p.unknown) > 0 {
+	if len(p.Unknown) > 0 {
 		c.strict(p)
 		return
 	}
-	if p.has("-l", "-L", "--list", "--table") || c.name == "killall" && p.has("-V", "--version") {
+	if p.Has("-l", "-L", "--list", "--table") || c.name == "killall" && p.Has("-V", "--version") {
 		return // lists signal names, or prints the version
 	}
-	if o, ok := p.get("-s", "-n", "--signal"); ok {
-		sig, viaS = o.value, true
-		if !o.hasValue || o.sepValue && !args[o.index+1].literal() {
+	if o, ok := p.Get("-s", "-n", "--signal"); ok {
+		sig, viaS = o.Value, true
+		if !o.HasValue || o.SepValue && !args[o.Index+1].literal() {
 			sig = "?"
 		}
 	}
 	var pids []*arg
-	for _, i := range p.operands {
+	for _, i := range p.Operands {
 		pids = append(pids, args[i])
 	}
 	probe := sig == "0"
-	if probe && len(p.dynamic) > 0 {
+	if probe && len(p.Dynamic) > 0 {
 		// A word that expands may split into -s SIG PID, unless it is one
 		// "…" word standing alone in the pid list.
-		probe = len(pids) == 1 && !pids[0].literal() && fullyDoubleQuoted(pids[0].src) && len(p.dynamic) == 1
+		probe = len(pids) == 1 && !pids[0].literal() && fullyDoubleQuoted(pids[0].src) && len(p.Dynamic) == 1
 	}
 	if probe && len(pids) > 0 {
 		if first := pids[0]; first.literal() && strings.HasPrefix(first.val, "-") && (viaS || c.name != "kill") {
@@ -529,10 +531,10 @@ func killRule(c *call) {
 		}
 	}
 	if probe && c.name == "killall" {
-		if p.has("-i", "--interactive") {
+		if p.Has("-i", "--interactive") {
 			c.a.never(InteractiveREPL, "killall -i asks before signalling each process")
 		}
-		if p.has("-w", "--wait") {
+		if p.Has("-w", "--wait") {
 			c.a.never(UnboundedStream, "killall -w waits for processes that signal 0 does not end")
 		}
 	}
@@ -551,7 +553,7 @@ func fullyDoubleQuoted(src string) bool {
 
 // pkillSpec is procps-ng pkill's options (4.0), with getopt_long's
 // abbreviations.
-var pkillSpec = spec("d:lavwcfg:G:inoO:P:s:t:u:U:xF:Lr:AhVeqH", "delimiter=", "list-name", "list-full",
+var pkillSpec = getopt.New("d:lavwcfg:G:inoO:P:s:t:u:U:xF:Lr:AhVeqH", "delimiter=", "list-name", "list-full",
 	"inverse", "lightweight", "count", "full", "pgroup=", "group=", "ignore-case", "newest", "oldest",
 	"older=", "parent=", "session=", "terminal=", "euid=", "uid=", "exact", "pidfile=", "logpidfile",
 	"runstates=", "ignore-ancestors", "cgroup=", "ns=", "nslist=", "env=", "signal=", "echo", "queue=",
@@ -570,10 +572,10 @@ func pkillRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if o, ok := p.get("--signal"); ok {
-		sig = o.value
+	if o, ok := p.Get("--signal"); ok {
+		sig = o.Value
 	}
-	if sig == "0" && !p.has("-q", "--queue") {
+	if sig == "0" && !p.Has("-q", "--queue") {
 		return
 	}
 	c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+" sends signals to processes")
@@ -582,7 +584,7 @@ func pkillRule(c *call) {
 
 // crontabSpec is the options of Debian's and cronie's crontab (getopt, no
 // long options).
-var crontabSpec = spec("u:lerinhsx:cVT")
+var crontabSpec = getopt.New("u:lerinhsx:cVT")
 
 // crontabRule: -l lists (and cronie's -T tests a file); -r removes; -e
 // edits; a file or standard input installs a crontab.
@@ -592,16 +594,16 @@ func crontabRule(c *call) {
 		return
 	}
 	switch {
-	case p.has("-r"):
+	case p.Has("-r"):
 		c.a.writes(CodeWriteCommand, RiskHighWrite, "crontab -r removes the crontab")
 		c.a.destroys("crontab -r removes the crontab")
-	case p.has("-e"):
+	case p.Has("-e"):
 		c.a.writes(CodeWriteCommand, RiskHighWrite, "crontab -e edits the crontab")
 		c.a.never(Pager, "crontab -e opens an editor")
-	case p.has("-n", "-s", "-c"):
-		o, _ := p.get("-n", "-s", "-c")
-		c.a.writes(CodeWriteOption, RiskHighWrite, "crontab "+o.name+" is not known to be read-only (cronie's -n sets the cluster host)")
-	case p.has("-l", "-h", "-V") && len(p.operands) == 0 || p.has("-T") && len(p.operands) == 1:
+	case p.Has("-n", "-s", "-c"):
+		o, _ := p.Get("-n", "-s", "-c")
+		c.a.writes(CodeWriteOption, RiskHighWrite, "crontab "+o.Name+" is not known to be read-only (cronie's -n sets the cluster host)")
+	case p.Has("-l", "-h", "-V") && len(p.Operands) == 0 || p.Has("-T") && len(p.Operands) == 1:
 	default:
 		c.a.writes(CodeWriteCommand, RiskHighWrite, "crontab installs a crontab")
 	}
@@ -609,7 +611,7 @@ func crontabRule(c *call) {
 
 // sysctlSpec is procps-ng sysctl's options (4.0), with getopt_long's
 // abbreviations (--lo is --load).
-var sysctlSpec = spec("aAXbeNnp::f::r:qwoxdhV", "all", "deprecated", "dry-run", "binary", "ignore",
+var sysctlSpec = getopt.New("aAXbeNnp::f::r:qwoxdhV", "all", "deprecated", "dry-run", "binary", "ignore",
 	"names", "values", "load?", "system", "pattern=", "quiet", "write", "help", "version")
 
 // sysctlRule: sysctl -a and sysctl NAME read; -w, -p/-f/--load, --system
@@ -619,14 +621,14 @@ func sysctlRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if p.has("--dry-run") {
+	if p.Has("--dry-run") {
 		return
 	}
-	if o, ok := p.get("-w", "--write", "-p", "-f", "--load", "--system"); ok {
-		c.a.writes(CodeWriteOption, RiskHighWrite, "sysctl "+o.name+" changes kernel parameters")
+	if o, ok := p.Get("-w", "--write", "-p", "-f", "--load", "--system"); ok {
+		c.a.writes(CodeWriteOption, RiskHighWrite, "sysctl "+o.Name+" changes kernel parameters")
 		return
 	}
-	for _, i := range p.operands {
+	for _, i := range p.Operands {
 		if a := c.rest()[i]; strings.Contains(a.val, "=") {
 			c.a.writes(CodeWriteOption, RiskHighWrite, "sysctl "+a.val+" changes a kernel parameter")
 			return
@@ -638,7 +640,7 @@ func sysctlRule(c *call) {
 // abbreviations (--list-r is --list-rules, --li is ambiguous). Options of
 // match and target extensions (-m tcp --dport 22) are not known: they fail
 // closed.
-var iptablesSpec = spec("A:C:D:R:I:L::S::M:F::Z::N:X::E:P:Vh::o:p:s:d:j:i:fbvw::W:nt:m:xc:g:46", "append=",
+var iptablesSpec = getopt.New("A:C:D:R:I:L::S::M:F::Z::N:X::E:P:Vh::o:p:s:d:j:i:fbvw::W:nt:m:xc:g:46", "append=",
 	"check=", "delete=", "insert=", "replace=", "list?", "list-rules?", "flush?", "zero?", "new-chain=",
 	"delete-chain?", "rename-chain=", "policy=", "source=", "src=", "destination=", "dst=", "protocol=",
 	"in-interface=", "out-interface=", "jump=", "goto=", "table=", "match=", "numeric", "verbose",
@@ -661,31 +663,31 @@ func iptablesRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if o, ok := p.get("-M", "--modprobe"); ok {
-		c.a.writes(CodeRunsProgram, RiskHighWrite, c.name+" "+o.name+" runs "+o.value+" to load kernel modules")
+	if o, ok := p.Get("-M", "--modprobe"); ok {
+		c.a.writes(CodeRunsProgram, RiskHighWrite, c.name+" "+o.Name+" runs "+o.Value+" to load kernel modules")
 		return
 	}
-	for _, o := range p.opts {
-		if iptablesWrites[o.name] {
-			c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+" "+o.name+" changes firewall rules")
-			if o.name == "-F" || o.name == "--flush" || o.name == "-X" || o.name == "--delete-chain" {
-				c.a.destroys(c.name + " " + o.name + " deletes firewall rules")
+	for _, o := range p.Opts {
+		if iptablesWrites[o.Name] {
+			c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+" "+o.Name+" changes firewall rules")
+			if o.Name == "-F" || o.Name == "--flush" || o.Name == "-X" || o.Name == "--delete-chain" {
+				c.a.destroys(c.name + " " + o.Name + " deletes firewall rules")
 			}
 			return
 		}
 	}
 	switch {
-	case p.has("-V", "--version", "-h", "--help"):
-	case p.has("-C", "--check"):
-		for _, i := range p.operands {
+	case p.Has("-V", "--version", "-h", "--help"):
+	case p.Has("-C", "--check"):
+		for _, i := range p.Operands {
 			if a := c.rest()[i]; a.val != "!" {
 				c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+" -C: argument "+a.src+" is not known")
 				return
 			}
 		}
-	case p.has("-L", "--list", "-S", "--list-rules"):
-		if len(p.operands) > 2 {
-			c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+": argument "+c.rest()[p.operands[2]].src+" is not known")
+	case p.Has("-L", "--list", "-S", "--list-rules"):
+		if len(p.Operands) > 2 {
+			c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+": argument "+c.rest()[p.Operands[2]].src+" is not known")
 		}
 	default:
 		c.a.writes(CodeWriteCommand, RiskHighWrite, c.name+" changes firewall rules")
@@ -695,7 +697,7 @@ func iptablesRule(c *call) {
 // ufwSpec is ufw's option words: --dry-run first, or --help, -h and
 // --version in place of a command; everything after the command is its
 // arguments.
-var ufwSpec = spec("h", "dry-run", "help", "version").noAbbreviations().stopAtOperand()
+var ufwSpec = getopt.New("h", "dry-run", "help", "version").NoAbbreviations().StopAtOperand()
 
 // ufwShowReports are the reports ufw show prints.
 var ufwShowReports = map[string]bool{"raw": true, "before-rules": true, "user-rules": true,
@@ -709,11 +711,11 @@ func ufwRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if p.has("-h", "--help", "--version") {
+	if p.Has("-h", "--help", "--version") {
 		return
 	}
 	var words []string
-	for _, i := range p.operands {
+	for _, i := range p.Operands {
 		words = append(words, strings.ToLower(c.rest()[i].val))
 	}
 	switch {
@@ -729,7 +731,7 @@ func ufwRule(c *call) {
 
 // ifconfigSpec is net-tools ifconfig's options: whole words before the
 // interface, no long options beyond --help and --version.
-var ifconfigSpec = spec("asvVh?", "help", "version").noAbbreviations().stopAtOperand()
+var ifconfigSpec = getopt.New("asvVh?", "help", "version").NoAbbreviations().StopAtOperand()
 
 // ifconfigRule: ifconfig, ifconfig -a and ifconfig IFACE print; an
 // interface followed by settings changes it.
@@ -738,7 +740,7 @@ func ifconfigRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if len(p.operands) > 1 {
+	if len(p.Operands) > 1 {
 		c.a.writes(CodeWriteCommand, RiskHighWrite, "ifconfig with settings changes an interface")
 	}
 }
@@ -749,62 +751,62 @@ var _ = describeTools(func() {
 	// iotop (Python 0.6, optparse: long abbreviations; and iotop-c) is
 	// bounded in batch mode with an iteration count; -t and -q imply
 	// batch mode.
-	readOnlyTool(&tool{opts: spec("obn:d:p:u:Pakt1qc23456789g:xh", "version", "help", "only", "batch", "iter=",
+	readOnlyTool(&tool{opts: getopt.New("obn:d:p:u:Pakt1qc23456789g:xh", "version", "help", "only", "batch", "iter=",
 		"delay=", "pid=", "user=", "processes", "accumulated", "kilobytes", "time", "quiet", "no-help",
 		"fullcmdline", "hide-pid", "hide-prio", "hide-user", "hide-read", "hide-write", "hide-swapin",
 		"hide-io", "hide-graph", "hide-command", "grtype=", "dead-x"),
-		check: func(c *call, p *parsedArgs) {
-			if !p.has("-b", "--batch", "-t", "--time", "-q", "--quiet") || !p.has("-n", "--iter") {
+		check: func(c *call, p *getopt.Parsed) {
+			if !p.Has("-b", "--batch", "-t", "--time", "-q", "--quiet") || !p.Has("-n", "--iter") {
 				c.a.never(UnboundedStream, "iotop refreshes until stopped; use -b -n N")
 			}
 		}}, "iotop")
 	// htop (3.3) and btop (1.2–1.4) are full-screen only; htop -n still
 	// needs a terminal to draw on.
-	fullScreen := func(c *call, p *parsedArgs) {
+	fullScreen := func(c *call, p *getopt.Parsed) {
 		c.a.never(UnboundedStream, c.name+" refreshes until a key is pressed")
 		c.rewrite("top", "-b", "-n", "1")
 	}
-	readOnlyTool(&tool{opts: spec("hVMCs:td:n:u::Up:F:H::", "help", "version", "no-mouse", "no-color",
+	readOnlyTool(&tool{opts: getopt.New("hVMCs:td:n:u::Up:F:H::", "help", "version", "no-mouse", "no-color",
 		"no-colour", "sort-key=", "tree", "delay=", "max-iterations=", "user?", "no-unicode", "pid=",
 		"filter=", "highlight-changes?", "readonly", "drop-capabilities?"),
 		check: fullScreen}, "htop")
-	readOnlyTool(&tool{opts: spec("hvtp:c:u:f:dl", "help", "version", "lc", "low-color", "tty_on", "tty",
+	readOnlyTool(&tool{opts: getopt.New("hvtp:c:u:f:dl", "help", "version", "lc", "low-color", "tty_on", "tty",
 		"no-tty", "preset=", "utf-force", "force-utf", "debug", "config=", "update=", "filter=",
-		"default-config").noAbbreviations().singleDashLongs(),
-		check: func(c *call, p *parsedArgs) {
-			if !p.has("--default-config") { // prints the default configuration
+		"default-config").NoAbbreviations().SingleDashLongs(),
+		check: func(c *call, p *getopt.Parsed) {
+			if !p.Has("--default-config") { // prints the default configuration
 				fullScreen(c, p)
 			}
 		}}, "btop")
-	readOnlyTool(&tool{opts: spec("a:i:mo:t:u:U:h", "help").noAbbreviations(), check: fullScreen}, "nload")
+	readOnlyTool(&tool{opts: getopt.New("a:i:mo:t:u:U:h", "help").NoAbbreviations(), check: fullScreen}, "nload")
 	// iftop -t -s N prints text and quits after N seconds; nethogs -t -c N
 	// after N updates. powertop's reports (--csv, --html) are files.
-	readOnlyTool(&tool{opts: spec("hnNpPlbBm:i:f:F:G:c:ts:L:o:"),
-		check: func(c *call, p *parsedArgs) {
-			if o, ok := p.get("-s"); !ok || !p.has("-t") || !isDigits(o.value) || strings.Trim(o.value, "0") == "" {
+	readOnlyTool(&tool{opts: getopt.New("hnNpPlbBm:i:f:F:G:c:ts:L:o:"),
+		check: func(c *call, p *getopt.Parsed) {
+			if o, ok := p.Get("-s"); !ok || !p.Has("-t") || !isDigits(o.Value) || strings.Trim(o.Value, "0") == "" {
 				fullScreen(c, p)
 			}
 		}}, "iftop")
-	readOnlyTool(&tool{opts: spec("Vhxd:v:c:tpslaCbg:P:f:"),
-		check: func(c *call, p *parsedArgs) {
-			if o, ok := p.get("-c"); !ok || !p.has("-t", "-x") || !isDigits(o.value) || strings.Trim(o.value, "0") == "" {
+	readOnlyTool(&tool{opts: getopt.New("Vhxd:v:c:tpslaCbg:P:f:"),
+		check: func(c *call, p *getopt.Parsed) {
+			if o, ok := p.Get("-c"); !ok || !p.Has("-t", "-x") || !isDigits(o.Value) || strings.Trim(o.Value, "0") == "" {
 				fullScreen(c, p)
 			}
 		}}, "nethogs")
-	readOnlyTool(&tool{opts: spec("cC::r::i::qt::w::Vh", "auto-tune", "calibrate", "csv?", "debug", "extech=",
+	readOnlyTool(&tool{opts: getopt.New("cC::r::i::qt::w::Vh", "auto-tune", "calibrate", "csv?", "debug", "extech=",
 		"html?", "iteration?", "quiet", "time?", "workload?", "version", "help"),
 		writes: map[string]string{"--auto-tune": "sets every power tunable", "-c": "calibrates by changing device power states",
 			"--calibrate": "calibrates by changing device power states", "-C": "writes a CSV report file",
 			"--csv": "writes a CSV report file", "-r": "writes an HTML report file", "--html": "writes an HTML report file"},
 		runs: map[string]string{"-w": "runs a workload file", "--workload": "runs a workload file"},
-		check: func(c *call, p *parsedArgs) {
-			if !p.has("-C", "--csv", "-r", "--html", "--auto-tune", "-c", "--calibrate") {
+		check: func(c *call, p *getopt.Parsed) {
+			if !p.Has("-C", "--csv", "-r", "--html", "--auto-tune", "-c", "--calibrate") {
 				fullScreen(c, p)
 			}
 		}}, "powertop")
 	// iptables-save prints the rules; -f writes them to a file and -M runs
 	// a modprobe program.
-	readOnlyTool(&tool{opts: spec("cM:t:f:Vh", "counters", "modprobe=", "table=", "file=", "version", "help"),
+	readOnlyTool(&tool{opts: getopt.New("cM:t:f:Vh", "counters", "modprobe=", "table=", "file=", "version", "help"),
 		writes: map[string]string{"-f": "writes the rules to a file", "--file": "writes the rules to a file"},
 		runs:   map[string]string{"-M": "runs a program to load kernel modules", "--modprobe": "runs a program to load kernel modules"}},
 		"iptables-save", "ip6tables-save", "iptables-legacy-save", "ip6tables-legacy-save", "iptables-nft-save", "ip6tables-nft-save")
@@ -812,13 +814,12 @@ var _ = describeTools(func() {
 
 // ipSpec is ip's options in iproute2's order: ip -s is -stats, ip -b is
 // -batch, ip -br is -brief, ip -n is -netns, ip -h is -human (ip.c).
-var ipSpec = func() *optSpec {
-	s := orderedSpec("loops=", "family=", "4", "6", "0", "I", "D", "M", "B", "human", "human-readable",
+var ipSpec = func() *getopt.Spec {
+	s := getopt.Ordered("loops=", "family=", "4", "6", "0", "I", "D", "M", "B", "human", "human-readable",
 		"iec", "stats", "statistics", "details", "resolve", "oneline", "timestamp", "tshort", "Version",
 		"force", "batch=", "brief", "json", "pretty", "rcvbuf=", "color?", "help", "netns=", "Numeric",
 		"all", "echo")
-	s.posixStop = true
-	return s
+	return s.StopAtOperand()
 }()
 
 // ipObjects is ip's object table in the order ip.c matches it: ip l is
@@ -885,21 +886,21 @@ func ipRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if o, ok := p.get("-batch"); ok {
-		c.a.writes(CodeRunsProgram, RiskHighWrite, "ip -batch "+o.value+" runs ip commands from a file")
+	if o, ok := p.Get("-batch"); ok {
+		c.a.writes(CodeRunsProgram, RiskHighWrite, "ip -batch "+o.Value+" runs ip commands from a file")
 		return
 	}
-	if len(p.operands) == 0 {
+	if len(p.Operands) == 0 {
 		return // ip alone prints its usage
 	}
-	words := c.rest()[p.operands[0]:]
+	words := c.rest()[p.Operands[0]:]
 	for _, a := range words[:min(2, len(words))] {
 		if !a.literal() {
 			c.a.writes(CodeDynamicCommand, RiskMediumWrite, "ip: "+a.src+" is computed at run time")
 			return
 		}
 	}
-	obj, ok := firstPrefix(words[0].val, ipObjects)
+	obj, ok := getopt.FirstPrefix(words[0].val, ipObjects)
 	if !ok {
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "ip: object "+words[0].val+" is not known")
 		return
@@ -944,7 +945,7 @@ func ipXfrm(c *call, words []*arg) {
 	if len(words) == 0 {
 		return
 	}
-	sub, ok := firstPrefix(words[0].val, []string{"state", "policy", "monitor", "help"})
+	sub, ok := getopt.FirstPrefix(words[0].val, []string{"state", "policy", "monitor", "help"})
 	switch {
 	case !ok || !words[0].literal():
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, "ip xfrm: "+words[0].src+" is not known")

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // Per-command rules for dual-use text and file tools (DESIGN §4). The
@@ -153,7 +155,7 @@ func findRule(c *call) {
 	}
 }
 
-var sedSpec = spec("nrsuzEbe:f:i::l:", "quiet", "silent", "debug", "expression=", "file=",
+var sedSpec = getopt.New("nrsuzEbe:f:i::l:", "quiet", "silent", "debug", "expression=", "file=",
 	"follow-symlinks", "in-place?", "line-length=", "null-data", "zero-terminated", "posix",
 	"regexp-extended", "sandbox", "separate", "unbuffered", "binary", "help", "version")
 
@@ -164,11 +166,11 @@ func sedRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if o, ok := p.get("-i", "--in-place"); ok {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("sed %s edits files in place", o.name))
+	if o, ok := p.Get("-i", "--in-place"); ok {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("sed %s edits files in place", o.Name))
 		return
 	}
-	if p.has("-f", "--file") {
+	if p.Has("-f", "--file") {
 		c.a.writes(CodeRunsProgram, RiskMediumWrite, "sed -f runs a script file classify cannot see")
 		return
 	}
@@ -176,7 +178,7 @@ func sedRule(c *call) {
 	if !ok {
 		return
 	}
-	if p.has("--sandbox") {
+	if p.Has("--sandbox") {
 		return // GNU sed refuses e, w and r in sandbox mode
 	}
 	for _, s := range scripts {
@@ -312,7 +314,7 @@ func sedScriptRisk(s string) (Code, string, bool) {
 
 // awkSpec is gawk 5.3's options (a superset of mawk's, busybox awk's and
 // POSIX awk's), with getopt_long's abbreviations.
-var awkSpec = spec("F:v:f:e:i:l:E:bcCd::D::ghIkL::MnNo::Op::PrsStVW:", "field-separator=",
+var awkSpec = getopt.New("F:v:f:e:i:l:E:bcCd::D::ghIkL::MnNo::Op::PrsStVW:", "field-separator=",
 	"assign=", "file=", "source=", "include=", "load=", "exec=", "characters-as-bytes",
 	"traditional", "compat", "copyright", "dump-variables?", "debug?", "gen-pot", "help",
 	"lint?", "bignum", "use-lc-numeric", "non-decimal-data", "pretty-print?", "optimize",
@@ -339,32 +341,32 @@ func awkRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	sandbox := p.has("-S", "--sandbox")
-	for _, o := range p.opts {
-		if o.name == "-W" {
-			name, _, _ := strings.Cut(o.value, "=")
-			if full, _, ok := awkSpec.lookupLong(name); ok && awkW[full] {
+	sandbox := p.Has("-S", "--sandbox")
+	for _, o := range p.Opts {
+		if o.Name == "-W" {
+			name, _, _ := strings.Cut(o.Value, "=")
+			if full, _, ok := awkSpec.Lookup(name); ok && awkW[full] {
 				name = full
 			}
-			if !awkW[name] || !c.rest()[o.index].literal() || o.sepValue && !c.rest()[o.index+1].literal() {
-				c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("awk -W %s is not known to be read-only (-W exec and -W source run programs)", o.value))
+			if !awkW[name] || !c.rest()[o.Index].literal() || o.SepValue && !c.rest()[o.Index+1].literal() {
+				c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("awk -W %s is not known to be read-only (-W exec and -W source run programs)", o.Value))
 				return
 			}
 			sandbox = sandbox || name == "sandbox"
 			continue
 		}
-		switch o.name {
+		switch o.Name {
 		case "-D", "--debug":
-			c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("awk %s starts the debugger, which runs the awk commands it reads", o.name))
+			c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("awk %s starts the debugger, which runs the awk commands it reads", o.Name))
 			return
 		case "-f", "--file", "-i", "--include", "-E", "--exec":
-			c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("awk %s runs a program file classify cannot see", o.name))
+			c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("awk %s runs a program file classify cannot see", o.Name))
 			return
 		case "-l", "--load":
 			c.a.writes(CodeRunsProgram, RiskHighWrite, "awk --load loads a shared library")
 			return
 		case "-d", "--dump-variables", "-o", "--pretty-print", "-p", "--profile":
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("awk %s writes a file", o.name))
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("awk %s writes a file", o.Name))
 			return
 		}
 	}
@@ -384,17 +386,17 @@ func awkRule(c *call) {
 // of the named options, or else its first operand. A program that comes
 // from an expansion (sed -e "$S") cannot be read: it fails closed, and ok
 // is false (issue 14).
-func (c *call) programWords(p *parsedArgs, names ...string) (texts []string, ok bool) {
+func (c *call) programWords(p *getopt.Parsed, names ...string) (texts []string, ok bool) {
 	var words []*arg
-	for _, o := range p.opts {
+	for _, o := range p.Opts {
 		for _, n := range names {
-			if o.name == n {
-				w := c.rest()[o.index] // -e'…', --expression=…
-				if o.sepValue {
-					w = c.rest()[o.index+1]
+			if o.Name == n {
+				w := c.rest()[o.Index] // -e'…', --expression=…
+				if o.SepValue {
+					w = c.rest()[o.Index+1]
 				}
 				words = append(words, w)
-				texts = append(texts, o.value)
+				texts = append(texts, o.Value)
 			}
 		}
 	}
@@ -524,7 +526,7 @@ func teeRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	for _, i := range p.operands {
+	for _, i := range p.Operands {
 		a := c.rest()[i]
 		if a.procSub || isSinkPath(a.val) {
 			continue
@@ -542,12 +544,12 @@ var ddSpec = gnu("")
 // to standard output or a sink without count= never ends (issue 14).
 func ddRule(c *call) {
 	p := c.parse(ddSpec)
-	p.dynamic = nil // KEY=VALUE operands, judged below
+	p.Dynamic = nil // KEY=VALUE operands, judged below
 	if !c.strict(p) {
 		return
 	}
 	in, count, toFile := "", false, false
-	for _, i := range p.operands {
+	for _, i := range p.Operands {
 		a := c.rest()[i]
 		if !a.literal() {
 			c.a.writes(CodeDynamicCommand, RiskHighWrite, fmt.Sprintf("dd: operand %s is computed at run time", a.src))
@@ -579,7 +581,7 @@ func ddRule(c *call) {
 		c.a.never(UnboundedStream, "dd "+in+" reads a device that never ends, and no count= stops it")
 		return
 	}
-	(&tool{}).endless(c, &parsedArgs{dashdash: -1}) // dd < /dev/zero
+	(&tool{}).endless(c, &getopt.Parsed{DashDash: -1}) // dd < /dev/zero
 }
 
 // editorRule: editors exist to change files, and wait for a terminal.
@@ -637,7 +639,7 @@ var _ = describeTools(func() {
 
 // firstOperand: the program reads only its first operand (uniq IN OUT,
 // xxd IN OUT).
-func firstOperand(c *call, p *parsedArgs) []*arg {
+func firstOperand(c *call, p *getopt.Parsed) []*arg {
 	if a, ok := c.operand(p, 0); ok {
 		return []*arg{a}
 	}
@@ -700,26 +702,26 @@ func tailObsolete(args []*arg) (tailOld, bool) {
 
 // tailParse: the obsolete form is the whole command line (tail -20f x);
 // anything else is parsed by the spec.
-func tailParse(c *call, s *optSpec) *parsedArgs {
+func tailParse(c *call, s *getopt.Spec) *getopt.Parsed {
 	args := c.rest()
 	t, ok := tailObsolete(args)
 	if !ok {
 		return parseArgs(args, s)
 	}
-	p := &parsedArgs{dashdash: -1, opts: []opt{{name: t.unit, value: t.count, hasValue: t.count != "", index: 0}}}
+	p := &getopt.Parsed{DashDash: -1, Opts: []getopt.Opt{{Name: t.unit, Value: t.count, HasValue: t.count != "", Index: 0}}}
 	if t.follow {
-		p.opts = append(p.opts, opt{name: "-f", index: 0})
+		p.Opts = append(p.Opts, getopt.Opt{Name: "-f", Index: 0})
 	}
 	for i, a := range args {
 		if a.mayBeOption() {
-			p.dynamic = append(p.dynamic, a.src)
+			p.Dynamic = append(p.Dynamic, a.src)
 		}
 		switch {
 		case i == 0:
 		case i == 1 && a.val == "--" && a.literal():
-			p.dashdash = 1
+			p.DashDash = 1
 		default:
-			p.operands = append(p.operands, i)
+			p.Operands = append(p.Operands, i)
 		}
 	}
 	return p
@@ -728,9 +730,9 @@ func tailParse(c *call, s *optSpec) *parsedArgs {
 // tailCheck: -f, -F and --follow never end on their own; a line count does
 // not stop a follow (DESIGN §4). Rewrite: tail -f F → tail -n 200 F, and
 // tail -20f F → tail -n 20 F (seed 000).
-func tailCheck(c *call, p *parsedArgs) {
-	follow := func(o opt) bool { return o.name == "-f" || o.name == "-F" || o.name == "--follow" }
-	for _, o := range p.opts {
+func tailCheck(c *call, p *getopt.Parsed) {
+	follow := func(o getopt.Opt) bool { return o.Name == "-f" || o.Name == "-F" || o.Name == "--follow" }
+	for _, o := range p.Opts {
 		if !follow(o) {
 			continue
 		}
@@ -746,12 +748,12 @@ func tailCheck(c *call, p *parsedArgs) {
 			c.rewrite(tokens...)
 			return
 		}
-		c.a.never(UnboundedStream, "tail "+o.name+" follows forever; a line count does not stop it")
+		c.a.never(UnboundedStream, "tail "+o.Name+" follows forever; a line count does not stop it")
 		var extra []string
-		if !p.has("-n", "--lines", "-c", "--bytes") {
+		if !p.Has("-n", "--lines", "-c", "--bytes") {
 			extra = []string{"-n", "200"}
 		}
-		c.rewrite(c.srcExcept(p, 1, func(o opt) bool { return follow(o) || o.name == "--retry" }, extra...)...)
+		c.rewrite(c.srcExcept(p, 1, func(o getopt.Opt) bool { return follow(o) || o.Name == "--retry" }, extra...)...)
 		return
 	}
 }
@@ -761,7 +763,7 @@ func tailCheck(c *call, p *parsedArgs) {
 // unique. An uppercase long name is a different option (--LOG-FILE), and
 // any other capitalization of one (--Log-file) is not known here, so it
 // fails closed. Digits are -z's old spelling (less -20).
-var lessSpec = spec("?aAb:BcCdD:eEfFgGh:iIj:Jk:KLmMnNo:O:p:P:qQrRsSt:T:uUVwWx:Xy:z:~#:\":+0123456789",
+var lessSpec = getopt.New("?aAb:BcCdD:eEfFgGh:iIj:Jk:KLmMnNo:O:p:P:qQrRsSt:T:uUVwWx:Xy:z:~#:\":+0123456789",
 	"search-skip-screen", "SEARCH-SKIP-SCREEN", "buffers=", "auto-buffers", "clear-screen",
 	"CLEAR-SCREEN", "dumb", "color=", "quit-at-eof", "QUIT-AT-EOF", "force", "quit-if-one-screen",
 	"hilite-search", "HILITE-SEARCH", "max-back-scroll=", "ignore-case", "IGNORE-CASE",
@@ -785,16 +787,16 @@ const lesskeyRuns = "reads key bindings and environment settings (LESSOPEN runs 
 
 // moreSpec: util-linux more 2.40 (-NUM is the screen size, +NUM and
 // +/STRING where to start).
-var moreSpec = spec("dflcpsun:eVh0123456789", "silent", "logical", "exit-on-eof", "no-pause",
+var moreSpec = getopt.New("dflcpsun:eVh0123456789", "silent", "logical", "exit-on-eof", "no-pause",
 	"print-over", "clean-print", "squeeze", "plain", "lines=", "version", "help")
 
 // pgSpec: util-linux pg (-NUM is the page size, +NUM and +/RE/ where to
 // start).
-var pgSpec = spec("cefnrsp:hV0123456789", "help", "version")
+var pgSpec = getopt.New("cefnrsp:hV0123456789", "help", "version")
 
 // mostSpec: most 5.2; its +d, +s, +u and +/STRING are words pagerCheck
 // reads.
-var mostSpec = spec("1bCcdkMrstuvwz")
+var mostSpec = getopt.New("1bCcdkMrstuvwz")
 
 // lessSafeCommand matches the initial commands (less +CMD) that only move
 // or search: +G, +F, +120, +50g, +/pattern.
@@ -815,11 +817,11 @@ func lessSafeCommand(cmd string) bool {
 // runs less commands at start-up (! runs a shell command, s saves the
 // input to a file), and most +d lets the D key delete files. Rewrite:
 // less F → cat F.
-func pagerCheck(c *call, p *parsedArgs) {
-	plain := len(p.opts) == 0 && p.dashdash < 0
-	for _, i := range p.operands {
+func pagerCheck(c *call, p *getopt.Parsed) {
+	plain := len(p.Opts) == 0 && p.DashDash < 0
+	for _, i := range p.Operands {
 		a := c.rest()[i]
-		if p.dashdash >= 0 && i > p.dashdash || !strings.HasPrefix(a.val, "+") {
+		if p.DashDash >= 0 && i > p.DashDash || !strings.HasPrefix(a.val, "+") {
 			continue
 		}
 		plain = false
@@ -831,9 +833,9 @@ func pagerCheck(c *call, p *parsedArgs) {
 		}
 	}
 	c.a.never(Pager, c.name+" waits for key presses")
-	if plain && len(p.operands) > 0 {
+	if plain && len(p.Operands) > 0 {
 		files := []string{"cat"}
-		for _, i := range p.operands {
+		for _, i := range p.Operands {
 			files = append(files, c.rest()[i].src)
 		}
 		c.rewrite(files...)
@@ -841,7 +843,7 @@ func pagerCheck(c *call, p *parsedArgs) {
 }
 
 // xxdSpec: vim 9.1's xxd, as xxdParse spells its words.
-var xxdSpec = spec("abCdeEhiprtuvc:g:l:n:o:s:R:").stopAtOperand()
+var xxdSpec = getopt.New("abCdeEhiprtuvc:g:l:n:o:s:R:").StopAtOperand()
 
 // xxdNext: xxd's options that take a value, and the rest of their long
 // spellings, after which the value is the next word (-cols 8, -len 16);
@@ -860,7 +862,7 @@ var xxdFlags = map[byte][]string{'a': {"utoskip"}, 'b': {"its"}, 'C': {"apitaliz
 // options end at the first operand; a word that is neither a documented
 // spelling nor a letter with a plausible value becomes a long name the
 // spec does not know, so it fails closed (xxd --govkit-x is not -g).
-func xxdParse(c *call, s *optSpec) *parsedArgs {
+func xxdParse(c *call, s *getopt.Spec) *getopt.Parsed {
 	args := c.rest()
 	norm := append([]*arg(nil), args...)
 	for i := 0; i < len(args); i++ {
@@ -915,13 +917,13 @@ func xxdWord(pp string) (w string, next bool) {
 
 // xxdCheck: xxd IN OUT writes OUT; with -r it patches the rebuilt binary
 // into OUT without truncating it. "-" is standard output.
-func xxdCheck(c *call, p *parsedArgs) {
+func xxdCheck(c *call, p *getopt.Parsed) {
 	out, ok := c.operand(p, 1)
 	if !ok || isStdStream(out.val) {
 		return
 	}
 	what := "writes its dump to " + out.val
-	if p.has("-r") {
+	if p.Has("-r") {
 		what = "-r writes the binary it rebuilds into " + out.val
 	}
 	c.a.writes(CodeWriteOption, RiskMediumWrite, "xxd "+what)
@@ -930,9 +932,9 @@ func xxdCheck(c *call, p *parsedArgs) {
 // sleepCheck: GNU sleep sums its operands (NUMBER[smhd], inf and infinity
 // too); a total beyond a day is no bound (the limit timeout uses), and an
 // expansion may be anything (issue 14).
-func sleepCheck(c *call, p *parsedArgs) {
+func sleepCheck(c *call, p *getopt.Parsed) {
 	total := 0.0
-	for _, i := range p.operands {
+	for _, i := range p.Operands {
 		a := c.rest()[i]
 		if !a.literal() {
 			c.a.never(UnboundedStream, "sleep "+a.src+": a duration from an expansion may never end")
@@ -979,7 +981,7 @@ func sleepSeconds(s string) (float64, bool) {
 // rgSpec: ripgrep 14's flags. ripgrep matches long names whole (no
 // abbreviations); -z runs the decompressors it finds in PATH, --pre and
 // --hostname-bin the program named.
-var rgSpec = spec("A:B:C:E:M:T:d:e:f:g:j:m:r:t:abcFhHiIlLnNopPqsSuUvVwxz0.",
+var rgSpec = getopt.New("A:B:C:E:M:T:d:e:f:g:j:m:r:t:abcFhHiIlLnNopPqsSuUvVwxz0.",
 	"after-context=", "before-context=", "context=", "encoding=", "max-columns=", "type-not=",
 	"max-depth=", "maxdepth=", "regexp=", "file=", "glob=", "iglob=", "threads=", "max-count=",
 	"replace=", "type=", "type-add=", "type-clear=", "color=", "colors=", "context-separator=",
@@ -1005,7 +1007,7 @@ var rgSpec = spec("A:B:C:E:M:T:d:e:f:g:j:m:r:t:abcFhHiIlLnNopPqsSuUvVwxz0.",
 	"no-binary", "no-text", "trim", "no-trim", "type-list", "word-regexp", "line-regexp", "unicode",
 	"no-unicode", "search-zip", "no-search-zip", "byte-offset", "no-byte-offset",
 	"no-context-separator", "debug", "trace", "files", "invert-match", "no-invert-match",
-	"no-config", "null", "quiet", "unrestricted", "stop-on-nonmatch").noAbbreviations()
+	"no-config", "null", "quiet", "unrestricted", "stop-on-nonmatch").NoAbbreviations()
 
 // base64Spec: GNU base64 and the BSD/macOS one (-b/--break, -D, -i/--input
 // and -o/--output, which writes).
@@ -1022,9 +1024,9 @@ var sortSpec = gnu("bcCdfghik:mMno:rRsS:t:T:uVy::z", "ignore-leading-blanks", "c
 
 // sortCheck: sort reads its files (and --files0-from's names) to the end;
 // --random-source reads only the bytes it needs.
-func sortCheck(c *call, p *parsedArgs) {
-	if o, ok := p.get("--files0-from"); ok && endlessDevice(o.value) {
-		c.a.never(UnboundedStream, "sort --files0-from "+o.value+" reads a device that never ends")
+func sortCheck(c *call, p *getopt.Parsed) {
+	if o, ok := p.Get("--files0-from"); ok && endlessDevice(o.Value) {
+		c.a.never(UnboundedStream, "sort --files0-from "+o.Value+" reads a device that never ends")
 	}
 	(&tool{}).endless(c, p)
 }
@@ -1033,7 +1035,7 @@ var uniqSpec = gnu("cdDf:is:uw:z", "count", "repeated", "all-repeated?", "skip-f
 	"group?", "ignore-case", "skip-chars=", "unique", "zero-terminated", "check-chars=")
 
 // uniqCheck: uniq IN OUT writes OUT.
-func uniqCheck(c *call, p *parsedArgs) {
+func uniqCheck(c *call, p *getopt.Parsed) {
 	if out, ok := c.operand(p, 1); ok && !isStdStream(out.val) {
 		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("uniq writes its output to %s", out.val))
 	}
@@ -1044,11 +1046,11 @@ var shufSpec = gnu("ei:n:o:rz", "echo", "input-range=", "head-count=", "output="
 
 // shufCheck: shuf -r repeats lines forever unless -n counts them (issue
 // 14); without -e or -i it reads its input file to the end.
-func shufCheck(c *call, p *parsedArgs) {
-	if o, ok := p.get("-r", "--repeat"); ok && !p.has("-n", "--head-count") {
-		c.a.never(UnboundedStream, "shuf "+o.name+" repeats lines forever without -n")
+func shufCheck(c *call, p *getopt.Parsed) {
+	if o, ok := p.Get("-r", "--repeat"); ok && !p.Has("-n", "--head-count") {
+		c.a.never(UnboundedStream, "shuf "+o.Name+" repeats lines forever without -n")
 	}
-	if !p.has("-e", "--echo", "-i", "--input-range") {
+	if !p.Has("-e", "--echo", "-i", "--input-range") {
 		(&tool{}).endless(c, p)
 	}
 }
@@ -1062,11 +1064,11 @@ var fileSpec = gnu("bcCde:Ef:F:hiklLm:nNpP:rsSvzZ0", "apple", "brief", "checking
 
 // treeSpec: tree 2.1. tree reads its own options: whole long names, and
 // -L, -P, -I, -o, -H and -T take the rest of the word or the next one.
-var treeSpec = spec("aAcCdDfFghiJlnNpqQrRsStuUvxXL:P:I:o:H:T:", "help", "version", "inodes",
+var treeSpec = getopt.New("aAcCdDfFghiJlnNpqQrRsStuUvxXL:P:I:o:H:T:", "help", "version", "inodes",
 	"device", "noreport", "nolinks", "dirsfirst", "filesfirst", "filelimit=", "charset=", "si",
 	"du", "prune", "timefmt=", "ignore-case", "matchdirs", "metafirst", "gitignore", "gitfile=",
 	"info", "infofile=", "fromfile", "fromtabfile", "fflinks", "hintro=", "houtro=", "sort=",
-	"opt-toggle").noAbbreviations()
+	"opt-toggle").NoAbbreviations()
 
 // compressor describes a compression program. It replaces each file with
 // its compressed (or decompressed) form, unless an option keeps the output
@@ -1074,7 +1076,7 @@ var treeSpec = spec("aAcCdDfFghiJlnNpqQrRsStuUvxXL:P:I:o:H:T:", "help", "version
 // standard input to standard output.
 type compressor struct {
 	names      []string
-	opts       *optSpec
+	opts       *getopt.Spec
 	stdout     []string          // options after which only standard output is written
 	decompress []string          // options that decompress (gunzip, unxz, *cat decompress by name)
 	fileLists  []string          // options naming a file of input names (xz --files)
@@ -1085,14 +1087,14 @@ type compressor struct {
 
 func (z *compressor) tool() *tool {
 	t := &tool{opts: z.opts, reads: true, writes: z.writes, expansionsOK: len(z.writes) == 0,
-		check: func(c *call, p *parsedArgs) { z.check(c, p) }}
+		check: func(c *call, p *getopt.Parsed) { z.check(c, p) }}
 	if z.pairs {
-		t.operands = func(c *call, p *parsedArgs) []*arg {
-			if !p.has("-m", "--multiple", "-r") {
+		t.operands = func(c *call, p *getopt.Parsed) []*arg {
+			if !p.Has("-m", "--multiple", "-r") {
 				return firstOperand(c, p)
 			}
 			var all []*arg
-			for _, i := range p.operands {
+			for _, i := range p.Operands {
 				all = append(all, c.rest()[i])
 			}
 			return all
@@ -1101,9 +1103,9 @@ func (z *compressor) tool() *tool {
 	return t
 }
 
-func (z *compressor) check(c *call, p *parsedArgs) {
-	files := p.operands
-	if z.pairs && !p.has("-m", "--multiple", "-r") {
+func (z *compressor) check(c *call, p *getopt.Parsed) {
+	files := p.Operands
+	if z.pairs && !p.Has("-m", "--multiple", "-r") {
 		if out, ok := c.operand(p, 1); ok {
 			if !isStdStream(out.val) {
 				c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s writes its output to %s", c.name, out.src))
@@ -1111,7 +1113,7 @@ func (z *compressor) check(c *call, p *parsedArgs) {
 			return
 		}
 	}
-	if strings.HasSuffix(c.name, "cat") || p.has(z.stdout...) || p.has("-o") {
+	if strings.HasSuffix(c.name, "cat") || p.Has(z.stdout...) || p.Has("-o") {
 		return // -o (zstd) is judged as an option that writes
 	}
 	var names []string
@@ -1120,14 +1122,14 @@ func (z *compressor) check(c *call, p *parsedArgs) {
 			names = append(names, a.src)
 		}
 	}
-	if o, ok := p.get(z.fileLists...); ok {
-		names = append(names, "the files "+o.name+" lists")
+	if o, ok := p.Get(z.fileLists...); ok {
+		names = append(names, "the files "+o.Name+" lists")
 	}
 	if len(names) == 0 {
 		return // standard input to standard output
 	}
 	form := "compressed"
-	if strings.HasPrefix(c.name, "un") || c.name == "gunzip" || c.name == "bunzip2" || p.has(z.decompress...) {
+	if strings.HasPrefix(c.name, "un") || c.name == "gunzip" || c.name == "bunzip2" || p.Has(z.decompress...) {
 		form = "decompressed"
 	}
 	its := "its"
@@ -1135,7 +1137,7 @@ func (z *compressor) check(c *call, p *parsedArgs) {
 		its = "their"
 	}
 	what := fmt.Sprintf("replaces %s with %s %s form", strings.Join(names, ", "), its, form)
-	if z.keeps && !p.has("--rm") || p.has("-k", "--keep") {
+	if z.keeps && !p.Has("--rm") || p.Has("-k", "--keep") {
 		what = fmt.Sprintf("writes the %s form of %s beside %s", form, strings.Join(names, ", "), map[string]string{"its": "it", "their": "them"}[its])
 	}
 	c.a.writes(CodeWriteCommand, RiskMediumWrite, c.name+" "+what)
@@ -1150,9 +1152,9 @@ var (
 		"uncompress", "force", "keep", "list", "license", "no-name", "name", "quiet", "silent",
 		"recursive", "rsyncable", "suffix=", "synchronous", "test", "verbose", "fast", "best",
 		"no-time", "time", "lzw", "bits=", "-presume-input-tty")
-	bzip2Spec = spec("hdzkftcqvLVs123456789", "help", "decompress", "compress", "keep", "force",
+	bzip2Spec = getopt.New("hdzkftcqvLVs123456789", "help", "decompress", "compress", "keep", "force",
 		"test", "stdout", "quiet", "verbose", "license", "version", "small", "fast", "best",
-		"repetitive-fast", "repetitive-best", "exponential").noAbbreviations()
+		"repetitive-fast", "repetitive-best", "exponential").NoAbbreviations()
 	xzSpec = gnu("zdtlkfceT:qvhHV0123456789F:C:M:S:Q", "compress", "decompress", "uncompress",
 		"test", "list", "keep", "force", "stdout", "to-stdout", "single-stream", "no-sparse",
 		"suffix=", "files?", "files0?", "format=", "check=", "ignore-check", "preset=", "extreme",
@@ -1161,7 +1163,7 @@ var (
 		"threads=", "lzma1?", "lzma2?", "x86?", "arm?", "armthumb?", "arm64?", "powerpc?", "ia64?",
 		"sparc?", "riscv?", "delta?", "quiet", "verbose", "no-warn", "robot", "info-memory",
 		"long-help", "no-sync", "synchronous")
-	zstdSpec = spec("0123456789VHhvqkzdcnD:fCto:M::lrb::e::i::B::ST::s::p::P::", "compress",
+	zstdSpec = getopt.New("0123456789VHhvqkzdcnD:fCto:M::lrb::e::i::B::ST::s::p::P::", "compress",
 		"decompress", "uncompress", "force", "help", "version", "stdout", "verbose", "quiet", "keep",
 		"rm", "test", "list", "ultra", "check", "no-check", "sparse", "no-sparse", "content-size",
 		"no-content-size", "no-dictID", "no-name", "progress", "no-progress", "priority=",
@@ -1173,13 +1175,13 @@ var (
 		"row-match-finder", "no-row-match-finder", "compress-literals", "no-compress-literals",
 		"asyncio", "no-asyncio", "mmap-dict", "no-mmap-dict", "pass-through", "no-pass-through",
 		"show-default-cparams", "rsyncable", "fake-stdin-is-console", "fake-stdout-is-console",
-		"fake-stderr-is-console").noAbbreviations()
-	lz4Spec = spec("0123456789zdD:fkhHVvqctmrlb::e::i::B::T::S", "compress", "decompress",
+		"fake-stderr-is-console").NoAbbreviations()
+	lz4Spec = getopt.New("0123456789zdD:fkhHVvqctmrlb::e::i::B::T::S", "compress", "decompress",
 		"uncompress", "multiple", "test", "force", "no-force", "stdout", "to-stdout", "frame-crc",
 		"no-frame-crc", "no-crc", "content-size", "no-content-size", "list", "sparse", "no-sparse",
 		"favor-decSpeed", "verbose", "quiet", "version", "help", "keep", "rm", "best", "fast?",
-		"threads=").noAbbreviations()
-	ncompressSpec = spec("b:cCdfhqrvV")
+		"threads=").NoAbbreviations()
+	ncompressSpec = getopt.New("b:cCdfhqrvV")
 )
 
 const zstdDictionary = "writes a dictionary file (./dictionary unless -o names one)"

@@ -6,18 +6,20 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // Wrappers run another command; they classify it and add their own
 // properties (DESIGN §4: wrappers never launder).
 func registerWrapperRules() {
 	rules["env"] = envRule
-	rules["nice"] = wrapper(spec("n:", "adjustment="))
+	rules["nice"] = wrapper(getopt.New("n:", "adjustment="))
 	rules["ionice"] = ioniceRule
-	rules["nohup"] = wrapper(spec(""))
-	rules["stdbuf"] = wrapper(spec("i:o:e:", "input=", "output=", "error="))
-	rules["builtin"] = wrapper(spec(""))
-	rules["exec"] = wrapper(spec("cla:"))
+	rules["nohup"] = wrapper(getopt.New(""))
+	rules["stdbuf"] = wrapper(getopt.New("i:o:e:", "input=", "output=", "error="))
+	rules["builtin"] = wrapper(getopt.New(""))
+	rules["exec"] = wrapper(getopt.New("cla:"))
 	rules["command"] = commandRule
 	rules["time"] = timeRule
 	rules["timeout"] = timeoutRule
@@ -45,20 +47,20 @@ func registerWrapperRules() {
 }
 
 // wrapper classifies the command after the wrapper's own options.
-func wrapper(s *optSpec) rule {
-	s.posixStop = true
+func wrapper(s *getopt.Spec) rule {
+	s.StopAtOperand()
 	return func(c *call) {
 		p := c.parse(s)
 		if !c.strict(p) {
 			return
 		}
-		if len(p.operands) > 0 {
-			c.inner(c.rest()[p.operands[0]:], c.ctx)
+		if len(p.Operands) > 0 {
+			c.inner(c.rest()[p.Operands[0]:], c.ctx)
 		}
 	}
 }
 
-var ioniceSpec = spec("c:n:p:P:u:thV", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore", "help", "version").stopAtOperand()
+var ioniceSpec = getopt.New("c:n:p:P:u:thV", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore", "help", "version").StopAtOperand()
 
 // ioniceRule: ionice -p/-P/-u names processes already running; with -c or
 // -n it changes their I/O scheduling (issue 14), without it prints it.
@@ -68,20 +70,20 @@ func ioniceRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if o, ok := p.get("-p", "--pid", "-P", "--pgid", "-u", "--uid"); ok {
-		if p.has("-c", "--class", "-n", "--classdata") {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("ionice %s with a class changes the I/O scheduling of running processes", o.name))
+	if o, ok := p.Get("-p", "--pid", "-P", "--pgid", "-u", "--uid"); ok {
+		if p.Has("-c", "--class", "-n", "--classdata") {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("ionice %s with a class changes the I/O scheduling of running processes", o.Name))
 		}
 		return
 	}
-	if len(p.operands) > 0 {
-		c.inner(c.rest()[p.operands[0]:], c.ctx)
+	if len(p.Operands) > 0 {
+		c.inner(c.rest()[p.Operands[0]:], c.ctx)
 	}
 }
 
-var envSpec = spec("0iu:C:S:vP:", "null", "ignore-environment", "unset=", "chdir=", "split-string=",
+var envSpec = getopt.New("0iu:C:S:vP:", "null", "ignore-environment", "unset=", "chdir=", "split-string=",
 	"debug", "block-signal?", "default-signal?", "ignore-signal?", "list-signal-handling",
-	"help", "version", "argv0=", "file=").stopAtOperand()
+	"help", "version", "argv0=", "file=").StopAtOperand()
 
 // envRule: env NAME=VALUE… CMD applies DESIGN §4's assignment rules to
 // each NAME; -S splits a string into a command line nobody parsed.
@@ -90,8 +92,8 @@ func envRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	for _, o := range p.opts {
-		switch o.name {
+	for _, o := range p.Opts {
+		switch o.Name {
 		case "-S", "--split-string":
 			c.a.failClosed(CodeInlineCode, "env -S splits a string into a command")
 			return
@@ -100,8 +102,8 @@ func envRule(c *call) {
 		}
 	}
 	rest := []*arg{}
-	if len(p.operands) > 0 {
-		rest = c.rest()[p.operands[0]:]
+	if len(p.Operands) > 0 {
+		rest = c.rest()[p.Operands[0]:]
 	}
 	for len(rest) > 0 {
 		name, _, ok := strings.Cut(rest[0].val, "=")
@@ -117,7 +119,7 @@ func envRule(c *call) {
 	c.inner(rest, c.ctx)
 }
 
-var commandSpec = &optSpec{short: map[byte]argKind{'p': noValue, 'v': noValue, 'V': noValue}, posixStop: true}
+var commandSpec = getopt.New("pvV").StopAtOperand()
 
 // commandRule: command -v/-V only looks a name up; otherwise it runs it.
 func commandRule(c *call) {
@@ -125,15 +127,15 @@ func commandRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if p.has("-v", "-V") {
+	if p.Has("-v", "-V") {
 		return
 	}
-	if len(p.operands) > 0 {
-		c.inner(c.rest()[p.operands[0]:], c.ctx)
+	if len(p.Operands) > 0 {
+		c.inner(c.rest()[p.Operands[0]:], c.ctx)
 	}
 }
 
-var timeSpec = spec("pvqo:f:a", "portability", "verbose", "quiet", "output=", "format=", "append", "help", "version").stopAtOperand()
+var timeSpec = getopt.New("pvqo:f:a", "portability", "verbose", "quiet", "output=", "format=", "append", "help", "version").StopAtOperand()
 
 // timeRule: GNU time -o FILE writes its report to a file.
 func timeRule(c *call) {
@@ -141,15 +143,15 @@ func timeRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if o, ok := p.get("-o", "--output"); ok && !isSinkPath(o.value) {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, "time -o "+o.value+" writes a file")
+	if o, ok := p.Get("-o", "--output"); ok && !isSinkPath(o.Value) {
+		c.a.writes(CodeWriteOption, RiskMediumWrite, "time -o "+o.Value+" writes a file")
 	}
-	if len(p.operands) > 0 {
-		c.inner(c.rest()[p.operands[0]:], c.ctx)
+	if len(p.Operands) > 0 {
+		c.inner(c.rest()[p.Operands[0]:], c.ctx)
 	}
 }
 
-var timeoutSpec = spec("k:s:v", "kill-after=", "signal=", "foreground", "preserve-status", "verbose", "help", "version").stopAtOperand()
+var timeoutSpec = getopt.New("k:s:v", "kill-after=", "signal=", "foreground", "preserve-status", "verbose", "help", "version").StopAtOperand()
 
 // timeoutRule: timeout DURATION CMD bounds CMD (DESIGN §4: the one explicit
 // bound for a follow) when DURATION is a finite, non-zero time of at most
@@ -158,15 +160,15 @@ var timeoutSpec = spec("k:s:v", "kill-after=", "signal=", "foreground", "preserv
 // leave CMD running, unless -k sends KILL after a bounded delay.
 func timeoutRule(c *call) {
 	p := c.parse(timeoutSpec)
-	if !c.strict(p) || len(p.operands) < 1 {
+	if !c.strict(p) || len(p.Operands) < 1 {
 		return
 	}
-	dur := c.rest()[p.operands[0]]
-	sub := c.innerAssessed(c.rest()[p.operands[0]+1:], c.ctx)
+	dur := c.rest()[p.Operands[0]]
+	sub := c.innerAssessed(c.rest()[p.Operands[0]+1:], c.ctx)
 	ends := true
-	if o, ok := p.get("-s", "--signal"); ok && !terminatingSignal(o.value) {
-		k, ok := p.get("-k", "--kill-after")
-		ends = ok && boundedDuration(k.value)
+	if o, ok := p.Get("-s", "--signal"); ok && !terminatingSignal(o.Value) {
+		k, ok := p.Get("-k", "--kill-after")
+		ends = ok && boundedDuration(k.Value)
 	}
 	switch {
 	case dur.literal() && boundedDuration(dur.val) && ends:
@@ -227,10 +229,10 @@ func terminatingSignal(s string) bool {
 	return false
 }
 
-var xargsSpec = spec("0a:d:E:e::I:i::L:l::n:oP:prs:tx", "null", "arg-file=", "delimiter=", "eof?",
+var xargsSpec = getopt.New("0a:d:E:e::I:i::L:l::n:oP:prs:tx", "null", "arg-file=", "delimiter=", "eof?",
 	"replace?", "max-lines?", "max-args=", "open-tty", "max-procs=", "interactive",
 	"process-slot-var=", "no-run-if-empty", "max-chars=", "show-limits", "verbose", "exit",
-	"help", "version").stopAtOperand()
+	"help", "version").StopAtOperand()
 
 // xargsRule: xargs appends words from its input to the command, and those
 // words can be options ("-delete", "-i"): only argument-safe programs, or a
@@ -240,13 +242,13 @@ func xargsRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if p.has("-o", "--open-tty", "-p", "--interactive") {
+	if p.Has("-o", "--open-tty", "-p", "--interactive") {
 		c.a.never(TTYFlag, "xargs "+"-p/-o reads answers from the terminal")
 	}
-	if len(p.operands) == 0 {
+	if len(p.Operands) == 0 {
 		return // runs echo
 	}
-	inner := c.rest()[p.operands[0]:]
+	inner := c.rest()[p.Operands[0]:]
 	c.inner(inner, stmtCtx{})
 	name := inner[0].val
 	if argSafe[name] {
@@ -262,8 +264,8 @@ func xargsRule(c *call) {
 	}
 }
 
-var watchSpec = spec("bCcdegn:ptwx", "beep", "no-color", "color", "differences?", "errexit", "chgexit",
-	"interval=", "precise", "no-title", "no-wrap", "exec", "equexit=", "no-linewrap", "help", "version", "quiet").stopAtOperand()
+var watchSpec = getopt.New("bCcdegn:ptwx", "beep", "no-color", "color", "differences?", "errexit", "chgexit",
+	"interval=", "precise", "no-title", "no-wrap", "exec", "equexit=", "no-linewrap", "help", "version", "quiet").StopAtOperand()
 
 // watchRule: watch reruns its command forever (seed 000 [unbounded_stream]);
 // the command is joined and run by sh -c unless -x. Rewrite: watch X → X.
@@ -273,11 +275,11 @@ func watchRule(c *call) {
 		return
 	}
 	c.a.never(UnboundedStream, "watch reruns its command until stopped")
-	if len(p.operands) == 0 {
+	if len(p.Operands) == 0 {
 		return
 	}
-	inner := c.rest()[p.operands[0]:]
-	if p.has("-x", "--exec") {
+	inner := c.rest()[p.Operands[0]:]
+	if p.Has("-x", "--exec") {
 		c.inner(inner, stmtCtx{})
 	} else {
 		c.w.script(joined(inner), c.a, false)
@@ -286,7 +288,7 @@ func watchRule(c *call) {
 	for i, a := range inner {
 		words[i] = a.src
 	}
-	if len(inner) == 1 && !p.has("-x", "--exec") {
+	if len(inner) == 1 && !p.Has("-x", "--exec") {
 		words[0] = inner[0].val // watch 'df -h' runs the text as a command line
 	}
 	c.rewrite(words...)
@@ -303,7 +305,7 @@ func cdRule(c *call) {
 		return
 	}
 	p := c.parse(cdSpec)
-	if len(p.unknown) > 0 || len(p.dynamic) > 0 {
+	if len(p.Unknown) > 0 || len(p.Dynamic) > 0 {
 		c.w.dirKnown = false // bash refuses the option, or it is unknowable
 		return
 	}
@@ -337,20 +339,20 @@ func assignsName(c *call, how string, name *arg) {
 }
 
 // assignsOperands judges every operand from the i-th on as a name.
-func assignsOperands(c *call, p *parsedArgs, from int) {
-	for _, i := range p.operands[min(from, len(p.operands)):] {
+func assignsOperands(c *call, p *getopt.Parsed, from int) {
+	for _, i := range p.Operands[min(from, len(p.Operands)):] {
 		assignsName(c, c.name, c.rest()[i])
 	}
 }
 
 // assignsOption judges the value of option name as a variable name.
-func assignsOption(c *call, p *parsedArgs, name string) {
-	for _, o := range p.opts {
-		if o.name == name {
-			v := &arg{val: o.value, src: o.value}
-			if o.sepValue {
-				v = c.rest()[o.index+1]
-			} else if a := c.rest()[o.index]; !a.literal() {
+func assignsOption(c *call, p *getopt.Parsed, name string) {
+	for _, o := range p.Opts {
+		if o.Name == name {
+			v := &arg{val: o.Value, src: o.Value}
+			if o.SepValue {
+				v = c.rest()[o.Index+1]
+			} else if a := c.rest()[o.Index]; !a.literal() {
 				v = a
 			}
 			assignsName(c, c.name+" "+name, v)
@@ -359,10 +361,8 @@ func assignsOption(c *call, p *parsedArgs, name string) {
 }
 
 // Bash builtins stop at the first operand (internal_getopt).
-func builtinSpec(short string) *optSpec {
-	s := spec(short)
-	s.posixStop = true
-	return s
+func builtinSpec(short string) *getopt.Spec {
+	return getopt.New(short).StopAtOperand()
 }
 
 var (
@@ -390,8 +390,8 @@ func mapfileRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if o, ok := p.get("-C"); ok {
-		c.a.failClosed(CodeEval, fmt.Sprintf("%s -C %s runs the callback as shell code", c.name, o.value))
+	if o, ok := p.Get("-C"); ok {
+		c.a.failClosed(CodeEval, fmt.Sprintf("%s -C %s runs the callback as shell code", c.name, o.Value))
 		return
 	}
 	assignsOperands(c, p, 0)
@@ -413,8 +413,8 @@ func getoptsRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if len(p.operands) > 1 {
-		assignsName(c, c.name, c.rest()[p.operands[1]])
+	if len(p.Operands) > 1 {
+		assignsName(c, c.name, c.rest()[p.Operands[1]])
 	}
 }
 
@@ -434,11 +434,11 @@ func unsetRule(c *call) {
 	if !c.strict(p) {
 		return
 	}
-	if p.has("-f") {
+	if p.Has("-f") {
 		c.a.writes(CodeUnsafeAssignment, RiskMediumWrite, "unset -f changes what later commands run")
 		return
 	}
-	for _, i := range p.operands {
+	for _, i := range p.Operands {
 		a := c.rest()[i]
 		switch {
 		case !a.literal():

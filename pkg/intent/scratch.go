@@ -1,5 +1,7 @@
 package intent
 
+import "github.com/govkit/govkit/pkg/getopt"
+
 // scratch is the memory one classification works in, reused from command to
 // command so that a batch does not allocate the walk's words and calls anew
 // for each one (issue 14: cut allocations in the walk).
@@ -16,7 +18,7 @@ type scratch struct {
 	words      []arg
 	ptrs       []*arg
 	calls      []call
-	parsed     []parsedArgs
+	parsed     []*getopt.Parsed // each reused, with its slices
 }
 
 // start readies s for a new command and returns its empty assessment. The
@@ -63,13 +65,18 @@ func (s *scratch) releaseCall(f frame) {
 	s.parsed = s.parsed[:f.parsed]
 }
 
-// takeParsed returns a parsedArgs whose slices may be reused; it lives until
+// takeParsed returns a Parsed whose slices may be reused; it lives until
 // the call that took it is released.
-func (s *scratch) takeParsed() *parsedArgs {
-	if len(s.parsed) < cap(s.parsed) {
-		s.parsed = s.parsed[:len(s.parsed)+1]
+func (s *scratch) takeParsed() *getopt.Parsed {
+	n := len(s.parsed)
+	if n < cap(s.parsed) {
+		s.parsed = s.parsed[:n+1]
+		if s.parsed[n] != nil {
+			return s.parsed[n]
+		}
 	} else {
-		s.parsed = append(s.parsed, parsedArgs{})
+		s.parsed = append(s.parsed, nil)
 	}
-	return &s.parsed[len(s.parsed)-1]
+	s.parsed[n] = new(getopt.Parsed)
+	return s.parsed[n]
 }

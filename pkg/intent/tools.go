@@ -1,12 +1,16 @@
 package intent
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/govkit/govkit/pkg/getopt"
+)
 
 // tool describes a read-only program by its options (issue 14): the parser
 // knows every option and its arity, so an option it does not know fails
 // closed instead of passing as harmless, and the few options that make the
 // program write a file, run a program or run until killed say so. A
-// GNU-style abbreviation is expanded first (optSpec.lookupLong), so
+// GNU-style abbreviation is expanded first (getopt.Spec.Lookup), so
 // --index-f is --index-file.
 //
 // A word that may expand into an option (cat "$f") is harmless for a
@@ -15,7 +19,7 @@ import "fmt"
 // with such an option fail closed on it, unless their check judges
 // expansions itself (expansionsOK: seq $n, jq "$prog").
 type tool struct {
-	opts *optSpec
+	opts *getopt.Spec
 	// writes, runs and forever map an option (as the parser names it: "-o",
 	// "--output") to what it does: sdiff -o writes the merged file, diff3
 	// --diff-program runs a program, netstat -c repeats until killed.
@@ -28,16 +32,16 @@ type tool struct {
 	// bound reports options that cap how much is read from an endless
 	// device (head -c N, od -N N); zeroOK is false when the cap counts
 	// lines, which /dev/zero never ends.
-	bound func(p *parsedArgs) (ok, zeroOK bool)
+	bound func(p *getopt.Parsed) (ok, zeroOK bool)
 	// operands: the operands that name files (jq's first is its program,
 	// grep's first its pattern); nil means all of them.
-	operands func(c *call, p *parsedArgs) []*arg
+	operands func(c *call, p *getopt.Parsed) []*arg
 	// parse replaces c.parse where the program reads its arguments
 	// differently (seq takes -1 as a number).
-	parse func(c *call, s *optSpec) *parsedArgs
+	parse func(c *call, s *getopt.Spec) *getopt.Parsed
 	// check judges what the options cannot: seq's last number, jq's
 	// program, sysctl NAME=VALUE.
-	check        func(c *call, p *parsedArgs)
+	check        func(c *call, p *getopt.Parsed)
 	expansionsOK bool
 	// argSafe: nothing xargs appends can change what it does. Without it,
 	// a tool is argSafe when it has no writing, running, endless or
@@ -70,29 +74,29 @@ func readOnlyTool(t *tool, names ...string) {
 }
 
 func (t *tool) rule(c *call) {
-	var p *parsedArgs
+	var p *getopt.Parsed
 	if t.parse != nil {
 		p = t.parse(c, t.opts)
 	} else {
 		p = c.parse(t.opts)
 	}
 	risky := len(t.writes) > 0 || len(t.runs) > 0 || len(t.forever) > 0 || t.check != nil && !t.expansionsOK
-	if len(p.unknown) > 0 || len(p.dynamic) > 0 && risky {
+	if len(p.Unknown) > 0 || len(p.Dynamic) > 0 && risky {
 		c.strict(p)
 		return
 	}
-	for _, o := range p.opts {
-		if what, ok := t.writes[o.name]; ok && !isSinkPath(o.value) {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s %s", c.name, o.name, what))
+	for _, o := range p.Opts {
+		if what, ok := t.writes[o.Name]; ok && !isSinkPath(o.Value) {
+			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s %s", c.name, o.Name, what))
 		}
-		if what, ok := t.runs[o.name]; ok {
-			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s %s %s", c.name, o.name, what))
+		if what, ok := t.runs[o.Name]; ok {
+			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s %s %s", c.name, o.Name, what))
 		}
-		if why, ok := t.forever[o.name]; ok {
-			c.a.never(UnboundedStream, fmt.Sprintf("%s %s %s", c.name, o.name, why))
+		if why, ok := t.forever[o.Name]; ok {
+			c.a.never(UnboundedStream, fmt.Sprintf("%s %s %s", c.name, o.Name, why))
 		}
-		if t.reads && o.hasValue && endlessDevice(o.value) {
-			c.a.never(UnboundedStream, fmt.Sprintf("%s %s %s reads a device that never ends", c.name, o.name, o.value))
+		if t.reads && o.HasValue && endlessDevice(o.Value) {
+			c.a.never(UnboundedStream, fmt.Sprintf("%s %s %s reads a device that never ends", c.name, o.Name, o.Value))
 		}
 	}
 	if t.reads {

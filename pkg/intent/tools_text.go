@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/govkit/govkit/pkg/getopt"
 )
 
 // The read-only text and file programs, described by their options (issue
@@ -24,12 +26,12 @@ import (
 
 // endless finds an endless device among the files the program reads: its
 // file operands and a < redirect of its standard input.
-func (t *tool) endless(c *call, p *parsedArgs) {
+func (t *tool) endless(c *call, p *getopt.Parsed) {
 	var files []*arg
 	if t.operands != nil {
 		files = t.operands(c, p)
 	} else {
-		for _, i := range p.operands {
+		for _, i := range p.Operands {
 			files = append(files, c.rest()[i])
 		}
 	}
@@ -106,15 +108,15 @@ func endlessDevice(p string) bool {
 // positive reports a literal count: 10, 1K, 5MiB (head -c -5 and head -n
 // -5 read everything but the tail, and a count from an expansion may be
 // either).
-func positive(o opt) bool {
-	return o.value != "" && o.value[0] >= '0' && o.value[0] <= '9'
+func positive(o getopt.Opt) bool {
+	return o.Value != "" && o.Value[0] >= '0' && o.Value[0] <= '9'
 }
 
 // Generic GNU options every coreutils program has.
 var gnuStd = []string{"help", "version"}
 
-func gnu(short string, longs ...string) *optSpec {
-	return spec(short, append(longs, gnuStd...)...)
+func gnu(short string, longs ...string) *getopt.Spec {
+	return getopt.New(short, append(longs, gnuStd...)...)
 }
 
 var (
@@ -160,15 +162,15 @@ var (
 
 // headBound: head -c N bounds any device; head -n N (and the obsolete -N)
 // only one that has newlines.
-func headBound(p *parsedArgs) (bool, bool) {
-	if o, ok := p.get("-c", "--bytes"); ok {
+func headBound(p *getopt.Parsed) (bool, bool) {
+	if o, ok := p.Get("-c", "--bytes"); ok {
 		return positive(o), positive(o)
 	}
-	if o, ok := p.get("-n", "--lines"); ok {
+	if o, ok := p.Get("-n", "--lines"); ok {
 		return positive(o), false
 	}
-	for _, o := range p.opts {
-		if len(o.name) == 2 && o.name[1] >= '0' && o.name[1] <= '9' {
+	for _, o := range p.Opts {
+		if len(o.Name) == 2 && o.Name[1] >= '0' && o.Name[1] <= '9' {
 			return true, false // head -20: twenty lines
 		}
 	}
@@ -176,19 +178,19 @@ func headBound(p *parsedArgs) (bool, bool) {
 }
 
 // optBound: a positive count given to one of names bounds the read.
-func optBound(names ...string) func(p *parsedArgs) (bool, bool) {
-	return func(p *parsedArgs) (bool, bool) {
-		o, ok := p.get(names...)
+func optBound(names ...string) func(p *getopt.Parsed) (bool, bool) {
+	return func(p *getopt.Parsed) (bool, bool) {
+		o, ok := p.Get(names...)
 		return ok && positive(o), ok && positive(o)
 	}
 }
 
 // afterFirst: the first operand is a pattern or string, unless an option
 // already gave it (grep -e, grep -f).
-func afterFirst(given ...string) func(c *call, p *parsedArgs) []*arg {
-	return func(c *call, p *parsedArgs) []*arg {
-		idx := p.operands
-		if !p.has(given...) && len(idx) > 0 {
+func afterFirst(given ...string) func(c *call, p *getopt.Parsed) []*arg {
+	return func(c *call, p *getopt.Parsed) []*arg {
+		idx := p.Operands
+		if !p.Has(given...) && len(idx) > 0 {
 			idx = idx[1:]
 		}
 		var out []*arg
@@ -239,7 +241,7 @@ var _ = describeTools(func() {
 	readOnlyTool(&tool{opts: gnu("b:c:d:f:nsz", "bytes=", "characters=", "delimiter=", "fields=",
 		"complement", "only-delimited", "output-delimiter=", "zero-terminated"), reads: true, argSafe: true}, "cut")
 	readOnlyTool(&tool{opts: gnu("cCdst", "complement", "delete", "squeeze-repeats", "truncate-set1"),
-		reads: true, operands: func(*call, *parsedArgs) []*arg { return nil }, argSafe: true}, "tr")
+		reads: true, operands: func(*call, *getopt.Parsed) []*arg { return nil }, argSafe: true}, "tr")
 	readOnlyTool(&tool{opts: gnu("123z", "check-order", "nocheck-order", "output-delimiter=",
 		"total", "zero-terminated"), reads: true, argSafe: true}, "comm")
 	readOnlyTool(&tool{opts: gnu("a:e:ij:o:t:v:1:2:z", "ignore-case", "check-order",
@@ -249,7 +251,7 @@ var _ = describeTools(func() {
 	readOnlyTool(&tool{opts: gnu("0123456789cp:stuw:g:", "crown-margin", "prefix=", "split-only",
 		"tagged-paragraph", "uniform-spacing", "width=", "goal="), reads: true, argSafe: true}, "fmt")
 	// util-linux column (2.40) and BSD column's -c -s -t -x.
-	readOnlyTool(&tool{opts: spec("tn:O:N:l:E:deH:R:T:W:LJr:i:p:c:o:s:xhVC:mS:", "table",
+	readOnlyTool(&tool{opts: getopt.New("tn:O:N:l:E:deH:R:T:W:LJr:i:p:c:o:s:xhVC:mS:", "table",
 		"table-name=", "table-order=", "table-columns=", "table-columns-limit=",
 		"table-noextreme=", "table-noheadings", "table-header-repeat", "table-hide=",
 		"table-right=", "table-truncate=", "table-wrap=", "keep-empty-lines",
@@ -258,7 +260,7 @@ var _ = describeTools(func() {
 		"use-spaces=", "help", "version"), reads: true, argSafe: true}, "column")
 	readOnlyTool(&tool{opts: gnu("it:0123456789,", "initial", "tabs="), reads: true, argSafe: true}, "expand")
 	readOnlyTool(&tool{opts: gnu("at:0123456789,", "all", "first-only", "tabs="), reads: true, argSafe: true}, "unexpand")
-	readOnlyTool(&tool{opts: spec("0hV", "zero", "help", "version"), reads: true, argSafe: true}, "rev")
+	readOnlyTool(&tool{opts: getopt.New("0hV", "zero", "help", "version"), reads: true, argSafe: true}, "rev")
 	readOnlyTool(&tool{opts: gnu(diffShort, diffLongs...), reads: true, argSafe: true}, "diff")
 	// zdiff passes its options to cmp or diff.
 	readOnlyTool(&tool{opts: gnu(diffShort, append([]string{"print-bytes", "ignore-initial=",
@@ -268,20 +270,20 @@ var _ = describeTools(func() {
 	readOnlyTool(&tool{opts: gnu("A:aBbcDdeFfHhIij:LlN:OoS:st:vw::Xx", "address-radix=",
 		"endian=", "skip-bytes=", "read-bytes=", "strings?", "format=", "output-duplicates",
 		"width?", "traditional"), reads: true, bound: optBound("-N", "--read-bytes"), argSafe: true}, "od")
-	readOnlyTool(&tool{opts: spec("bcCdoxL::e:f:n:s:vhV", "one-byte-octal", "one-byte-char",
+	readOnlyTool(&tool{opts: getopt.New("bcCdoxL::e:f:n:s:vhV", "one-byte-octal", "one-byte-char",
 		"canonical", "two-bytes-decimal", "two-bytes-octal", "two-bytes-hex", "color?",
 		"format=", "format-file=", "length=", "skip=", "no-squeezing", "help", "version"),
 		reads: true, bound: optBound("-n", "--length"), argSafe: true}, "hexdump")
-	readOnlyTool(&tool{opts: spec("adfn:t:wT:e:oU:s:hvV0123456789", "all", "data",
+	readOnlyTool(&tool{opts: getopt.New("adfn:t:wT:e:oU:s:hvV0123456789", "all", "data",
 		"print-file-name", "bytes=", "radix=", "include-all-whitespace", "target=", "encoding=",
 		"unicode=", "output-separator=", "help", "version"), reads: true, argSafe: true}, "strings")
 	readOnlyTool(&tool{opts: grepSpec, reads: true, operands: afterFirst("-e", "--regexp", "-f", "--file"), argSafe: true},
 		"grep", "egrep", "fgrep", "zgrep")
 	readOnlyTool(&tool{opts: zcatSpec, reads: true, argSafe: true}, "zcat")
-	bz := spec("hdzkftcqvLVs123456789", "help", "decompress", "compress", "keep", "force", "test",
+	bz := getopt.New("hdzkftcqvLVs123456789", "help", "decompress", "compress", "keep", "force", "test",
 		"stdout", "quiet", "verbose", "license", "version", "small", "fast", "best",
 		"repetitive-fast", "repetitive-best")
-	bz.noAbbrev = true // bzip2 compares its long options whole
+	bz.NoAbbreviations() // bzip2 compares its long options whole
 	readOnlyTool(&tool{opts: bz, reads: true, argSafe: true}, "bzcat")
 	readOnlyTool(&tool{opts: gnu("zdtlkfceT:qvhHV0123456789F:C:M:S:Q", "compress", "decompress",
 		"uncompress", "test", "list", "keep", "force", "stdout", "to-stdout", "single-stream",
@@ -301,7 +303,7 @@ var _ = describeTools(func() {
 		"number-lines?", "first-line-number=", "indent=", "no-file-warnings", "separator?",
 		"sep-string?", "omit-header", "omit-pagination", "show-nonprinting", "width=",
 		"page-width="), reads: true, argSafe: true}, "pr")
-	readOnlyTool(&tool{opts: spec("adft:hV", "alternative", "alphanum", "ignore-case",
+	readOnlyTool(&tool{opts: getopt.New("adft:hV", "alternative", "alphanum", "ignore-case",
 		"terminate=", "help", "version"), reads: true, operands: afterFirst(), argSafe: true}, "look")
 	readOnlyTool(&tool{opts: gnu("h", "exponents"), argSafe: true}, "factor")
 	readOnlyTool(&tool{opts: gnu("aAeEiL:mTvx3X", "show-all", "ed", "show-overlap", "easy-only",
@@ -314,23 +316,19 @@ var _ = describeTools(func() {
 		"minimal", "speed-large-files", "diff-program="), reads: true,
 		writes: map[string]string{"-o": "writes the merged file", "--output": "writes the merged file"},
 		runs:   map[string]string{"--diff-program": "runs a program to compare the files"}}, "sdiff")
-	readOnlyTool(&tool{opts: spec("RVadlpv"), argSafe: true}, "lsattr")
-	readOnlyTool(&tool{opts: spec("xmolnvhV", "mountpoints", "modes", "owners", "long",
+	readOnlyTool(&tool{opts: getopt.New("RVadlpv"), argSafe: true}, "lsattr")
+	readOnlyTool(&tool{opts: getopt.New("xmolnvhV", "mountpoints", "modes", "owners", "long",
 		"nosymlinks", "vertical", "help", "version"), argSafe: true}, "namei")
 	readOnlyTool(&tool{opts: seqSpec, parse: seqParse, check: seqCheck, expansionsOK: true}, "seq")
 	readOnlyTool(&tool{opts: jqSpec, reads: true, operands: jqFiles, check: jqCheck, expansionsOK: true}, "jq")
 })
 
 // seqSpec: GNU seq stops at its first operand ("+f:s:w").
-var seqSpec = func() *optSpec {
-	s := gnu("f:s:w", "format=", "separator=", "equal-width")
-	s.posixStop = true
-	return s
-}()
+var seqSpec = gnu("f:s:w", "format=", "separator=", "equal-width").StopAtOperand()
 
 // seqParse: GNU seq takes a word such as -1 or -.5 as a number, and its
 // options end there.
-func seqParse(c *call, s *optSpec) *parsedArgs {
+func seqParse(c *call, s *getopt.Spec) *getopt.Parsed {
 	args := c.rest()
 	k := len(args)
 	for i, a := range args {
@@ -341,7 +339,7 @@ func seqParse(c *call, s *optSpec) *parsedArgs {
 	}
 	p := parseArgs(args[:k], s)
 	for j := k; j < len(args); j++ {
-		p.operands = append(p.operands, j)
+		p.Operands = append(p.Operands, j)
 	}
 	return p
 }
@@ -351,8 +349,8 @@ func seqParse(c *call, s *optSpec) *parsedArgs {
 const seqLimit = 1e9
 
 // seqCheck: seq inf, seq 1e100 and seq 0 1e-300 1 never end in practice.
-func seqCheck(c *call, p *parsedArgs) {
-	for _, i := range p.operands {
+func seqCheck(c *call, p *getopt.Parsed) {
+	for _, i := range p.Operands {
 		if a := c.rest()[i]; strings.HasPrefix(a.val, "--") {
 			// GNU seq would refuse it as an extra operand; an option we do
 			// not know fails closed all the same.
@@ -360,11 +358,11 @@ func seqCheck(c *call, p *parsedArgs) {
 			return
 		}
 	}
-	if len(p.operands) == 0 || len(p.operands) > 3 {
+	if len(p.Operands) == 0 || len(p.Operands) > 3 {
 		return // seq refuses
 	}
-	nums := make([]float64, len(p.operands))
-	for i, idx := range p.operands {
+	nums := make([]float64, len(p.Operands))
+	for i, idx := range p.Operands {
 		a := c.rest()[idx]
 		if !a.literal() {
 			c.a.never(UnboundedStream, fmt.Sprintf("seq: the number %s comes from an expansion, so the sequence may never end", a.src))
@@ -396,12 +394,12 @@ func seqCheck(c *call, p *parsedArgs) {
 // jqSpec: jq parses its own options: exact long names (no abbreviations),
 // short clusters (-nr), -L DIR or -LDIR. --arg, --argjson, --rawfile,
 // --slurpfile and --argfile take two values (jqFiles checks the second).
-var jqSpec = spec("srjcCMaSRnfL:behV", "slurp", "raw-output", "raw-output0", "join-output",
+var jqSpec = getopt.New("srjcCMaSRnfL:behV", "slurp", "raw-output", "raw-output0", "join-output",
 	"compact-output", "color-output", "monochrome-output", "ascii-output", "unbuffered",
 	"sort-keys", "raw-input", "null-input", "from-file", "library-path=", "binary", "tab",
 	"indent=", "seq", "stream", "stream-errors", "exit-status", "args", "jsonargs", "arg=",
 	"argjson=", "rawfile=", "slurpfile=", "argfile=", "debug-dump-disasm", "debug-trace?",
-	"help", "version", "build-configuration", "run-tests").noAbbreviations()
+	"help", "version", "build-configuration", "run-tests").NoAbbreviations()
 
 var jqTwoValues = map[string]bool{"--arg": true, "--argjson": true, "--rawfile": true, "--slurpfile": true, "--argfile": true}
 
@@ -409,30 +407,30 @@ var jqTwoValues = map[string]bool{"--arg": true, "--argjson": true, "--rawfile":
 // false when a two-value option's second value was parsed as something
 // else (jq --arg x -n …): jq takes it as the value, and the rest of the
 // line would be misread.
-func jqOperands(c *call, p *parsedArgs) (prog *arg, files, second []*arg, ok bool) {
+func jqOperands(c *call, p *getopt.Parsed) (prog *arg, files, second []*arg, ok bool) {
 	skip := map[int]bool{}
-	for _, o := range p.opts {
-		if !jqTwoValues[o.name] {
+	for _, o := range p.Opts {
+		if !jqTwoValues[o.Name] {
 			continue
 		}
-		if !o.sepValue {
+		if !o.SepValue {
 			return nil, nil, nil, false // jq has no --arg=NAME
 		}
-		skip[o.index+2] = true
+		skip[o.Index+2] = true
 		found := false
-		for _, i := range p.operands {
-			found = found || i == o.index+2
+		for _, i := range p.Operands {
+			found = found || i == o.Index+2
 		}
 		if !found {
 			return nil, nil, nil, false
 		}
-		second = append(second, c.rest()[o.index+2])
+		second = append(second, c.rest()[o.Index+2])
 	}
 	positional := len(c.rest())
-	if o, ok := p.get("--args", "--jsonargs"); ok {
-		positional = o.index
+	if o, ok := p.Get("--args", "--jsonargs"); ok {
+		positional = o.Index
 	}
-	for _, i := range p.operands {
+	for _, i := range p.Operands {
 		if skip[i] {
 			continue
 		}
@@ -449,17 +447,17 @@ func jqOperands(c *call, p *parsedArgs) (prog *arg, files, second []*arg, ok boo
 
 // jqFiles: jq reads its operands after the program (not --args strings),
 // and the files of --rawfile and --slurpfile.
-func jqFiles(c *call, p *parsedArgs) []*arg {
+func jqFiles(c *call, p *getopt.Parsed) []*arg {
 	prog, files, _, ok := jqOperands(c, p)
 	if !ok {
 		return nil
 	}
-	if p.has("-f", "--from-file") && prog != nil {
+	if p.Has("-f", "--from-file") && prog != nil {
 		files = append(files, prog)
 	}
-	for _, o := range p.opts {
-		if o.name == "--rawfile" || o.name == "--slurpfile" || o.name == "--argfile" {
-			files = append(files, c.rest()[o.index+2])
+	for _, o := range p.Opts {
+		if o.Name == "--rawfile" || o.Name == "--slurpfile" || o.Name == "--argfile" {
+			files = append(files, c.rest()[o.Index+2])
 		}
 	}
 	return files
@@ -467,7 +465,7 @@ func jqFiles(c *call, p *parsedArgs) []*arg {
 
 // jqCheck: jq cannot write files or run programs (it has no -i and no
 // system()), but its programs can loop forever.
-func jqCheck(c *call, p *parsedArgs) {
+func jqCheck(c *call, p *getopt.Parsed) {
 	prog, _, _, ok := jqOperands(c, p)
 	if ok && prog != nil {
 		// A word before the program that may expand into an option
@@ -486,10 +484,10 @@ func jqCheck(c *call, p *parsedArgs) {
 	case !ok:
 		c.a.never(UnboundedStream, "jq: the values of --arg, --rawfile and the like cannot be told apart from the program (jq takes the two words after the option, and no --arg=), which may never end")
 		return
-	case p.has("--run-tests"):
+	case p.Has("--run-tests"):
 		c.a.never(UnboundedStream, "jq --run-tests runs programs from a file classify cannot see, which may never end")
 		return
-	case p.has("-f", "--from-file"):
+	case p.Has("-f", "--from-file"):
 		c.a.never(UnboundedStream, "jq -f runs a program from a file classify cannot see, which may never end")
 		return
 	case prog == nil:

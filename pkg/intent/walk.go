@@ -381,22 +381,22 @@ func (w *walker) readCall(ce *syntax.CallExpr) (string, []string, bool) {
 		args[i] = newArg(w.src, wd)
 	}
 	p := parseArgs(args, readSpec)
-	if len(p.unknown) > 0 || len(p.dynamic) > 0 {
+	if len(p.Unknown) > 0 || len(p.Dynamic) > 0 {
 		return "", nil, false
 	}
 	fd := "0"
-	if o, ok := p.get("-u"); ok {
-		fd = o.value
+	if o, ok := p.Get("-u"); ok {
+		fd = o.Value
 	}
 	names := []string{"REPLY"}
-	if len(p.operands) > 0 {
+	if len(p.Operands) > 0 {
 		names = names[:0]
-		for _, i := range p.operands {
+		for _, i := range p.Operands {
 			names = append(names, args[i].val)
 		}
 	}
-	if o, ok := p.get("-a"); ok {
-		names = []string{o.value}
+	if o, ok := p.Get("-a"); ok {
+		names = []string{o.Value}
 	}
 	return fd, names, true
 }
