@@ -25,8 +25,14 @@ func (c *call) rest() []*arg { return c.args[1:] }
 // options decide what they do, a word that may expand into an option makes
 // the call unknowable (a file named "--in-place=.txt" matches *.txt).
 func (c *call) parse(s *getopt.Spec) *getopt.Parsed {
+	return c.parseWords(c.rest(), s)
+}
+
+// parseWords parses some of the call's words (a subcommand's, those
+// before a verb) into memory the call hands back when it is done.
+func (c *call) parseWords(args []*arg, s *getopt.Spec) *getopt.Parsed {
 	p := c.w.mem.takeParsed()
-	getopt.ParseInto(p, words(c.rest()), s)
+	getopt.ParseInto(p, words(args), s)
 	return p
 }
 

@@ -90,7 +90,7 @@ func tarRule(c *call) {
 		dashed.val = "-" + dashed.val
 		args = append([]*arg{&dashed}, args[1:]...)
 	}
-	p := parseArgs(args, tarSpec)
+	p := c.parseWords(args, tarSpec)
 	if !c.strict(p) {
 		return
 	}
@@ -144,7 +144,7 @@ var zipinfoSpec = getopt.New("12smlvhMtTzxC")
 func unzipRule(c *call) {
 	args := c.rest()
 	if len(args) > 0 && args[0].literal() && args[0].val == "-Z" {
-		c.strict(parseArgs(args[1:], zipinfoSpec))
+		c.strict(c.parseWords(args[1:], zipinfoSpec))
 		return
 	}
 	p := c.parse(unzipSpec)

@@ -76,7 +76,7 @@ func awsRule(c *call) {
 	}
 	// Before the service only global options: an unknown one could take
 	// the service as its value.
-	if !c.strict(parseArgs(c.rest()[:p.Operands[0]], awsSpec)) {
+	if !c.strict(c.parseWords(c.rest()[:p.Operands[0]], awsSpec)) {
 		return
 	}
 	for _, u := range p.Unknown {
@@ -107,7 +107,7 @@ func awsRule(c *call) {
 		// (issue 14). Before the operation it could become the
 		// operation; any other operation writes anyway (below).
 		last := p.Operands[min(1, len(p.Operands)-1)]
-		if before := parseArgs(args[:last+1], awsSpec); len(before.Dynamic) > 0 {
+		if before := c.parseWords(args[:last+1], awsSpec); len(before.Dynamic) > 0 {
 			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("aws: argument %s may expand into an option", before.Dynamic[0]))
 			return
 		}
@@ -221,14 +221,14 @@ func cloudPathRule(c *call, s *getopt.Spec, groups map[string]bool) {
 		return
 	}
 	args := c.rest()
-	if !c.strict(parseArgs(args[:p.Operands[0]], s)) {
+	if !c.strict(c.parseWords(args[:p.Operands[0]], s)) {
 		return // an unknown option before the command could take it as its value
 	}
 	// The command path: operands from the start, before any option this
 	// parser does not know (whose value could look like a word).
 	var path []string
 	for _, i := range p.Operands {
-		if q := parseArgs(args[:i], s); len(q.Unknown) > 0 {
+		if q := c.parseWords(args[:i], s); len(q.Unknown) > 0 {
 			break
 		}
 		if !args[i].literal() {
@@ -322,7 +322,7 @@ func opensslRule(c *call) {
 		c.a.writes(CodeWriteSubcommand, RiskMediumWrite, "openssl "+cmd+" is not a known inspection command (it may write keys or files, or connect)")
 		return
 	}
-	p := parseArgs(args[1:], opensslSpec)
+	p := c.parseWords(args[1:], opensslSpec)
 	if !c.strict(p) {
 		return
 	}
@@ -398,7 +398,7 @@ var opensslSClientWrites = map[string]string{"--sess_out": "writes the TLS sessi
 // here-document is data sent to the server, which classify does not
 // inspect; inherited input may never end.
 func opensslSClient(c *call, args []*arg) {
-	p := parseArgs(args, opensslSClientSpec)
+	p := c.parseWords(args, opensslSClientSpec)
 	if !c.strict(p) {
 		return
 	}

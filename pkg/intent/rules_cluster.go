@@ -75,7 +75,7 @@ func kubectlRule(c *call) {
 		return
 	}
 	// An unknown flag before the verb might take the verb as its value.
-	if !c.strict(parseArgs(c.rest()[:vi], kubectlSpec)) {
+	if !c.strict(c.parseWords(c.rest()[:vi], kubectlSpec)) {
 		return
 	}
 	if o, ok := p.Get("--kubeconfig"); ok {
@@ -415,7 +415,7 @@ var dockerHostCaps = wordSet(`ALL SYS_ADMIN SYS_MODULE SYS_PTRACE SYS_RAWIO SYS_
 // -v /:/host, --volume=/:/x and --pid host are seen however spelled; an
 // option the spec does not know, or an expansion, might be one of them.
 func dockerHostControl(c *call, name string, rest []*arg) {
-	p := parseArgs(rest, dockerRunSpec)
+	p := c.parseWords(rest, dockerRunSpec)
 	if len(p.Unknown) > 0 || len(p.Dynamic) > 0 {
 		what := ""
 		if len(p.Unknown) > 0 {
@@ -503,7 +503,7 @@ func dockerReadVerb(c *call, group, verb string, rest []*arg, at int) {
 	if verb == "logs" {
 		s = dockerReadSpec // logs -f is --follow
 	}
-	p := parseArgs(rest, s)
+	p := c.parseWords(rest, s)
 	if len(p.Dynamic) > 0 && (verb == "logs" || verb == "stats" || verb == "events") {
 		// None of these verbs' options writes, but one may follow forever.
 		c.a.never(UnboundedStream, "docker "+verb+": argument "+p.Dynamic[0]+" may expand into a follow option")
@@ -553,7 +553,7 @@ var dockerComposeSpec = getopt.New("f:p:hv", "all-resources", "ansi=", "compatib
 // (issue 14), so compose's read commands read; the rest change
 // containers, and down, rm, kill and stop remove or stop them.
 func dockerCompose(c *call, rest []*arg) {
-	p := parseArgs(rest, dockerComposeSpec)
+	p := c.parseWords(rest, dockerComposeSpec)
 	if !c.strict(p) || len(p.Operands) == 0 {
 		return // docker compose, docker compose --help: usage
 	}
@@ -582,7 +582,7 @@ var dockerExecSpec = getopt.New("itde:u:w:", "interactive", "tty", "detach", "en
 // dockerExec: docker exec [OPTIONS] CONTAINER CMD… classifies CMD; -t
 // allocates a terminal (seed 000 [tty_flag]); -e sets the environment.
 func dockerExec(c *call, rest []*arg, at int) {
-	p := parseArgs(rest, dockerExecSpec)
+	p := c.parseWords(rest, dockerExecSpec)
 	if len(p.Dynamic) > 0 || len(p.Unknown) > 0 {
 		c.a.writes(CodeDynamicCommand, RiskMediumWrite, "docker exec: options classify cannot vouch for")
 		return
@@ -816,7 +816,7 @@ func terraformRule(c *call) {
 	}
 	full := c.name + " " + name
 	if form, ok := tfReads[name]; ok {
-		q := parseArgs(rest, form.opts)
+		q := c.parseWords(rest, form.opts)
 		if !c.strict(q) {
 			return
 		}
@@ -845,7 +845,7 @@ func terraformRule(c *call) {
 		c.a.destroys(full + " " + what)
 	case "apply":
 		c.a.writes(CodeWriteSubcommand, RiskHighWrite, full+" changes infrastructure")
-		q := parseArgs(rest, tfPlanSpec)
+		q := c.parseWords(rest, tfPlanSpec)
 		if o, ok := q.Get("--destroy"); ok && tfBool(o) {
 			c.a.destroys(full + " -destroy destroys the infrastructure it manages")
 		} else if len(q.Dynamic) > 0 {
@@ -853,7 +853,7 @@ func terraformRule(c *call) {
 		}
 	case "plan":
 		c.a.writes(CodeRunsProgram, RiskLowWrite, full+" evaluates the configuration's data sources, and data \"external\" runs programs")
-		q := parseArgs(rest, tfPlanSpec)
+		q := c.parseWords(rest, tfPlanSpec)
 		for _, o := range q.Opts {
 			switch o.Name {
 			case "--out", "--generate-config-out", "--state-out", "--backup", "--json-into":

@@ -299,7 +299,7 @@ func gitRule(c *call) {
 		gitWrite(c, sub, rest)
 		return
 	}
-	gp := parseArgs(rest, form.opts)
+	gp := c.parseWords(rest, form.opts)
 	if len(gp.Dynamic) > 0 {
 		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("git %s: argument %s may expand into an option", sub, gp.Dynamic[0]))
 		return

@@ -186,7 +186,7 @@ func (m *pkgManager) rule(c *call) {
 	}
 	vi := p.Operands[0]
 	// An unknown option before the verb might take it as its value.
-	if !c.strict(parseArgs(args[:vi], m.lead)) {
+	if !c.strict(c.parseWords(args[:vi], m.lead)) {
 		return
 	}
 	if !args[vi].literal() {
@@ -224,7 +224,7 @@ func (m *pkgManager) writeRisk() Risk {
 // read judges a read verb: its options must all be known, and none may
 // run a program or write a file.
 func (m *pkgManager) read(c *call, verb string, lead *getopt.Parsed, rest []*arg) {
-	q := parseArgs(rest, m.reads[verb])
+	q := c.parseWords(rest, m.reads[verb])
 	if !c.strict(q) {
 		return
 	}

@@ -62,7 +62,7 @@ func parseTaking(c *call, s *getopt.Spec, accept func(string) bool, names ...str
 	args := c.rest()
 	taken := map[int]bool{}
 	for {
-		p := parseArgs(args, s)
+		p := c.parseWords(args, s)
 		grew := false
 		for _, o := range p.Opts {
 			i := o.Index + 1
@@ -364,7 +364,7 @@ func intervalRule(c *call) {
 			c.a.writes(CodeRunsProgram, RiskMediumWrite, "pidstat: "+c.rest()[o.Index].src+" runs a program that is not checked")
 			return
 		}
-		if c.strict(parseArgs(c.rest()[:o.Index], prog.opts)) {
+		if c.strict(c.parseWords(c.rest()[:o.Index], prog.opts)) {
 			c.inner(c.rest()[o.Index+1:], stmtCtx{})
 		}
 		return
@@ -500,7 +500,7 @@ func killRule(c *call) {
 			p.Operands = append(p.Operands, i)
 		}
 	} else {
-		p = parseArgs(args, s)
+		p = c.parseWords(args, s)
 	}
 	if len(p.Unknown) > 0 {
 		c.strict(p)
@@ -568,7 +568,7 @@ func pkillRule(c *call) {
 	if ok {
 		args = args[1:]
 	}
-	p := parseArgs(args, pkillSpec)
+	p := c.parseWords(args, pkillSpec)
 	if !c.strict(p) {
 		return
 	}

@@ -706,7 +706,7 @@ func tailParse(c *call, s *getopt.Spec) *getopt.Parsed {
 	args := c.rest()
 	t, ok := tailObsolete(args)
 	if !ok {
-		return parseArgs(args, s)
+		return c.parseWords(args, s)
 	}
 	p := &getopt.Parsed{DashDash: -1, Opts: []getopt.Opt{{Name: t.unit, Value: t.count, HasValue: t.count != "", Index: 0}}}
 	if t.follow {
@@ -881,7 +881,7 @@ func xxdParse(c *call, s *getopt.Spec) *getopt.Parsed {
 			i++ // the value is the next word, as it stands
 		}
 	}
-	return parseArgs(norm, s)
+	return c.parseWords(norm, s)
 }
 
 // xxdWord spells one xxd option word as xxdSpec knows it; next reports

@@ -34,7 +34,7 @@ func fdParse(c *call, s *getopt.Spec) *getopt.Parsed {
 	for i, a := range args {
 		switch a.val {
 		case "-x", "--exec", "-X", "--exec-batch":
-			return parseArgs(args[:i+1], s)
+			return c.parseWords(args[:i+1], s)
 		}
 	}
 	return c.parse(s)

@@ -342,9 +342,9 @@ func nvidiaSMIRule(c *call) {
 		switch sub {
 		case "topo":
 			s := getopt.New("mi:c:n:", "matrix", "mp", "matrix_pci", "cpu=", "nearest_gpus=", "gpu=", "p2p=", "id=").SingleDashLongs()
-			c.strict(parseArgs(args[1:], s))
+			c.strict(c.parseWords(args[1:], s))
 		case "dmon", "pmon":
-			p := parseArgs(args[1:], nvidiaSMIMonitorSpec)
+			p := c.parseWords(args[1:], nvidiaSMIMonitorSpec)
 			if !c.strict(p) {
 				return
 			}

@@ -46,6 +46,11 @@ func FuzzUnknownOptionNeverLaunders(f *testing.F) {
 		if r.Verdict() == VerdictReadOnly || r.HasReason(CodeParseError) {
 			return // appending to what does not parse may complete it ("0<")
 		}
+		for _, reason := range r.Reasons {
+			if strings.HasSuffix(reason.Detail, "needs a value") {
+				return // the appended word is that value, not an option (psql -lc: SQL, here a comment)
+			}
+		}
 		if slices.Contains(strings.Fields(cmd), "--") {
 			// After "--" the appended word is an operand, not an option, and
 			// may rightly change the verdict: tail +f -- 0 follows (GNU

@@ -337,7 +337,7 @@ func seqParse(c *call, s *getopt.Spec) *getopt.Parsed {
 			break
 		}
 	}
-	p := parseArgs(args[:k], s)
+	p := c.parseWords(args[:k], s)
 	for j := k; j < len(args); j++ {
 		p.Operands = append(p.Operands, j)
 	}
