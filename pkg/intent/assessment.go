@@ -18,6 +18,9 @@ func (a *assessment) reason(code Code, detail string) {
 			return
 		}
 	}
+	if a.reasons == nil {
+		a.reasons = make([]Reason, 0, 4) // most commands have one to four: one allocation
+	}
 	a.reasons = append(a.reasons, Reason{Code: code, Detail: detail})
 }
 

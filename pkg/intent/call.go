@@ -1,7 +1,6 @@
 package intent
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/govkit/govkit/pkg/getopt"
@@ -40,11 +39,11 @@ func (c *call) parseWords(args []*arg, s *getopt.Spec) *getopt.Parsed {
 // reports whether the call may still be read-only.
 func (c *call) strict(p *getopt.Parsed) bool {
 	if len(p.Dynamic) > 0 {
-		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("%s: argument %s may expand into an option", c.name, p.Dynamic[0]))
+		c.a.writes(CodeDynamicCommand, RiskMediumWrite, c.name+": argument "+p.Dynamic[0]+" may expand into an option")
 		return false
 	}
 	if len(p.Unknown) > 0 {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s: option %s is not known to be read-only", c.name, p.Unknown[0]))
+		c.a.writes(CodeWriteOption, RiskMediumWrite, c.name+": option "+p.Unknown[0]+" is not known to be read-only")
 		return false
 	}
 	return true

@@ -1,10 +1,6 @@
 package intent
 
-import (
-	"fmt"
-
-	"github.com/govkit/govkit/pkg/getopt"
-)
+import "github.com/govkit/govkit/pkg/getopt"
 
 // tool describes a read-only program by its options (issue 14): the parser
 // knows every option and its arity, so an option it does not know fails
@@ -87,16 +83,16 @@ func (t *tool) rule(c *call) {
 	}
 	for _, o := range p.Opts {
 		if what, ok := t.writes[o.Name]; ok && !isSinkPath(o.Value) {
-			c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("%s %s %s", c.name, o.Name, what))
+			c.a.writes(CodeWriteOption, RiskMediumWrite, c.name+" "+o.Name+" "+what)
 		}
 		if what, ok := t.runs[o.Name]; ok {
-			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("%s %s %s", c.name, o.Name, what))
+			c.a.writes(CodeRunsProgram, RiskHighWrite, c.name+" "+o.Name+" "+what)
 		}
 		if why, ok := t.forever[o.Name]; ok {
-			c.a.never(UnboundedStream, fmt.Sprintf("%s %s %s", c.name, o.Name, why))
+			c.a.never(UnboundedStream, c.name+" "+o.Name+" "+why)
 		}
 		if t.reads && o.HasValue && endlessDevice(o.Value) {
-			c.a.never(UnboundedStream, fmt.Sprintf("%s %s %s reads a device that never ends", c.name, o.Name, o.Value))
+			c.a.never(UnboundedStream, c.name+" "+o.Name+" "+o.Value+" reads a device that never ends")
 		}
 	}
 	if t.reads {
