@@ -236,16 +236,7 @@ func cmdGovpost(ts *testscript.TestScript, neg bool, args []string) {
 		req, err := http.NewRequest(http.MethodPost, args[0]+args[1], strings.NewReader(line))
 		ts.Check(err)
 		req.Header.Set("Content-Type", govapi.ContentTypeJSON)
-		if tok := ts.Getenv("GOVKIT_TOKEN"); tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		ts.Check(err)
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		ts.Check(err)
-		fmt.Fprintf(ts.Stdout(), "%d %s\n", resp.StatusCode, bytes.TrimSpace(body))
-		if resp.StatusCode/100 != 2 {
+		if !govSend(ts, req) {
 			failed = true
 			break
 		}
@@ -276,6 +267,14 @@ func cmdGovget(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	req, err := http.NewRequest(http.MethodGet, args[0]+args[1], nil)
 	ts.Check(err)
+	if failed := !govSend(ts, req); failed != neg {
+		ts.Fatalf("govget: failed=%t, want %t", failed, neg)
+	}
+}
+
+// govSend sends req, with $GOVKIT_TOKEN as its bearer token when set,
+// prints the answer's status and body on one line and reports a 2xx.
+func govSend(ts *testscript.TestScript, req *http.Request) bool {
 	if tok := ts.Getenv("GOVKIT_TOKEN"); tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
@@ -285,9 +284,7 @@ func cmdGovget(ts *testscript.TestScript, neg bool, args []string) {
 	resp.Body.Close()
 	ts.Check(err)
 	fmt.Fprintf(ts.Stdout(), "%d %s\n", resp.StatusCode, bytes.TrimSpace(body))
-	if failed := resp.StatusCode/100 != 2; failed != neg {
-		ts.Fatalf("govget: failed=%t, want %t", failed, neg)
-	}
+	return resp.StatusCode/100 == 2
 }
 
 // auditsub SOCKET SINCE N: read N events after seq SINCE from auditd's

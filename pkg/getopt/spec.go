@@ -253,7 +253,7 @@ func (s *Spec) Lookup(name string) (full string, k Kind, ok bool) {
 		}
 		return "", 0, false
 	case s.myGetopt:
-		e, _, _ = s.myLookup(name)
+		e, _, _, _ = s.myResolve(name)
 	default:
 		e, _ = s.find(name)
 	}
@@ -273,7 +273,7 @@ func (s *Spec) Ambiguity(name string) string {
 	}
 	if s.myGetopt {
 		var n int
-		if _, n, name = s.myLookup(name); n < 2 {
+		if _, n, name, _ = s.myResolve(name); n < 2 {
 			return ""
 		}
 	} else if _, exact := s.long[name]; exact {
@@ -326,15 +326,10 @@ var myPrefixes = [...]struct {
 	sense  int8 // -1 turns off, 1 turns on, 0 leaves as written
 }{{"skip-", -1}, {"disable-", -1}, {"enable-", 1}, {"loose-", 0}}
 
-// myLookup resolves name as my_getopt's handle_options does: the name or a
-// unique prefix of one first, then with special prefixes stripped one at a
-// time. sense is that of the last prefix stripped; at is the name that was
-// finally looked up (for ambiguity details).
-func (s *Spec) myLookup(name string) (e *longOpt, n int, at string) {
-	e, n, at, _ = s.myResolve(name)
-	return e, n, at
-}
-
+// myResolve resolves name as my_getopt's handle_options does: the name or
+// a unique prefix of one first, then with special prefixes stripped one at
+// a time. at is the name that was finally looked up (for ambiguity
+// details); sense is that of the last prefix stripped.
 func (s *Spec) myResolve(name string) (e *longOpt, n int, at string, sense int8) {
 	name = dashes(name)
 	for {

@@ -57,6 +57,15 @@ func (c *call) operand(p *getopt.Parsed, i int) (*arg, bool) {
 	return nil, false
 }
 
+// fromOperand returns the words from the i-th operand on, nil when there
+// are fewer: the command a wrapper runs (nice CMD, taskset MASK CMD).
+func (c *call) fromOperand(p *getopt.Parsed, i int) []*arg {
+	if i < len(p.Operands) {
+		return c.rest()[p.Operands[i]:]
+	}
+	return nil
+}
+
 // programTexts returns the program a sed- or awk-like tool runs: the values
 // of the named options, or else its first operand.
 func (c *call) programTexts(p *getopt.Parsed, names ...string) []string {

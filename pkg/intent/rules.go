@@ -96,9 +96,7 @@ func privilege(names ...string) {
 			c.a.writes(CodeSudo, RiskHighWrite, c.name+" runs a command with other privileges")
 			if c.name == "sudo" || c.name == "doas" {
 				p := c.parse(sudoSpec)
-				if len(p.Operands) > 0 {
-					c.inner(c.rest()[p.Operands[0]:], stmtCtx{})
-				}
+				c.inner(c.fromOperand(p, 0), stmtCtx{})
 			}
 		}
 	}

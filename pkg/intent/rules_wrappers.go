@@ -54,9 +54,7 @@ func wrapper(s *getopt.Spec) rule {
 		if !c.strict(p) {
 			return
 		}
-		if len(p.Operands) > 0 {
-			c.inner(c.rest()[p.Operands[0]:], c.ctx)
-		}
+		c.inner(c.fromOperand(p, 0), c.ctx)
 	}
 }
 
@@ -76,9 +74,7 @@ func ioniceRule(c *call) {
 		}
 		return
 	}
-	if len(p.Operands) > 0 {
-		c.inner(c.rest()[p.Operands[0]:], c.ctx)
-	}
+	c.inner(c.fromOperand(p, 0), c.ctx)
 }
 
 var envSpec = getopt.New("0iu:C:S:vP:", "null", "ignore-environment", "unset=", "chdir=", "split-string=",
@@ -101,10 +97,7 @@ func envRule(c *call) {
 			c.w.dirKnown = false
 		}
 	}
-	rest := []*arg{}
-	if len(p.Operands) > 0 {
-		rest = c.rest()[p.Operands[0]:]
-	}
+	rest := c.fromOperand(p, 0)
 	for len(rest) > 0 {
 		name, _, ok := strings.Cut(rest[0].val, "=")
 		if !ok || name == "" || strings.ContainsAny(name, "/ ") {
@@ -130,9 +123,7 @@ func commandRule(c *call) {
 	if p.Has("-v", "-V") {
 		return
 	}
-	if len(p.Operands) > 0 {
-		c.inner(c.rest()[p.Operands[0]:], c.ctx)
-	}
+	c.inner(c.fromOperand(p, 0), c.ctx)
 }
 
 var timeSpec = getopt.New("pvqo:f:a", "portability", "verbose", "quiet", "output=", "format=", "append", "help", "version").StopAtOperand()
@@ -146,9 +137,7 @@ func timeRule(c *call) {
 	if o, ok := p.Get("-o", "--output"); ok && !isSinkPath(o.Value) {
 		c.a.writes(CodeWriteOption, RiskMediumWrite, "time -o "+o.Value+" writes a file")
 	}
-	if len(p.Operands) > 0 {
-		c.inner(c.rest()[p.Operands[0]:], c.ctx)
-	}
+	c.inner(c.fromOperand(p, 0), c.ctx)
 }
 
 var timeoutSpec = getopt.New("k:s:v", "kill-after=", "signal=", "foreground", "preserve-status", "verbose", "help", "version").StopAtOperand()

@@ -285,9 +285,7 @@ func tasksetRule(c *call) {
 		}
 		return
 	}
-	if len(p.Operands) > 1 {
-		c.inner(c.rest()[p.Operands[1]:], c.ctx)
-	}
+	c.inner(c.fromOperand(p, 1), c.ctx)
 }
 
 var chrtSpec = getopt.New("bdfiorRT:P:D:amphvV", "batch", "deadline", "fifo", "idle", "other", "rr",
@@ -310,9 +308,7 @@ func chrtRule(c *call) {
 		}
 		return
 	}
-	if len(p.Operands) > 1 {
-		c.inner(c.rest()[p.Operands[1]:], c.ctx)
-	}
+	c.inner(c.fromOperand(p, 1), c.ctx)
 }
 
 // nvidiaSMISpec is nvidia-smi's query options and its setters; its

@@ -154,10 +154,6 @@ var (
 		"minimal", "horizon-lines=", "speed-large-files", "color?", "palette=", "binary",
 		"forward-ed", "inhibit-hunk-merge", "no-inhibit-hunk-merge"}
 	diffShort = "0123456789abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ"
-	// gzip's options: zcat is gzip -cd, and -c keeps every mode on stdout.
-	zcatSpec = gnu("acdfhHklLmMnNqrS:tvVZ123456789", "ascii", "to-stdout", "stdout", "decompress",
-		"uncompress", "force", "keep", "list", "license", "no-name", "name", "quiet", "recursive",
-		"rsyncable", "suffix=", "synchronous", "test", "verbose", "fast", "best", "no-time", "time")
 )
 
 // headBound: head -c N bounds any device; head -n N (and the obsolete -N)
@@ -279,20 +275,11 @@ var _ = describeTools(func() {
 		"unicode=", "output-separator=", "help", "version"), reads: true, argSafe: true}, "strings")
 	readOnlyTool(&tool{opts: grepSpec, reads: true, operands: afterFirst("-e", "--regexp", "-f", "--file"), argSafe: true},
 		"grep", "egrep", "fgrep", "zgrep")
-	readOnlyTool(&tool{opts: zcatSpec, reads: true, argSafe: true}, "zcat")
-	bz := getopt.New("hdzkftcqvLVs123456789", "help", "decompress", "compress", "keep", "force", "test",
-		"stdout", "quiet", "verbose", "license", "version", "small", "fast", "best",
-		"repetitive-fast", "repetitive-best")
-	bz.NoAbbreviations() // bzip2 compares its long options whole
-	readOnlyTool(&tool{opts: bz, reads: true, argSafe: true}, "bzcat")
-	readOnlyTool(&tool{opts: gnu("zdtlkfceT:qvhHV0123456789F:C:M:S:Q", "compress", "decompress",
-		"uncompress", "test", "list", "keep", "force", "stdout", "to-stdout", "single-stream",
-		"no-sparse", "suffix=", "files?", "files0?", "format=", "check=", "ignore-check",
-		"preset=", "extreme", "fast", "best", "block-size=", "block-list=", "flush-timeout=",
-		"memlimit-compress=", "memlimit-decompress=", "memlimit-mt-decompress=", "memlimit=",
-		"memory=", "no-adjust", "threads=", "lzma1?", "lzma2?", "x86?", "arm?", "armthumb?",
-		"arm64?", "powerpc?", "ia64?", "sparc?", "riscv?", "delta?", "quiet", "verbose",
-		"no-warn", "robot", "info-memory", "long-help"), reads: true, argSafe: true}, "xzcat")
+	// zcat, bzcat and xzcat are their compressor with -cd: every option
+	// writes to stdout (the compressors' specs are in rules_text.go).
+	readOnlyTool(&tool{opts: gzipSpec, reads: true, argSafe: true}, "zcat")
+	readOnlyTool(&tool{opts: bzip2Spec, reads: true, argSafe: true}, "bzcat")
+	readOnlyTool(&tool{opts: xzSpec, reads: true, argSafe: true}, "xzcat")
 	readOnlyTool(&tool{opts: gnu("d:z", "debug", "delimiter=", "field=", "format=", "from=",
 		"from-unit=", "grouping", "header?", "invalid=", "padding=", "round=", "suffix=", "to=",
 		"to-unit=", "unit-separator=", "zero-terminated"), reads: true, argSafe: true}, "numfmt")
