@@ -30,11 +30,13 @@ import (
 	"github.com/govkit/govkit/pkg/cmd/auditd"
 	"github.com/govkit/govkit/pkg/cmd/auditor"
 	"github.com/govkit/govkit/pkg/cmd/classify"
+	"github.com/govkit/govkit/pkg/cmd/gate"
 	"github.com/govkit/govkit/pkg/cmd/govbot"
 	"github.com/govkit/govkit/pkg/cmd/govexplain"
 	"github.com/govkit/govkit/pkg/cmd/secbot"
 	"github.com/govkit/govkit/pkg/cmd/verifychain"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/sandbox"
 )
 
 var update = flag.Bool("update", false, "rewrite golden output: cmp files in testdata/script and README.md's generated tables")
@@ -43,10 +45,14 @@ var update = flag.Bool("update", false, "rewrite golden output: cmp files in tes
 // command trees as separate processes, exactly as users do.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"approvals":    func() { os.Exit(approvals.Main()) },
-		"auditd":       func() { os.Exit(auditd.Main()) },
-		"auditor":      func() { os.Exit(auditor.Main()) },
-		"classify":     func() { os.Exit(classify.Main()) },
+		"approvals": func() { os.Exit(approvals.Main()) },
+		"auditd":    func() { os.Exit(auditd.Main()) },
+		"auditor":   func() { os.Exit(auditor.Main()) },
+		"classify":  func() { os.Exit(classify.Main()) },
+		// Only a test binary lets GOVKIT_SANDBOX_SIMULATE pretend the
+		// kernel lacks Landlock (gate_sandbox.txtar); production mains
+		// never call AllowSimulation.
+		"gate":         func() { sandbox.AllowSimulation(); os.Exit(gate.Main()) },
 		"govbot":       func() { os.Exit(govbot.Main()) },
 		"govexplain":   func() { os.Exit(govexplain.Main()) },
 		"secbot":       func() { os.Exit(secbot.Main()) },

@@ -98,7 +98,9 @@ func (s *Server) Decide(ctx context.Context, caller token.Identity, in govapi.De
 	trace := s.evaluate(g, req, in.PostExecution)
 	// After execution a require_approval outcome was settled before the
 	// tool ran (policy.CheckPostExecution): no new request then.
-	requestApproval := trace.Decision.EnforcedEffect == policy.EffectRequireApproval && !in.PostExecution
+	// A caller holding an approval (gate run --approval) consumes it next;
+	// a second request would only wait in the approvers' queue unused.
+	requestApproval := trace.Decision.EnforcedEffect == policy.EffectRequireApproval && !in.PostExecution && in.ApprovalID == ""
 	if requestApproval {
 		trace = trace.ApprovalRequested(req)
 	}

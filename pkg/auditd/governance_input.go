@@ -147,6 +147,7 @@ func validateDecision(in *govapi.DecisionRequest) error {
 	for _, f := range [...]struct{ name, v string }{
 		{"agent", in.Agent}, {"session_id", in.SessionID}, {"trace_id", in.TraceID},
 		{"principal.user_id", in.Principal.UserID}, {"principal.service", in.Principal.Service},
+		{"approval_id", in.ApprovalID},
 	} {
 		if err := checkName(f.name, f.v, false); err != nil {
 			return err

@@ -41,6 +41,9 @@ type Client struct {
 	roots *x509.CertPool // WithRootCAs; nil: the system's
 }
 
+// BaseURL is the auditd URL the client calls, for messages.
+func (c *Client) BaseURL() string { return c.base.String() }
+
 // Option configures a Client.
 type Option func(*Client)
 

@@ -95,6 +95,11 @@ type DecisionRequest struct {
 	// the decision requires approval.
 	Reason      string `json:"reason,omitempty"`
 	ApprovalTTL string `json:"approval_ttl,omitempty"` // a Go duration; "": auditd's default
+	// ApprovalID names an approval the caller already holds for this
+	// action (gate run --approval): when the decision requires approval,
+	// auditd opens no new request, and the caller consumes this one, which
+	// checks that it releases exactly this action (DESIGN §11).
+	ApprovalID string `json:"approval_id,omitempty"`
 }
 
 // Resource names what the action touches. Tags nil means "from the loaded

@@ -16,12 +16,12 @@ import (
 func limitCondition(name, count string, n, limit int, post bool) ConditionTrace {
 	switch {
 	case n == 0 && post:
-		return ConditionTrace{Name: name, Passed: true, Detail: "not evaluated: no " + count + " count after execution"}
+		return ConditionTrace{Name: name, Passed: true, Detail: "not evaluated: no " + count + " count after execution", Limit: limit}
 	case n == 0:
-		return ConditionTrace{Name: name, Passed: true, Detail: "not evaluated: " + count + " unknown before execution"}
+		return ConditionTrace{Name: name, Passed: true, Detail: "not evaluated: " + count + " unknown before execution", Limit: limit}
 	case n < 0:
 		// Not a count: fail closed rather than guess (DESIGN §3).
-		return ConditionTrace{Name: name, Passed: false, Detail: count + "=" + strconv.Itoa(n) + " is not a count"}
+		return ConditionTrace{Name: name, Passed: false, Detail: count + "=" + strconv.Itoa(n) + " is not a count", Limit: limit}
 	}
 	// "rows_affected=1500 > limit=1000", built in one allocation: this is
 	// on Evaluate's path whenever a count is known.
@@ -36,7 +36,7 @@ func limitCondition(name, count string, n, limit int, post bool) ConditionTrace 
 		b = append(b, " > limit="...)
 	}
 	b = strconv.AppendInt(b, int64(limit), 10)
-	return ConditionTrace{Name: name, Passed: passed, Detail: string(b)}
+	return ConditionTrace{Name: name, Passed: passed, Detail: string(b), Limit: limit}
 }
 
 // CheckPostExecution evaluates a request after its tool ran, with the rows

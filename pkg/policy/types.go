@@ -191,6 +191,11 @@ type ConditionTrace struct {
 	Name   string `json:"name"`
 	Passed bool   `json:"passed"`
 	Detail string `json:"detail"`
+	// Limit is a blast-radius condition's limit (max_rows_affected,
+	// max_pods_affected), also before execution: an enforcement point reads
+	// it to hold the output back for the check after execution, and gate's
+	// psql transaction guard commits only within it (issue 15).
+	Limit int `json:"limit,omitempty"`
 }
 
 // Skip reasons (DESIGN §5 contract).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/gitconfig"
 	"github.com/govkit/govkit/pkg/intent"
 )
 
@@ -40,7 +41,7 @@ type ClassifyOptions struct {
 // NewCmdClassify returns the classify root command. It only declares and
 // validates flags; runF, when not nil, replaces the run function (tests).
 func NewCmdClassify(streams *cli.IOStreams, runF func(*ClassifyOptions) error) *cobra.Command {
-	opts := &ClassifyOptions{IO: streams, RepoConfig: repoConfig}
+	opts := &ClassifyOptions{IO: streams, RepoConfig: gitconfig.IntentRisks}
 	cmd := &cobra.Command{
 		Use:   "classify [flags] [--] [COMMAND...]",
 		Short: "Decide whether a shell command is read-only, bounded, and how risky it is",

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/gitconfig"
 	"github.com/govkit/govkit/pkg/intent"
 )
 
@@ -152,7 +153,7 @@ func TestNewCmdClassify(t *testing.T) {
 }
 
 func TestIntentOptions(t *testing.T) {
-	opts := &ClassifyOptions{RepoConfig: repoConfig}
+	opts := &ClassifyOptions{RepoConfig: gitconfig.IntentRisks}
 	if o := opts.intentOptions(); o.Dir != "" || o.RepoConfig != nil {
 		t.Errorf("without --cwd: %+v, want no repository check", o)
 	}

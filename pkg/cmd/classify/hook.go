@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/gitconfig"
 	"github.com/govkit/govkit/pkg/hook"
 	"github.com/govkit/govkit/pkg/intent"
 )
@@ -153,7 +154,7 @@ func classifyIn(command, cwd string) intent.Result {
 	if cwd == "" || !filepath.IsAbs(cwd) {
 		return intent.Classify(command)
 	}
-	return intent.New(intent.Options{Dir: cwd, RepoConfig: repoConfig}).Classify(command)
+	return intent.New(intent.Options{Dir: cwd, RepoConfig: gitconfig.IntentRisks}).Classify(command)
 }
 
 // newCmdHookInstall returns `classify hook install`, which prints the

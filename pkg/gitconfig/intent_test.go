@@ -1,14 +1,16 @@
-package classify
+package gitconfig_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/govkit/govkit/pkg/gitconfig"
 )
 
-// TestRepoConfig runs the adapter over a real repository layout: a config
+// TestIntentRisks runs the adapter over a real repository layout: a config
 // setting core.fsmonitor must come back as a risk with its key and source.
-func TestRepoConfig(t *testing.T) {
+func TestIntentRisks(t *testing.T) {
 	repo := t.TempDir()
 	for _, d := range []string{".git/objects", ".git/refs/heads", "src"} {
 		if err := os.MkdirAll(filepath.Join(repo, d), 0o755); err != nil {
@@ -23,7 +25,7 @@ func TestRepoConfig(t *testing.T) {
 	write(".git/HEAD", "ref: refs/heads/main\n")
 	write(".git/config", "[core]\n\tbare = false\n")
 
-	risks, err := repoConfig(filepath.Join(repo, "src"))
+	risks, err := gitconfig.IntentRisks(filepath.Join(repo, "src"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func TestRepoConfig(t *testing.T) {
 	}
 
 	write(".git/config", "[core]\n\tbare = false\n\tfsmonitor = \"sh -c 'touch /tmp/x'\"\n")
-	risks, err = repoConfig(filepath.Join(repo, "src"))
+	risks, err = gitconfig.IntentRisks(filepath.Join(repo, "src"))
 	if err != nil {
 		t.Fatal(err)
 	}

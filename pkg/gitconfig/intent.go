@@ -1,18 +1,15 @@
-package classify
+package gitconfig
 
-import (
-	"github.com/govkit/govkit/pkg/gitconfig"
-	"github.com/govkit/govkit/pkg/intent"
-)
+import "github.com/govkit/govkit/pkg/intent"
 
-// repoConfig adapts gitconfig.Inspect to the classifier's RepoConfigFunc.
+// IntentRisks adapts Inspect to the classifier's RepoConfigFunc.
 //
 // It reads the repository's files on every call, on purpose: a batch can
 // outlive a change to the config (an agent writes core.fsmonitor into
 // .git/config, then asks about git status), so a cached answer would be a
 // hole.
-func repoConfig(dir string) ([]intent.GitRisk, error) {
-	risks, err := gitconfig.Inspect(dir)
+func IntentRisks(dir string) ([]intent.GitRisk, error) {
+	risks, err := Inspect(dir)
 	if err != nil {
 		return nil, err
 	}
