@@ -29,8 +29,9 @@
 //     to pathname unix sockets stays allowed (psql reaches its server that
 //     way). A seccomp filter refuses TIOCSTI/TIOCLINUX (typing into the
 //     terminal is a way out of any sandbox; dev.tty.legacy_tiocsti is on
-//     by default) and kills the process on any system call of a foreign
-//     architecture (32-bit int 0x80 would otherwise bypass the filter).
+//     by default), kills the process on any system call of a foreign
+//     architecture (32-bit int 0x80 would bypass the filter) and refuses
+//     x32 calls.
 //   - isolated: readonly, plus Landlock denies TCP connect and bind to
 //     every port (ABI ≥ 4; with ABI ≥ 10 UDP too) and, with ABI ≥ 6, scopes
 //     abstract unix sockets and signals to the sandbox; and seccomp refuses

@@ -94,21 +94,27 @@ const (
 
 // guardProgram is the hand-written part of the filter, for both sandboxed
 // levels. It kills the process on any call of another architecture than
-// native (go-seccomp-bpf's filter allows those, and 32-bit int 0x80 calls
-// are a way around every rule), and refuses ioctl(TIOCSTI) and
+// native, and refuses x32 calls (numbers with bit 30 set; no arm64 call has
+// it) with ENOSYS, as go-seccomp-bpf does (a tracer's "skip" number -1 is
+// one of them): that filter allows foreign calls, and either kind is a way
+// around rules written with native numbers. And it refuses ioctl(TIOCSTI) and
 // ioctl(TIOCLINUX) by the low 32 bits of the command, which is all the
 // kernel reads. ioctlNR is the native ioctl number.
 func guardProgram(native, ioctlNR uint32) []bpf.Instruction {
 	const (
-		retAllow = unix.SECCOMP_RET_ALLOW
-		retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-		retKill  = unix.SECCOMP_RET_KILL_PROCESS
+		retAllow  = unix.SECCOMP_RET_ALLOW
+		retEPERM  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		retKill   = unix.SECCOMP_RET_KILL_PROCESS
+		retENOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+		x32Bit    = 0x40000000
 	)
 	return []bpf.Instruction{
 		bpf.LoadAbsolute{Off: dataArch, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: native, SkipTrue: 1},
-		bpf.RetConstant{Val: retKill},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: native, SkipTrue: 3},
 		bpf.LoadAbsolute{Off: dataNR, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpLessThan, Val: x32Bit, SkipTrue: 2},
+		bpf.RetConstant{Val: retENOSYS},
+		bpf.RetConstant{Val: retKill},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: ioctlNR, SkipFalse: 4},
 		bpf.LoadAbsolute{Off: dataArgLow1, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.TIOCSTI, SkipTrue: 1},

@@ -49,6 +49,8 @@ func verdict(t *testing.T, progs [][]bpf.Instruction, in []byte) string {
 		return "allow"
 	case worst == unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM):
 		return "EPERM"
+	case worst == unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS):
+		return "ENOSYS"
 	case worst == unix.SECCOMP_RET_KILL_PROCESS:
 		return "kill"
 	}
@@ -125,9 +127,23 @@ func TestIsolatedPolicies(t *testing.T) {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
-	// A call of another architecture (i386 socketcall by int 0x80) kills.
+	// A call of another architecture (i386 socketcall by int 0x80) kills,
+	// and an x32 call (ioctl is 514 there) is refused, readonly too.
+	ro := progs[:1]
 	if got := verdict(t, progs, seccompData(uint32(arch.I386.ID), arch.I386.SyscallNames["socketcall"], 1)); got != "kill" {
 		t.Errorf("i386 socketcall: %s, want kill", got)
+	}
+	if got := verdict(t, ro, seccompData(uint32(arch.I386.ID), arch.I386.SyscallNames["ioctl"], 0, unix.TIOCSTI)); got != "kill" {
+		t.Errorf("readonly i386 ioctl: %s, want kill", got)
+	}
+	if got := verdict(t, ro, seccompData(native, 0x40000000|514, 0, unix.TIOCSTI)); got != "ENOSYS" {
+		t.Errorf("readonly x32 ioctl: %s, want ENOSYS", got)
+	}
+	if got := verdict(t, ro, seccompData(native, nr("ioctl"), 0, unix.TIOCSTI)); got != "EPERM" {
+		t.Errorf("readonly ioctl TIOCSTI: %s, want EPERM", got)
+	}
+	if got := verdict(t, ro, seccompData(native, nr("socket"), unix.AF_INET, dgram, 0)); got != "allow" {
+		t.Errorf("readonly udp socket: %s, want allow", got)
 	}
 }
 
