@@ -51,6 +51,7 @@ type shellParser struct {
 
 // New returns a Classifier with the given options.
 func New(opts Options) *Classifier {
+	loadRules()
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = 1 << 20
 	}
@@ -63,10 +64,10 @@ func New(opts Options) *Classifier {
 	return c
 }
 
-var defaultClassifier = New(Options{})
+var defaultClassifier = sync.OnceValue(func() *Classifier { return New(Options{}) })
 
 // Classify classifies a command with default options.
-func Classify(command string) Result { return defaultClassifier.Classify(command) }
+func Classify(command string) Result { return defaultClassifier().Classify(command) }
 
 // Classify classifies one command (which may span several lines).
 func (c *Classifier) Classify(command string) Result {

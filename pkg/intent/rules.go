@@ -3,6 +3,7 @@ package intent
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/govkit/govkit/pkg/getopt"
 )
@@ -15,7 +16,15 @@ var rules map[string]rule
 // forever, so appended arguments (xargs) and expansions are harmless.
 var argSafe = map[string]bool{}
 
-func init() {
+// rulesOnce builds the rule tables on first use (New), not at package
+// init: a binary that imports pkg/intent but classifies nothing in a given
+// process — gate's sandboxed child, re-executed only to confine itself and
+// exec its command — must not pay for them (issue 15: gate's overhead).
+var rulesOnce sync.Once
+
+func loadRules() { rulesOnce.Do(registerRules) }
+
+func registerRules() {
 	rules = map[string]rule{}
 	// Read-only by construction (seed 000 phase 3; P-54): builtins that
 	// print their operands or the shell's state. Every other read-only

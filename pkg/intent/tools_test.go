@@ -14,6 +14,7 @@ const unknownOption = "--govkit-no-such-option"
 // not know (issue 14): an option the parser skipped could be the one that
 // writes.
 func TestToolsRefuseUnknownOptions(t *testing.T) {
+	loadRules()
 	names := make([]string, 0, len(tools))
 	for n := range tools {
 		names = append(names, n)
