@@ -218,12 +218,12 @@ func latest(a, b time.Time) time.Time {
 	return a
 }
 
-// liftTimes is a trip's lifts_at (UTC) and retry_after_seconds: whole
-// seconds, rounded up and at least 1, so that retrying after them never
-// lands just before the lift.
+// liftTimes is a trip's lifts_at (UTC) and retry_after_seconds, both
+// rounded up to whole seconds (retry at least 1), so that retrying at
+// either never lands just before the lift.
 func liftTimes(at, now time.Time) (*time.Time, int64) {
-	u := at.UTC()
-	wait := at.Sub(now)
+	u := liftSecond(at).UTC()
+	wait := u.Sub(now)
 	secs := int64((wait + time.Second - 1) / time.Second)
 	return &u, max(secs, 1)
 }
@@ -257,8 +257,9 @@ func (rl *RateLimit) check(action Action, h *SessionHistory, now time.Time) (Gua
 	slices.SortFunc(recent, func(a, b time.Time) int { return a.Compare(b) })
 	at := recent[n-limit].Add(rateWindow)
 	c.Passed = false
+	lift := liftSecond(at)
 	c.Detail = fmt.Sprintf("%s in the last minute, limit %d: writes are refused until %s (in %s)",
-		plural(n, "write"), limit, stamp(at), waitText(at.Sub(now)))
+		plural(n, "write"), limit, stamp(lift), waitText(lift.Sub(now)))
 	return c, at
 }
 
@@ -268,7 +269,7 @@ func (cb *CircuitBreaker) check(h *SessionHistory, now time.Time) (GuardrailChec
 		at := now.Add(cb.Cooldown)
 		c.Passed = false
 		c.Detail = fmt.Sprintf("the session recorded more tool executions in the last %s than auditd reads per decision; refused (fail closed) for the cooldown, until %s",
-			durText(cb.Window+cb.Cooldown), stamp(at))
+			durText(cb.Window+cb.Cooldown), stamp(liftSecond(at)))
 		return c, at
 	}
 	var run []time.Time // consecutive errors, all within the window of the last
@@ -291,9 +292,10 @@ func (cb *CircuitBreaker) check(h *SessionHistory, now time.Time) (GuardrailChec
 		}
 	}
 	if now.Before(openUntil) {
+		lift := liftSecond(openUntil)
 		c.Passed = false
 		c.Detail = fmt.Sprintf("%s in a row within %s, the last at %s: open, every action of the session is refused until %s (in %s)",
-			plural(cb.ConsecutiveErrors, "error"), durText(cb.Window), stamp(lastError), stamp(openUntil), waitText(openUntil.Sub(now)))
+			plural(cb.ConsecutiveErrors, "error"), durText(cb.Window), stamp(lastError), stamp(lift), waitText(lift.Sub(now)))
 		return c, openUntil
 	}
 	n := 0
@@ -304,9 +306,18 @@ func (cb *CircuitBreaker) check(h *SessionHistory, now time.Time) (GuardrailChec
 	}
 	c.Detail = fmt.Sprintf("%s in a row in the last %s, opens at %d", plural(n, "error"), durText(cb.Window), cb.ConsecutiveErrors)
 	if !openUntil.IsZero() {
-		c.Detail += fmt.Sprintf(" (it was open until %s)", stamp(openUntil))
+		c.Detail += fmt.Sprintf(" (it was open until %s)", stamp(liftSecond(openUntil)))
 	}
 	return c, time.Time{}
+}
+
+// liftSecond rounds a lift time up to the second: what the texts, lifts_at
+// and retry_after_seconds all announce.
+func liftSecond(t time.Time) time.Time {
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		return r.Add(time.Second)
+	}
+	return t
 }
 
 func plural(n int, word string) string {
@@ -387,6 +398,19 @@ func (e *Engine) ExplainSession(req Request, h *SessionHistory) DecisionTrace {
 	return tr
 }
 
+// ExplainUnguarded is Explain for an engine with guardrails when no
+// session history is at hand (a local evaluation): the trace lists them as
+// not evaluated, for the reason why.
+func (e *Engine) ExplainUnguarded(req Request, why string) DecisionTrace {
+	ev := e.evaluate(req, false)
+	if e.guardrails != nil && e.err == nil {
+		ev.trace.Guardrails = NotEvaluated(why)
+	}
+	tr := ev.trace
+	tr.Explanation = ev.explanation()
+	return tr
+}
+
 // CheckPostExecutionSession is CheckPostExecution for an engine with
 // guardrails: the trace says they are not evaluated after execution.
 func (e *Engine) CheckPostExecutionSession(req Request) DecisionTrace {
@@ -419,8 +443,12 @@ func (d *decoder) guardrails(n *yaml.Node, field string) *Guardrails {
 				case "writes_per_minute":
 					rl.WritesPerMinute = d.positive(v, field, MaxWritesPerMinute)
 				case "scope":
-					if rl.Scope = d.str(v, field); rl.Scope == "" {
+					switch rl.Scope = d.str(v, field); rl.Scope {
+					case ScopeSession:
+					case "":
 						d.errorf(v.Line, field, `empty: the only scope is "session" for now (the limit counts each session's writes)`)
+					default:
+						d.errorf(v.Line, field, "%s", scopeProblem(rl.Scope))
 					}
 				}
 			})
@@ -477,6 +505,10 @@ func (d *decoder) duration(n *yaml.Node, field string) time.Duration {
 	return v
 }
 
+func scopeProblem(scope string) string {
+	return quote(scope) + ` is not supported: the only scope is "session" for now (the limit counts each session's writes)`
+}
+
 func durationProblem(v time.Duration) string {
 	if v < time.Second || v > maxGuardrailPeriod {
 		return "is not between 1s and 24h"
@@ -506,7 +538,7 @@ func validateGuardrails(p *problems, g *Guardrails) {
 		switch rl.Scope {
 		case "", ScopeSession:
 		default:
-			p.add(base+".scope", l, quote(rl.Scope)+` is not supported: the only scope is "session" for now (the limit counts each session's writes)`)
+			p.add(base+".scope", l, scopeProblem(rl.Scope))
 		}
 	}
 	if cb := g.CircuitBreaker; cb != nil {
