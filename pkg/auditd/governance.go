@@ -65,6 +65,7 @@ type govState struct {
 	reloadErr     string
 	reloadErrAt   time.Time
 	decisionLocks keyLocks // one decision per event_id at a time (idempotency)
+	sessionLocks  keyLocks // one decision per session at a time under guardrails
 }
 
 // SetPolicy installs p atomically: requests already evaluating finish with

@@ -95,7 +95,17 @@ func (s *Server) Decide(ctx context.Context, caller token.Identity, in govapi.De
 		Action:    policy.Action(in.Action),
 		Context:   policy.RequestContext{RowsAffected: in.RowsAffected, PodsAffected: in.PodsAffected},
 	}
-	trace := s.evaluate(g, req, in.PostExecution)
+	if g.engine.Guardrails() != nil && in.SessionID != "" && !in.PostExecution {
+		// One decision per session at a time while guardrails count its
+		// writes: two writes arriving together must not both see 19 of a
+		// limit of 20 (the second is evaluated after the first is stored).
+		unlock := s.gov.sessionLocks.lock(in.SessionID)
+		defer unlock()
+	}
+	trace, err := s.guardedEvaluate(ctx, g, req, in.SessionID, in.PostExecution)
+	if err != nil {
+		return none, internal("", err)
+	}
 	// After execution a require_approval outcome was settled before the
 	// tool ran (policy.CheckPostExecution): no new request then.
 	// A caller holding an approval (gate run --approval) consumes it next;
@@ -207,7 +217,7 @@ func decisionRecord(in govapi.DecisionRequest, tags []string, note string, tr po
 		ResourceType: in.Resource.Type, ResourceName: in.Resource.Name, Action: in.Action, Tags: tags,
 		Effect: string(d.Effect), EnforcedEffect: string(d.EnforcedEffect), Message: d.Message, Note: note,
 		DryRun: d.DryRun, PostExecution: d.PostExecution, DefaultApplied: tr.DefaultApplied,
-		Trace: tr, Explanation: tr.Explanation, PolicySHA256: sha,
+		Trace: tr, Explanation: tr.Explanation, PolicySHA256: sha, Code: d.Code,
 	}
 	if !tr.DefaultApplied {
 		name, idx := d.PolicyName, d.RuleIndex

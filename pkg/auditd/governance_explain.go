@@ -19,7 +19,7 @@ func (s *Server) explainHypothetical(r *http.Request) (reply, error) {
 	if err != nil {
 		return reply{}, badRequest(err)
 	}
-	ex, err := s.Explain(q)
+	ex, err := s.Explain(r.Context(), q)
 	if err != nil {
 		return reply{}, err
 	}
@@ -31,10 +31,15 @@ func (s *Server) explainHypothetical(r *http.Request) (reply, error) {
 // so the answer predicts the decision — and records nothing: no event, no
 // approval (H-59). Counts make it the blast-radius check after execution,
 // like govexplain --rows (seed 003 "Guardrails"). Unlike Decide, q may
-// name any principal and tags: a hypothetical asks "what if".
-func (s *Server) Explain(q govapi.ExplainQuery) (govapi.Explanation, error) {
+// name any principal and tags: a hypothetical asks "what if". With a
+// session_id the policy file's guardrails are checked against that
+// session's history, read and not changed.
+func (s *Server) Explain(ctx context.Context, q govapi.ExplainQuery) (govapi.Explanation, error) {
 	req, err := explainRequest(q)
 	if err != nil {
+		return govapi.Explanation{}, err
+	}
+	if err := checkName("session_id", q.SessionID, false); err != nil {
 		return govapi.Explanation{}, err
 	}
 	g, err := s.policyInForce()
@@ -44,7 +49,10 @@ func (s *Server) Explain(q govapi.ExplainQuery) (govapi.Explanation, error) {
 	tags, note := g.tagsFor(req.Resource.Type, req.Resource.Name, req.Resource.Tags)
 	req.Resource.Tags = tags
 	post := req.Context.RowsAffected > 0 || req.Context.PodsAffected > 0
-	trace := s.evaluate(g, req, post)
+	trace, err := s.guardedEvaluate(ctx, g, req, q.SessionID, post)
+	if err != nil {
+		return govapi.Explanation{}, internal("", err)
+	}
 	return govapi.Explanation{SchemaVersion: audit.SchemaVersion, DecisionTrace: trace, Note: note}, nil
 }
 

@@ -9,8 +9,9 @@ import (
 )
 
 // ExplainQuery is the hypothetical request of GET PathExplain (seed 003
-// "Hypothetical check request parameters", plus service and the counts of
-// govexplain's --service, --rows and --pods). Tags nil means "from
+// "Hypothetical check request parameters", plus service, the counts of
+// govexplain's --service, --rows and --pods, and the session whose
+// guardrails to check). Tags nil means "from
 // auditd's infra file"; an empty list means "no tags". Counts make it the
 // blast-radius check after execution.
 type ExplainQuery struct {
@@ -21,6 +22,10 @@ type ExplainQuery struct {
 	Roles                      []string
 	Service                    string
 	RowsAffected, PodsAffected int
+	// SessionID evaluates the policy file's guardrails against that
+	// session's recorded history, as a decision for it would be now;
+	// without it the trace says they were not evaluated.
+	SessionID string
 }
 
 // Values is q as a query string.
@@ -44,6 +49,9 @@ func (q ExplainQuery) Values() url.Values {
 	if q.PodsAffected > 0 {
 		v.Set("pods_affected", strconv.Itoa(q.PodsAffected))
 	}
+	if q.SessionID != "" {
+		v.Set("session_id", q.SessionID)
+	}
 	return v
 }
 
@@ -52,7 +60,7 @@ func (q ExplainQuery) Values() url.Values {
 // that are not integers >= 0 are errors naming them. auditd checks the
 // names themselves when it evaluates.
 func ParseExplainQuery(v url.Values) (ExplainQuery, error) {
-	err := CheckParams(v, "resource_type", "resource_name", "action", "tags", "user_id", "role", "service", "rows_affected", "pods_affected")
+	err := CheckParams(v, "resource_type", "resource_name", "action", "tags", "user_id", "role", "service", "rows_affected", "pods_affected", "session_id")
 	if err != nil {
 		return ExplainQuery{}, err
 	}
@@ -64,6 +72,7 @@ func ParseExplainQuery(v url.Values) (ExplainQuery, error) {
 	q := ExplainQuery{
 		ResourceType: v.Get("resource_type"), ResourceName: v.Get("resource_name"), Action: v.Get("action"),
 		UserID: v.Get("user_id"), Service: v.Get("service"), Roles: commaList(v.Get("role")),
+		SessionID: v.Get("session_id"),
 	}
 	if v.Has("tags") {
 		q.Tags = commaList(v.Get("tags"))

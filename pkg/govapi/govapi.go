@@ -73,7 +73,8 @@ type ApprovalCounts struct {
 // DecisionRequest is the body of POST /api/v1/decisions: a proposed action
 // to evaluate against the loaded policy and record (seed 003 "Policy
 // Evaluation Flow"). The evaluation time is auditd's clock, never the
-// caller's.
+// caller's. SessionID is what the policy file's guardrails count per: a
+// request without one is not subject to them (DESIGN §12).
 type DecisionRequest struct {
 	// EventID is an optional idempotency key: a retry returns the decision
 	// recorded first, and never records (or requests approval) twice.
@@ -166,6 +167,9 @@ type DecisionRecord struct {
 	Trace          policy.DecisionTrace `json:"trace"`
 	Explanation    string               `json:"explanation"`
 	PolicySHA256   string               `json:"policy_sha256,omitempty"` // the policy file in force
+	// Code is the decision's reason code when a guardrail refused it
+	// (RATE_LIMITED, CIRCUIT_OPEN; policy.Decision.Code).
+	Code string `json:"code,omitempty"`
 }
 
 // DecisionEventData is the data member of a policy_decision event recorded

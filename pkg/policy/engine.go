@@ -20,6 +20,7 @@ type Engine struct {
 	clock         func() time.Time
 	err           error  // the config could not be compiled: every request is denied
 	defaultMsg    string // Decision.Message when the default applies
+	guardrails    *Guardrails
 }
 
 // compiledPolicy is a Policy prepared at NewEngine so that evaluation does
@@ -112,6 +113,20 @@ func NewEngine(cfg EngineConfig) *Engine {
 		e.err = err
 		return e
 	}
+	if g := pc.Guardrails; g != nil {
+		// A copy, as for the policies: changing the Config later cannot
+		// change what an Engine enforces.
+		c := *g
+		if g.RateLimit != nil {
+			rl := *g.RateLimit
+			c.RateLimit = &rl
+		}
+		if g.CircuitBreaker != nil {
+			cb := *g.CircuitBreaker
+			c.CircuitBreaker = &cb
+		}
+		e.guardrails = &c
+	}
 	e.policies = make([]compiledPolicy, len(pc.Policies))
 	for i := range pc.Policies {
 		e.policies[i] = compilePolicy(&pc.Policies[i])
@@ -203,6 +218,10 @@ type evaluation struct {
 	atSet  bool
 	post   bool // CheckPostExecution
 	trace  DecisionTrace
+	// enforced is the enforced effect before global dry-run; overridden is
+	// the policies' decision when a guardrail replaced it (guard).
+	enforced   Effect
+	overridden Decision
 
 	once sync.Once
 	text string
@@ -426,6 +445,7 @@ func (e *Engine) finish(ev *evaluation, decided bool) {
 	d := &tr.Decision
 	tr.DefaultApplied = !decided
 	d.DefaultApplied = !decided
+	ev.enforced = d.EnforcedEffect
 	if e.dryRun {
 		d.EnforcedEffect = EffectAllow
 		d.DryRun = true
@@ -589,13 +609,14 @@ type decisionJSON struct {
 	ApprovalQuorum int     `json:"approval_quorum,omitempty"`
 	DryRun         bool    `json:"dry_run"`
 	PostExecution  bool    `json:"post_execution,omitempty"`
+	Code           string  `json:"code,omitempty"`
 }
 
 // MarshalJSON writes the DESIGN §5 "decision" object.
 func (d Decision) MarshalJSON() ([]byte, error) {
 	j := decisionJSON{
 		Effect: d.Effect, EnforcedEffect: d.EnforcedEffect, Message: d.Message,
-		ApprovalQuorum: d.ApprovalQuorum, DryRun: d.DryRun, PostExecution: d.PostExecution,
+		ApprovalQuorum: d.ApprovalQuorum, DryRun: d.DryRun, PostExecution: d.PostExecution, Code: d.Code,
 	}
 	if !d.DefaultApplied {
 		j.PolicyName, j.RuleIndex = &d.PolicyName, &d.RuleIndex
@@ -622,7 +643,7 @@ func (d *Decision) UnmarshalJSON(data []byte) error {
 	}
 	*d = Decision{
 		Effect: j.Effect, EnforcedEffect: j.EnforcedEffect, Message: j.Message,
-		ApprovalQuorum: j.ApprovalQuorum, DryRun: j.DryRun, PostExecution: j.PostExecution,
+		ApprovalQuorum: j.ApprovalQuorum, DryRun: j.DryRun, PostExecution: j.PostExecution, Code: j.Code,
 		DefaultApplied: j.PolicyName == nil && j.RuleIndex == nil,
 	}
 	if j.PolicyName != nil {

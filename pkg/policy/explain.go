@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -211,15 +212,66 @@ func (x *explainer) build() string {
 		x.line("Fix the policy configuration; `govexplain lint --policy FILE` lists the problems.")
 		return x.done()
 	}
+	x.guardrailTrip()
 	results := x.blocks()
-	if x.d.DefaultApplied {
+	switch {
+	case x.ev.overridden.Effect != "":
+		x.overriddenDecision()
+	case x.d.DefaultApplied:
 		x.defaultApplied()
-	} else {
+	default:
 		x.decided(results)
 	}
+	x.guardrailChecks()
 	x.dryRun(results)
 	x.notApplied()
 	return x.done()
+}
+
+// guardrailTrip says first that a guardrail refused the request, and until
+// when (DESIGN §12).
+func (x *explainer) guardrailTrip() {
+	g := x.ev.trace.Guardrails
+	if x.ev.overridden.Effect == "" || g.LiftsAt == nil {
+		return
+	}
+	x.gap()
+	x.line("Refused by guardrail %s for session %s until %s (retry in %s).", g.Code, shown(g.SessionID),
+		stamp(*g.LiftsAt), durText(time.Duration(g.RetryAfterSeconds)*time.Second))
+	x.line("A guardrail cannot be overridden by approval.")
+}
+
+// overriddenDecision says what the policies decided before a guardrail
+// refused the request.
+func (x *explainer) overriddenDecision() {
+	d := x.ev.overridden
+	x.gap()
+	if d.DefaultApplied {
+		x.line("Without the guardrail: %s by the default effect.", effectWord(d.Effect))
+		return
+	}
+	x.line("Without the guardrail: %s by policy %q rule %d.", effectWord(d.Effect), d.PolicyName, d.RuleIndex)
+}
+
+// guardrailChecks lists each guardrail's check, or why none was made.
+func (x *explainer) guardrailChecks() {
+	g := x.ev.trace.Guardrails
+	if g == nil {
+		return
+	}
+	x.gap()
+	if !g.Evaluated {
+		x.line("Guardrails: %s.", g.Detail)
+		return
+	}
+	x.line("Guardrails (session %s):", shown(g.SessionID))
+	for _, c := range g.Checks {
+		mark := "✓"
+		if !c.Passed {
+			mark = "✗"
+		}
+		x.line("  %s %s: %s", mark, c.Name, c.Detail)
+	}
 }
 
 func (x *explainer) done() string { return strings.TrimRight(x.b.String(), "\n") }

@@ -49,11 +49,21 @@ func FuzzLoad(f *testing.F) {
 		if e.Err() != nil {
 			t.Fatalf("loaded config does not compile: %v", e.Err())
 		}
+		// A session that has written and failed just now: whatever the
+		// guardrails say, a trip refuses (code set, enforced deny) unless
+		// a policy denies already.
+		h := &SessionHistory{ID: "s", Writes: []time.Time{at.Add(-time.Second)}, Outcomes: []ToolOutcome{{At: at.Add(-time.Second), Error: true}}}
 		for _, a := range []Action{ActionRead, ActionWrite, ActionDestructive} {
 			req := Request{Resource: RequestResource{Type: "db", Name: "a"}, Action: a, Context: RequestContext{Time: at, RowsAffected: 5}}
 			tr := e.Explain(req)
 			if len(tr.PoliciesEvaluated) != len(cfg.Policies) || tr.Explanation == "" || rank(tr.Decision.Effect) == 0 {
 				t.Fatalf("trace %+v", tr)
+			}
+			req.Context.RowsAffected = 0
+			gt := e.ExplainSession(req, h)
+			if (cfg.Guardrails != nil) != (gt.Guardrails != nil) || gt.Explanation == "" ||
+				gt.Decision.Code != "" && (!gt.Guardrails.Tripped() || gt.Decision.EnforcedEffect != EffectDeny) {
+				t.Fatalf("guarded trace %+v", gt)
 			}
 		}
 	})

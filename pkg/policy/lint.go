@@ -57,6 +57,12 @@ const (
 	// FindingDefaultAllow: default_effect allow makes every request that no
 	// policy decides allowed: the file fails open (DESIGN §3 "Fail closed").
 	FindingDefaultAllow = "default_allow"
+	// FindingGuardrailShortCooldown: a circuit breaker whose cooldown is
+	// under a minute barely pauses a session in a failure loop.
+	FindingGuardrailShortCooldown = "guardrail_short_cooldown"
+	// FindingGuardrailShortWindow: a circuit breaker whose window is under a
+	// minute needs its errors so close together that it almost never opens.
+	FindingGuardrailShortWindow = "guardrail_short_window"
 )
 
 // Lint reports what is suspicious in cfg (`govexplain lint`), sorted by
@@ -76,6 +82,7 @@ func Lint(cfg *Config) []Finding {
 			out = append(out, lintAuditFailOpen(cfg, pi)...)
 		}
 	}
+	out = append(out, lintGuardrails(cfg.Guardrails)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
 }

@@ -417,7 +417,7 @@ func contains(list []string, s string) bool {
 // config decodes the policy document (DESIGN §5 file format).
 func (d *decoder) config(root *yaml.Node) *Config {
 	cfg := &Config{}
-	d.mapping(root, "", []string{"version", "default_effect", "policies"}, func(key string, v *yaml.Node, field string) {
+	d.mapping(root, "", []string{"version", "default_effect", "policies", "guardrails"}, func(key string, v *yaml.Node, field string) {
 		switch key {
 		case "version":
 			cfg.Version = d.str(v, field)
@@ -427,6 +427,12 @@ func (d *decoder) config(root *yaml.Node) *Config {
 			d.sequence(v, field, func(_ int, item *yaml.Node, field string) {
 				cfg.Policies = append(cfg.Policies, d.policy(item, field))
 			})
+		case "guardrails":
+			if isNull(v) {
+				d.errorf(v.Line, field, "empty: give rate_limit, circuit_breaker or both, or remove guardrails")
+				return
+			}
+			cfg.Guardrails = d.guardrails(v, field)
 		}
 	})
 	return cfg

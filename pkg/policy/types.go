@@ -27,6 +27,9 @@ type Config struct {
 	Version       string   `yaml:"version" json:"version"`
 	DefaultEffect Effect   `yaml:"default_effect" json:"default_effect,omitempty"` // "" means deny
 	Policies      []Policy `yaml:"policies" json:"policies"`
+	// Guardrails are the file's rate limit and circuit breaker (DESIGN
+	// §12; seed 003 "Planned Guardrails"); nil when the file has none.
+	Guardrails *Guardrails `yaml:"guardrails" json:"guardrails,omitempty"`
 	// Source names where the config came from (a file name), for messages.
 	Source string `yaml:"-" json:"-"`
 }
@@ -153,6 +156,10 @@ type Decision struct {
 	DryRun         bool   `json:"dry_run"`
 	PostExecution  bool   `json:"post_execution,omitempty"` // decided by the blast-radius check after execution
 	DefaultApplied bool   `json:"-"`                        // see DecisionTrace.DefaultApplied
+	// Code is a machine-readable reason for a refusal that no policy
+	// made: RATE_LIMITED or CIRCUIT_OPEN when a guardrail tripped
+	// (guardrails.go). Empty for a policy's own decision.
+	Code string `json:"code,omitempty"`
 
 	// eval keeps the request and trace behind a Decision from Evaluate, so
 	// that MustAllow can build the explanation only when it is needed.
@@ -165,7 +172,11 @@ type DecisionTrace struct {
 	Decision          Decision      `json:"decision"`
 	PoliciesEvaluated []PolicyTrace `json:"policies_evaluated"`
 	DefaultApplied    bool          `json:"default_applied"`
-	Explanation       string        `json:"explanation"`
+	// Guardrails is present when the policy file has guardrails: each
+	// one's check for the request's session, or why they were not
+	// evaluated (guardrails.go).
+	Guardrails  *GuardrailsTrace `json:"guardrails,omitempty"`
+	Explanation string           `json:"explanation"`
 }
 
 // PolicyTrace records one policy's part in a decision.

@@ -81,6 +81,7 @@ func (c *Config) validate(lines map[string]int) error {
 		}
 		validatePolicy(p, pol, base)
 	}
+	validateGuardrails(p, c.Guardrails)
 	return joinErrors(p.list)
 }
 

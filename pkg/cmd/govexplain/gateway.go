@@ -21,7 +21,7 @@ import (
 var localOnly = []string{"policy", "infra", "dry-run", "default-effect", "at"}
 
 // question are the flags of a hypothetical request, which --event replaces.
-var question = []string{"resource", "action", "tags", "user", "role", "service", "rows", "pods"}
+var question = []string{"resource", "action", "tags", "user", "role", "service", "rows", "pods", "session"}
 
 func (o *ExplainOptions) validateGateway() error {
 	for _, name := range localOnly {
@@ -76,7 +76,7 @@ func gatewayRun(o *ExplainOptions) error {
 		q := govapi.ExplainQuery{
 			ResourceType: typ, ResourceName: name, Action: o.Action,
 			UserID: o.User, Roles: o.Roles, Service: o.Service,
-			RowsAffected: o.Rows, PodsAffected: o.Pods,
+			RowsAffected: o.Rows, PodsAffected: o.Pods, SessionID: o.Session,
 		}
 		if o.tagsSet {
 			q.Tags = append([]string{}, o.Tags...) // given, even if empty: no infra lookup

@@ -41,6 +41,9 @@ type ExplainOptions struct {
 	Gateway string
 	Token   string
 	Event   string
+	// Session checks the policy file's guardrails against that session's
+	// recorded history (with --gateway only: auditd holds the history).
+	Session string
 	CACert  string // --ca-cert: the CA of an https:// --gateway
 	// given reports whether a flag was on the command line.
 	given func(name string) bool
@@ -71,6 +74,11 @@ With --gateway URL --event ID govexplain shows the decision auditd recorded
 with that policy_decision event: the trace stored then, not a re-evaluation,
 so a policy changed since does not change the answer.
 
+The policy file's guardrails (a rate limit and a circuit breaker per agent
+session) are computed from the session's recorded events, which auditd
+holds: --gateway URL --session ID checks them for that session; a local
+evaluation lists them as not evaluated.
+
 Exit status follows the enforced effect:
 
     0  allowed
@@ -82,6 +90,7 @@ Exit status follows the enforced effect:
   govexplain --policy policies.yaml --infra infra.yaml --resource database:prod-db \
     --action write --rows 1500 -o json
   govexplain --gateway http://127.0.0.1:1199 --resource database:prod-db --action write
+  govexplain --gateway http://127.0.0.1:1199 --session s-42 --resource database:prod-db --action write
   govexplain --gateway http://127.0.0.1:1199 --event 01JBX4T5WKQ2V8N3M6P9R0S7YZ -o json
   govexplain lint --policy policies.yaml
   govexplain test --policy policies.yaml examples/policy-tests.yaml`,
@@ -120,11 +129,12 @@ Exit status follows the enforced effect:
 	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the file's default_effect: deny, allow or require_approval")
 	f.StringVar(&opts.Gateway, "gateway", "", "ask the auditd at `URL` instead of reading --policy (its loaded policy; nothing is recorded)")
 	f.StringVar(&opts.Event, "event", "", "with --gateway: show the decision recorded with event `ID` (no re-evaluation)")
+	f.StringVar(&opts.Session, "session", "", "with --gateway: check the guardrails against session `ID`'s recorded history")
 	f.StringVar(&opts.Token, "token", "", "with --gateway: the bearer `TOKEN` for auditd (prefer GOVKIT_TOKEN: a flag shows in ps)")
 	cli.AddCACertFlag(f, &opts.CACert)
 	cli.SetEnvName(f, "dry-run", "GOVKIT_POLICY_DRY_RUN")
 	cli.SetEnvName(f, "token", "GOVKIT_TOKEN")
-	cli.SkipConfig(f, "resource", "action", "tags", "user", "role", "service", "rows", "pods", "at", "event")
+	cli.SkipConfig(f, "resource", "action", "tags", "user", "role", "service", "rows", "pods", "at", "event", "session")
 	cmd.AddCommand(newCmdLint(streams), newCmdTest(streams))
 	return cmd
 }
@@ -149,6 +159,10 @@ func (o *ExplainOptions) validate() error {
 	}
 	if o.Event != "" {
 		return cli.Failf("--event needs --gateway: recorded decisions are in auditd").WithHint("pass --gateway URL (auditd's address) with --event ID")
+	}
+	if o.Session != "" {
+		return cli.Failf("--session needs --gateway: guardrails are computed by auditd from the session's recorded events").
+			WithHint("pass --gateway URL (auditd's address) with --session ID, or drop --session")
 	}
 	if o.PolicyFile == "" {
 		return cli.Failf("--policy is required").WithHint("pass --policy FILE or set GOVKIT_POLICY_FILE, or ask a running auditd with --gateway URL")
@@ -242,11 +256,13 @@ func explainRun(o *ExplainOptions) error {
 		return err
 	}
 	req, unknown := o.request(infra)
-	trace := e.Explain(req)
+	// Guardrails count a session's recorded events, which only auditd
+	// has: here they are listed as not evaluated (DESIGN §12).
+	trace := e.ExplainUnguarded(req, "evaluated by auditd per session from its recorded events; ask it with --gateway URL --session ID")
 	if o.Rows > 0 || o.Pods > 0 {
 		// Counts are only known after execution: that is the blast-radius
 		// check (seed 003 "Guardrails"), and the decision says so.
-		trace = e.CheckPostExecution(req)
+		trace = e.CheckPostExecutionSession(req)
 	}
 	note := ""
 	if unknown {

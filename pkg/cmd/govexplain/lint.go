@@ -2,6 +2,8 @@ package govexplain
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,9 +18,10 @@ func newCmdLint(streams *cli.IOStreams) *cobra.Command {
 		Use:   "lint --policy FILE",
 		Short: "Check a policy file: strict load, shadowed rules, policies that never apply",
 		Long: `Lint loads the policy file strictly (unknown keys, bad effects, actions, time zones,
-hours, day names, quorums and duplicate names are errors) and then reports rules
-that can never be reached, policies that can never apply, and settings that do
-not do what they seem to.
+hours, day names, quorums, duplicate names and guardrail settings are errors) and
+then reports rules that can never be reached, policies that can never apply, and
+settings that do not do what they seem to (such as a circuit breaker whose
+cooldown is under a minute).
 
 Exit status: 0 clean, 1 findings, 3 the file cannot be loaded or a usage error.`,
 		Args: cobra.NoArgs,
@@ -47,10 +50,13 @@ Exit status: 0 clean, 1 findings, 3 the file cannot be loaded or a usage error.`
 					if f.Rule >= 0 {
 						where += fmt.Sprintf(" rule %d", f.Rule)
 					}
+					if strings.HasPrefix(f.Kind, "guardrail_") {
+						where = "guardrails"
+					}
 					fmt.Fprintf(streams.Out, "%s:%d: %s: %s: %s\n", file, f.Line, f.Kind, where, f.Message)
 				}
 				if len(findings) == 0 {
-					fmt.Fprintf(streams.Out, "%s: %d policies, no findings\n", file, len(cfg.Policies))
+					fmt.Fprintf(streams.Out, "%s: %d policies%s, no findings\n", file, len(cfg.Policies), guardrailSummary(cfg.Guardrails))
 				}
 			}
 			if len(findings) > 0 {
@@ -62,4 +68,33 @@ Exit status: 0 clean, 1 findings, 3 the file cannot be loaded or a usage error.`
 	cli.AddOutputFlag(cmd, &output)
 	addPolicyFlag(cmd, &file)
 	return cmd
+}
+
+// guardrailSummary names the file's guardrails for lint's clean line:
+// ", guardrails: rate_limit 20 writes/min per session; circuit_breaker 5
+// errors in 10m, cooldown 15m".
+func guardrailSummary(g *policy.Guardrails) string {
+	if g == nil {
+		return ""
+	}
+	var parts []string
+	if rl := g.RateLimit; rl != nil {
+		parts = append(parts, fmt.Sprintf("rate_limit %d writes/min per session", rl.WritesPerMinute))
+	}
+	if cb := g.CircuitBreaker; cb != nil {
+		parts = append(parts, fmt.Sprintf("circuit_breaker %d errors in %s, cooldown %s", cb.ConsecutiveErrors, shortDuration(cb.Window), shortDuration(cb.Cooldown)))
+	}
+	return ", guardrails: " + strings.Join(parts, "; ")
+}
+
+// shortDuration is d without String's zero units: 10m, not 10m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
