@@ -43,10 +43,6 @@ func limitsOf(tr policy.DecisionTrace) limits {
 	return l
 }
 
-// decisionCode is the reason code of a decision that a guardrail made
-// (RATE_LIMITED, CIRCUIT_OPEN), "" for a policy's own.
-func decisionCode(tr policy.DecisionTrace) string { return "" }
-
 // checkBlastRadius is the check after execution: the counts parsed from the
 // output go to auditd as a post_execution decision (recorded in the
 // chain); a deny withholds the output.

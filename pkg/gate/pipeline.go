@@ -182,7 +182,7 @@ func (r *run) decide(ctx context.Context) bool {
 	var trace policy.DecisionTrace
 	var approvalID string
 	if r.req.CheckOnly {
-		ex, err := c.Explain(ctx, govapi.ExplainQuery{ResourceType: r.resType, ResourceName: r.resName, Action: r.action()})
+		ex, err := c.Explain(ctx, govapi.ExplainQuery{ResourceType: r.resType, ResourceName: r.resName, Action: r.action(), SessionID: r.req.Session})
 		if err != nil {
 			return r.governanceLost(ctx, "asking for the policy decision", err)
 		}
@@ -215,8 +215,9 @@ func (r *run) decide(ctx context.Context) bool {
 		code := CodePolicyBlocked
 		hint := "the policy does not allow this; an approval cannot override a deny"
 		if dc := r.res.Decision.Code; dc != "" {
-			code, hint = dc, "wait until it lifts (see the message), then retry"
-			r.res.refuse(ExitRefused, code, "policy denied: "+trace.Explanation, hint)
+			// A guardrail (RATE_LIMITED, CIRCUIT_OPEN): the explanation
+			// says until when.
+			r.res.refuse(ExitRefused, dc, trace.Explanation, "wait until it lifts, then retry; an approval cannot override it")
 			r.res.Retryable = true
 			return false
 		}
@@ -237,7 +238,7 @@ func (r *run) decide(ctx context.Context) bool {
 func decisionOf(tr policy.DecisionTrace, eventID string, hypothetical bool) *Decision {
 	return &Decision{
 		EventID: eventID, Effect: string(tr.Decision.Effect), EnforcedEffect: string(tr.Decision.EnforcedEffect),
-		Code: decisionCode(tr), Explanation: tr.Explanation, Hypothetical: hypothetical,
+		Code: tr.Decision.Code, Explanation: tr.Explanation, Hypothetical: hypothetical,
 	}
 }
 
