@@ -149,30 +149,26 @@ func (r *Result) decided(f []string) error {
 	if len(f) != 4 {
 		return fmt.Errorf("malformed guard decision %q", clip(strings.Join(f, " ")))
 	}
-	var err error
-	dst := [...]*int{&r.Rows, &r.StatementRows, &r.TableRows}
+	var n [3]int
 	for i, key := range [...]string{"rows", "statements", "tables"} {
 		v, ok := strings.CutPrefix(f[i+1], key+"=")
-		n, perr := count(v)
-		if !ok || perr != nil {
-			err = fmt.Errorf("malformed guard decision %q", clip(f[i+1]))
+		c, err := count(v)
+		if !ok || err != nil {
+			return fmt.Errorf("malformed guard decision %q", clip(f[i+1]))
 		}
-		*dst[i] = n
+		n[i] = c
 	}
-	if err != nil {
-		return err
-	}
-	r.Counted = true
-	switch f[0] {
-	case "commit":
-		r.State = CommitUnconfirmed // until "committed"
-	case "rollback":
-		r.State = RolledBack
-	default:
+	if f[0] != "commit" && f[0] != "rollback" {
 		return fmt.Errorf("malformed guard decision %q", clip(f[0]))
 	}
-	// The decision must agree with the limit (fail closed: a commit
-	// over the limit is reported as one).
+	r.Rows, r.StatementRows, r.TableRows = n[0], n[1], n[2]
+	r.Counted = true
+	r.State = RolledBack
+	if f[0] == "commit" {
+		r.State = CommitUnconfirmed // until "committed"
+	}
+	// The script commits only within the limit; should a marker say
+	// otherwise, the commit is not trusted (Outcome: CommitUnconfirmed).
 	if r.Rows > r.Limit && f[0] == "commit" {
 		return fmt.Errorf("guard decided commit with %d rows over the limit of %d", r.Rows, r.Limit)
 	}

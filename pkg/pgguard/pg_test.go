@@ -63,7 +63,7 @@ func TestGuardPostgres(t *testing.T) {
 		fiveRows(t, c)
 		stdout, stderr, code, r := run(t, c, []string{"psql", "-c", "DELETE FROM t"}, "", 2)
 		if want := (pgguard.Result{State: pgguard.RolledBack, Rows: 5, StatementRows: 5, TableRows: 5, Counted: true, Limit: 2}); r != want {
-			t.Errorf("Result = %+v, want %+v", r, want)
+			t.Errorf("Result = %#v, want %#v", r, want)
 		}
 		if got := count(t, c); got != "5 rows, sum 15" {
 			t.Errorf("table after rollback: %s", got)
@@ -82,7 +82,7 @@ func TestGuardPostgres(t *testing.T) {
 		fiveRows(t, c)
 		stdout, _, code, r := run(t, c, []string{"psql", "-c", "DELETE FROM t WHERE id = 1"}, "", 2)
 		if want := (pgguard.Result{State: pgguard.Committed, Committed: true, Rows: 1, StatementRows: 1, TableRows: 1, Counted: true, Limit: 2}); r != want {
-			t.Errorf("Result = %+v, want %+v", r, want)
+			t.Errorf("Result = %#v, want %#v", r, want)
 		}
 		if got := count(t, c); got != "4 rows, sum 14" {
 			t.Errorf("table after commit: %s", got)
@@ -97,14 +97,14 @@ func TestGuardPostgres(t *testing.T) {
 		fiveRows(t, c)
 		_, _, _, r := run(t, c, []string{"psql", "-c", sql}, "", 2)
 		if r.State != pgguard.RolledBack || r.Rows != 3 || r.StatementRows != 3 {
-			t.Errorf("limit 2: Result = %+v, want rolled back with 3 rows", r)
+			t.Errorf("limit 2: Result = %#v, want rolled back with 3 rows", r)
 		}
 		if got := count(t, c); got != "5 rows, sum 15" {
 			t.Errorf("table after rollback: %s", got)
 		}
 		_, _, _, r = run(t, c, []string{"psql", "-c", sql}, "", 3)
 		if !r.Committed || r.Rows != 3 {
-			t.Errorf("limit 3: Result = %+v, want committed with 3 rows", r)
+			t.Errorf("limit 3: Result = %#v, want committed with 3 rows", r)
 		}
 		if got := count(t, c); got != "4 rows, sum 37" {
 			t.Errorf("table after commit: %s", got)
@@ -115,7 +115,7 @@ func TestGuardPostgres(t *testing.T) {
 		fiveRows(t, c)
 		stdout, stderr, code, r := run(t, c, []string{"psql", "-c", "DELETE FROM t WHERE id = 1; SELECT 1 / 0; DELETE FROM t WHERE id = 2"}, "", 100)
 		if r.State != pgguard.Stopped || r.Committed || r.Counted {
-			t.Errorf("Result = %+v, want stopped", r)
+			t.Errorf("Result = %#v, want stopped", r)
 		}
 		if got := count(t, c); got != "5 rows, sum 15" {
 			t.Errorf("table after the error: %s", got)
@@ -130,7 +130,7 @@ func TestGuardPostgres(t *testing.T) {
 		stdout, stderr, _, r := run(t, c, []string{"psql", "-c", "SELECT id, v FROM t WHERE id <= 2 ORDER BY id", "-c", "UPDATE t SET v = 0 WHERE id = 2 RETURNING id"}, "", 1)
 		want := " id | v \n----+---\n  1 | 1\n  2 | 2\n(2 rows)\n\n id \n----\n  2\n(1 row)\n\nUPDATE 1\n"
 		if stdout != want || stderr != "" || !r.Committed {
-			t.Errorf("stdout %q, want %q; stderr %q; %+v", stdout, want, stderr, r)
+			t.Errorf("stdout %q, want %q; stderr %q; %#v", stdout, want, stderr, r)
 		}
 	})
 
@@ -138,7 +138,17 @@ func TestGuardPostgres(t *testing.T) {
 		fiveRows(t, c)
 		stdout, _, _, r := run(t, c, []string{"psql", "-1", "-At", "-v", "ON_ERROR_STOP=0"}, "SELECT v FROM t WHERE id = 3;\nDELETE FROM t WHERE id > 3;\n", 1)
 		if stdout != "3\nDELETE 2\n" || r.State != pgguard.RolledBack || r.Rows != 2 {
-			t.Errorf("stdout %q, %+v", stdout, r)
+			t.Errorf("stdout %q, %#v", stdout, r)
+		}
+	})
+
+	// Quotes, dollar quotes, escapes and comments with ';' in them: psql
+	// splits the script where Plan did, or a statement would fail.
+	t.Run("psql splits where the guard does", func(t *testing.T) {
+		sql := "SELECT ';' AS a; SELECT $x$;$x$ AS b; SELECT E'\\';' AS c; /* ; /* ; */ */ SELECT 'd' -- ;"
+		stdout, stderr, code, r := run(t, c, []string{"psql", "-At", "-c", sql}, "", 0)
+		if stdout != ";\n;\n';\nd\n" || stderr != "" || code != 0 || !r.Committed {
+			t.Errorf("stdout %q, stderr %q, exit %d, %#v", stdout, stderr, code, r)
 		}
 	})
 
@@ -150,7 +160,7 @@ func TestGuardPostgres(t *testing.T) {
 		}
 		_, _, _, r := run(t, c, []string{"psql", "-q", "-f", f}, "", 1)
 		if !r.Committed || r.Rows != 1 {
-			t.Errorf("Result = %+v", r)
+			t.Errorf("Result = %#v", r)
 		}
 		if got := count(t, c); got != "5 rows, sum 42" {
 			t.Errorf("table: %s", got)
@@ -172,7 +182,7 @@ INSERT INTO parent VALUES (1);
 ALTER TABLE t ADD COLUMN p int DEFAULT 1 REFERENCES parent ON DELETE CASCADE`)
 			_, _, _, r := run(t, c, []string{"psql", "-c", sql}, "", 2)
 			if r.State != pgguard.RolledBack || r.TableRows < 5 {
-				t.Errorf("%s: Result = %+v, want rolled back with the 5 rows counted", sql, r)
+				t.Errorf("%s: Result = %#v, want rolled back with the 5 rows counted", sql, r)
 			}
 			if got := count(t, c); got != "5 rows, sum 15" {
 				t.Errorf("%s: table: %s", sql, got)
@@ -186,7 +196,7 @@ ALTER TABLE t ADD COLUMN p int DEFAULT 1 REFERENCES parent ON DELETE CASCADE`)
 INSERT INTO child VALUES (1)`)
 		_, stderr, code, r := run(t, c, []string{"psql", "-c", "DELETE FROM t WHERE id = 1"}, "", 5)
 		if r.State != pgguard.CommitUnconfirmed || r.Committed || code != 3 || !strings.Contains(stderr, "violates foreign key constraint") {
-			t.Errorf("Result = %+v, exit %d, stderr %q", r, code, stderr)
+			t.Errorf("Result = %#v, exit %d, stderr %q", r, code, stderr)
 		}
 		c.Psql(t, "DROP TABLE child")
 		if got := count(t, c); got != "5 rows, sum 15" {
@@ -198,7 +208,7 @@ INSERT INTO child VALUES (1)`)
 		fiveRows(t, c)
 		_, _, code, r := run(t, c, []string{"psql", "-c", "DELETE FROM t WHERE id = 1"}, "", 5, "PGOPTIONS=-c track_counts=off")
 		if r.State != pgguard.Uncountable || r.Committed || code != 0 {
-			t.Errorf("Result = %+v, exit %d", r, code)
+			t.Errorf("Result = %#v, exit %d", r, code)
 		}
 		if got := count(t, c); got != "5 rows, sum 15" {
 			t.Errorf("table: %s", got)
@@ -212,14 +222,14 @@ INSERT INTO child VALUES (1)`)
 		_, _, _, r := run(t, c, []string{"psql", "-c", `CREATE TEMP VIEW pg_stat_xact_user_tables AS SELECT 0::bigint AS n_tup_ins, 0::bigint AS n_tup_upd, 0::bigint AS n_tup_del;
 SET search_path = pg_temp, public; SELECT purge()`}, "", 2)
 		if r.State != pgguard.RolledBack || r.TableRows != 5 {
-			t.Errorf("Result = %+v", r)
+			t.Errorf("Result = %#v", r)
 		}
 	})
 
 	t.Run("no connection: nothing ran", func(t *testing.T) {
 		_, stderr, code, r := run(t, c, []string{"psql", "-d", "nosuchdb", "-c", "DELETE FROM t"}, "", 2)
 		if r.State != pgguard.NotStarted || code != 2 || !strings.Contains(stderr, `database "nosuchdb" does not exist`) {
-			t.Errorf("Result = %+v, exit %d, stderr %q", r, code, stderr)
+			t.Errorf("Result = %#v, exit %d, stderr %q", r, code, stderr)
 		}
 	})
 }

@@ -55,6 +55,29 @@ func TestSplitPsql(t *testing.T) {
 	}
 }
 
+// Terminated: the statement's text ends with its own ';', not with one in
+// a trailing comment.
+func TestSplitPsqlTerminated(t *testing.T) {
+	for sql, want := range map[string]string{
+		"SELECT 1; SELECT 2;":    "true true",
+		"SELECT 1; SELECT 2":     "true false",
+		"SELECT 1 -- comment;":   "false",
+		"SELECT 1; -- trailing;": "true",
+	} {
+		got, err := SplitPsql(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b []string
+		for _, s := range got {
+			b = append(b, map[bool]string{true: "true", false: "false"}[s.Terminated])
+		}
+		if strings.Join(b, " ") != want {
+			t.Errorf("SplitPsql(%q) terminated %v, want %s", sql, b, want)
+		}
+	}
+}
+
 // Words carry their depth: the CTE's DELETE is inside, the main one is not.
 func TestSplitPsqlDepth(t *testing.T) {
 	got, err := SplitPsql("WITH d AS (DELETE FROM t RETURNING id) DELETE FROM u")
