@@ -297,8 +297,22 @@ func version(path string) int {
 }
 
 // install runs apt-get non-interactively. Test packages run in parallel
-// processes, so each waits for dpkg's lock rather than failing on it.
+// processes: one installs while the others wait on a lock file, then find
+// it installed (apt-get update fails, rather than waits, on its lists
+// lock).
 func install() error {
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "govkit-pgtest-install.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if lookup() != "" {
+		return nil // another test process installed it
+	}
 	for _, args := range [][]string{
 		{"update"},
 		{"install", "-y", "--no-install-recommends", "postgresql"},

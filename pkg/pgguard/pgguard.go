@@ -227,6 +227,12 @@ func check(st sqlinspect.PsqlStatement) (counted bool, why string) {
 			return false, "is DISCARD ALL, which cannot run inside a transaction"
 		}
 	}
+	if hasWord(w, "track_counts") {
+		// With the server's counters off, rows changed by functions and
+		// triggers go uncounted (the guard checks the setting only at
+		// the end, so turning it off and on again would hide them).
+		return false, "changes track_counts, which the guard counts rows with"
+	}
 	if head != "refresh" && hasWord(w, "concurrently") {
 		return false, "is " + upper + " … CONCURRENTLY, which cannot run inside a transaction"
 	}

@@ -157,6 +157,7 @@ func TestPlanRefuses(t *testing.T) {
 		{argv: []string{"psql", "-c", "DROP TYPE mood CASCADE"}, want: "is DROP … CASCADE"},
 		{argv: []string{"psql", "-c", "ALTER TABLE t DROP COLUMN v"}, want: "is ALTER … DROP COLUMN"},
 		{argv: []string{"psql", "-c", "ALTER TABLE t DROP v"}, want: "is ALTER … DROP V"},
+		{argv: []string{"psql", "-c", "SET track_counts = off; SELECT purge(); RESET track_counts"}, want: "statement 1 changes track_counts"},
 		{argv: []string{"psql", "-c", "COPY t FROM STDIN"}, want: "is COPY FROM STDIN: the guard gives psql its script on standard input"},
 		{argv: []string{"psql", "-c", "SELECT 1; \\i other.sql"}, want: `-c: statement 2 has backslash meta-command \i`},
 		{argv: []string{"psql", "-c", "DELETE FROM t WHERE id = :id"}, want: "-c: psql variable interpolation (:name) outside quotes"},
