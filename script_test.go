@@ -23,6 +23,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite" // sqlexec
 
+	"github.com/govkit/govkit/internal/pgtest"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/client"
 
@@ -76,6 +77,7 @@ func TestScripts(t *testing.T) {
 			// the suite runs at night. Flags on the command line still win.
 			env.Setenv("GOVKIT_AUDITOR_ALLOWED_HOURS_START", "0")
 			env.Setenv("GOVKIT_AUDITOR_ALLOWED_HOURS_END", "24")
+			env.Values[scriptT{}] = env.T() // pgstart skips with a reason
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -90,6 +92,7 @@ func TestScripts(t *testing.T) {
 			"auditsub":   cmdAuditsub,
 			"envfile":    cmdEnvfile,
 			"sqlexec":    cmdSqlexec,
+			"pgstart":    cmdPgstart,
 			// Transport (DESIGN §11, issue 13): script_tls_test.go.
 			"gencert":     cmdGencert,
 			"httppost":    cmdHTTPPost,
@@ -339,4 +342,45 @@ func cmdSqlexec(ts *testscript.TestScript, neg bool, args []string) {
 	n, err := res.RowsAffected()
 	ts.Check(err)
 	fmt.Fprintf(ts.Stdout(), "%d rows\n", n)
+}
+
+// pgstart: start a throwaway PostgreSQL cluster (internal/pgtest) for the
+// rest of the script and set PGHOST, PGPORT, PGUSER and PGDATABASE so that
+// a plain `exec psql -c …` reaches it; it is stopped and removed when the
+// script ends. Without PostgreSQL (and not root, so not installing it) the
+// script is skipped with the reason.
+type scriptT struct{}
+
+func cmdPgstart(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: pgstart")
+	}
+	if _, err := pgtest.Find(); err != nil {
+		var nf *pgtest.NotFoundError
+		if errors.As(err, &nf) {
+			// testscript's own skip takes its reason from the script;
+			// this one is known only here.
+			ts.Value(scriptT{}).(testscript.T).Skip(err.Error())
+		}
+		ts.Fatalf("%v", err)
+	}
+	// $WORK is too long for a socket path and may be closed to the
+	// server's user: the cluster lives in its own short directory.
+	dir, err := os.MkdirTemp("", "pgts")
+	ts.Check(err)
+	c, err := pgtest.StartDir(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		ts.Fatalf("%v", err)
+	}
+	ts.Defer(func() {
+		if err := c.Stop(); err != nil {
+			ts.Logf("%v", err)
+		}
+		os.RemoveAll(dir)
+	})
+	for _, kv := range c.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		ts.Setenv(k, v)
+	}
 }

@@ -32,6 +32,13 @@ type lexed struct {
 	stmts   [][]token
 	err     string
 	psqlVar bool
+	spans   []span // with lexer.spans: where each statement's text lies
+}
+
+// span is a statement's text, s[start:end]; semi: it ends with its ';'.
+type span struct {
+	start, end int
+	semi       bool
 }
 
 type lexer struct {
@@ -43,6 +50,9 @@ type lexer struct {
 	toks      []token
 	start     int // first token of the current statement
 	out       lexed
+	spans     bool // record lexed.spans (SplitPsql)
+	cut       int  // where the current statement's text starts
+	semi      bool // the statement being ended ends at a ';'
 }
 
 func lex(d Dialect, v variant, s string) lexed {
@@ -73,8 +83,12 @@ func (l *lexer) emit(k tokKind, text string) {
 func (l *lexer) endStatement() {
 	if n := len(l.toks); n > l.start {
 		l.out.stmts = append(l.out.stmts, l.toks[l.start:n:n])
+		if l.spans {
+			l.out.spans = append(l.out.spans, span{l.cut, l.i, l.semi})
+		}
 	}
 	l.start = len(l.toks)
+	l.cut = l.i
 }
 
 func (l *lexer) run() {
@@ -93,7 +107,9 @@ func (l *lexer) run() {
 			l.fail("control character in sql text")
 		case c == ';':
 			l.i++
+			l.semi = true
 			l.endStatement()
+			l.semi = false
 		case c == '-' && l.peek(1) == '-':
 			l.dashComment()
 		case c == '#' && l.d == MySQL:
