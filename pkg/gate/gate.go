@@ -87,11 +87,14 @@ type Request struct {
 	// is requested and nothing is recorded (gate check).
 	CheckOnly bool
 
-	Dir    string   // working directory ("" is gate's)
-	Env    []string // the command's environment (nil is gate's)
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
+	Dir   string   // working directory ("" is gate's)
+	Env   []string // the command's environment (nil is gate's)
+	Stdin io.Reader
+	// StdinIsTerminal says a person types on Stdin: psql reading SQL there
+	// is interactive and cannot be guarded.
+	StdinIsTerminal bool
+	Stdout          io.Writer
+	Stderr          io.Writer
 	// Notes receives gate's own messages for the person or agent running
 	// it (the approval id while waiting, warnings); nil discards them.
 	Notes io.Writer

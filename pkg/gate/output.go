@@ -126,6 +126,15 @@ func (s *stream) withhold() {
 	s.held = nil
 }
 
+// replaceHeld replaces what was held (the psql guard removes its marker
+// lines from psql's stderr before the caller sees it).
+func (s *stream) replaceHeld(b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.showN = min(s.showN, int64(len(b)))
+	s.held = b
+}
+
 // heldText is everything the command wrote while held, for the parsers of
 // the blast-radius check; complete is false when it wrote more than
 // holdCap, and a count from the text would be a guess.

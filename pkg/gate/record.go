@@ -30,7 +30,7 @@ func (r *run) execute(ctx context.Context) {
 		return
 	}
 	if guard != nil {
-		cmd.Args, cmd.Stdin = guard.argv(cmd.Args), guard.stdin()
+		cmd.Stdin = guardStdin(guard)
 	}
 	ex, err := execute(ctx, cmd, r.req.Timeout, stdout, stderr, start)
 	if err != nil {
@@ -53,7 +53,7 @@ func (r *run) execute(ctx context.Context) {
 		br = &BlastRadius{}
 		text, complete := stdout.heldText()
 		if guard != nil {
-			guard.outcome(stderr, br)
+			r.guardOutcome(guard, stderr, br)
 		}
 		if !ex.timedOut && r.checkBlastRadius(ctx, text, complete, br) {
 			withheld = true

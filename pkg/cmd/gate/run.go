@@ -146,7 +146,7 @@ func (o *RunOptions) run(args []string) error {
 		Argv: args, Shell: o.Shell, Mode: mode, Resource: o.Resource, Session: o.Session,
 		Sandbox: o.Sandbox, Timeout: o.Timeout, MaxOutput: o.MaxOutput, Wait: o.Wait,
 		ApprovalID: o.Approval, AutoRewrite: o.AutoRewrite, CheckOnly: o.check, Spool: o.Spool,
-		Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Notes: o.IO.ErrOut,
+		Stdin: o.IO.In, StdinIsTerminal: o.IO.IsStdinTTY(), Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Notes: o.IO.ErrOut,
 	}
 	if mode == gate.Fix || o.urlGiven() {
 		c, err := o.client()
