@@ -32,6 +32,17 @@ if command -v hyperfine >/dev/null 2>&1; then
 		"$classify -- 'ls && rm -rf /'"
 fi
 
+# gate run: what gate adds to a command, whole-process, readonly mode with
+# the sandbox on (target: ≤ 15 ms median added), then isolated and off.
+gate=${GATE:-bin/gate}
+if [ ! -x "$gate" ]; then
+	go build -trimpath -o "$gate" ./cmd/gate
+fi
+go build -o bin/gatebench ./internal/gatebench
+bin/gatebench -runs "$runs" -bin "$gate" "${strict[@]}"
+bin/gatebench -runs "$runs" -bin "$gate" -- --sandbox isolated
+bin/gatebench -runs "$runs" -bin "$gate" -- --sandbox off
+
 # auditd: durable ingest (synchronous=FULL) over HTTP at 1, 8 and 32
 # concurrent clients, next to SQLite's single-row-commit rate on the same disk
 # in the same run (targets: ≥ 10× that at 32 clients, ≥ 20k events/s where the

@@ -49,7 +49,7 @@ func kindOf(s *Spec, o Opt) Kind {
 			}
 		}
 	case strings.HasPrefix(o.Name, "--"):
-		if e, ok := s.long[o.Name[2:]]; ok {
+		if e, ok := s.tab.get().long[o.Name[2:]]; ok {
 			return e.kind
 		}
 	case len(o.Name) == 2 && s.short[o.Name[1]] != 0:

@@ -145,7 +145,7 @@ func ParseInto[A Args](p *Parsed, args A, s *Spec) {
 			i = r.long(v, i)
 		default:
 			if name, val, hasVal := strings.Cut(v[1:], "="); s.singleDash && len(name) > 1 {
-				if e, ok := s.long[name]; ok {
+				if e, ok := s.tab.get().long[name]; ok {
 					i = r.add(Opt{Name: e.dashed, Value: val, HasValue: hasVal, Index: i}, e.kind)
 					continue
 				}
@@ -247,7 +247,7 @@ func (r *parser[A]) whole(v string, i int) int {
 	if name[0] == '-' {
 		name = name[1:]
 	}
-	e, ok := r.s.long[name]
+	e, ok := r.s.tab.get().long[name]
 	if !ok {
 		r.p.Unknown = append(r.p.Unknown, v)
 		return i

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Kind says what an option takes after its name.
@@ -33,8 +34,7 @@ const (
 // and safe for concurrent use.
 type Spec struct {
 	short [256]Kind // +1: 0 is "not an option"
-	long  map[string]*longOpt
-	names []*longOpt // long options sorted by name, for prefix matching
+	tab   *longTable
 
 	noAbbrev   bool // pflag/cobra programs (kubectl, docker) take no abbreviations
 	posixStop  bool // options end at the first operand (wrappers, subcommand CLIs)
@@ -49,6 +49,61 @@ type Spec struct {
 	// names ("family=" takes the next word); a word matching none is
 	// unknown. Set it with Ordered.
 	ordered []orderedOpt
+}
+
+// longTable is a Spec's long options, built on first use: govkit declares
+// some 150 Specs as package variables, and a process that parses no options
+// (gate's sandboxed child, re-executed only to exec its command) must not
+// spend milliseconds building them at start-up (issue 15: gate's overhead).
+// WithShort copies share it.
+type longTable struct {
+	once sync.Once
+	src  []string   // as written for New
+	base *longTable // Plus: the options of the Spec it extends, under src's
+	my   bool       // my_getopt: '_' is spelled '-' in names
+
+	long  map[string]*longOpt
+	names []*longOpt // sorted by name, for prefix matching
+}
+
+// get builds t on first use.
+func (t *longTable) get() *longTable {
+	t.once.Do(t.build)
+	return t
+}
+
+func (t *longTable) build() {
+	t.long = make(map[string]*longOpt, len(t.src))
+	for _, l := range t.src {
+		t.add(parseLong(l))
+	}
+	if t.base != nil {
+		for name, e := range t.base.get().long {
+			if _, ok := t.long[name]; !ok {
+				t.add(name, e.kind)
+			}
+		}
+	}
+	if t.my {
+		for _, e := range t.names {
+			if n := dashes(e.name); n != e.name {
+				delete(t.long, e.name)
+				e.name, e.dashed = n, "--"+n
+				t.long[n] = e
+			}
+		}
+	}
+	sort.Slice(t.names, func(i, j int) bool { return t.names[i].name < t.names[j].name })
+}
+
+func (t *longTable) add(name string, k Kind) {
+	if e, ok := t.long[name]; ok {
+		e.kind = k
+		return
+	}
+	e := &longOpt{name: name, dashed: "--" + name, kind: k}
+	t.long[name] = e
+	t.names = append(t.names, e)
 }
 
 type longOpt struct {
@@ -68,7 +123,7 @@ type orderedOpt struct {
 // "=" (needs a value), "?" (optional value), "==" (TwoValues) or "..."
 // (Rest).
 func New(short string, longs ...string) *Spec {
-	s := &Spec{long: make(map[string]*longOpt, len(longs))}
+	s := &Spec{tab: &longTable{src: longs}}
 	for i := 0; i < len(short); i++ {
 		c, k := short[i], NoValue
 		if i+1 < len(short) && short[i+1] == ':' {
@@ -81,11 +136,6 @@ func New(short string, longs ...string) *Spec {
 		}
 		s.short[c] = k + 1
 	}
-	for _, l := range longs {
-		name, k := parseLong(l)
-		s.addLong(name, k)
-	}
-	s.sortNames()
 	return s
 }
 
@@ -101,20 +151,6 @@ func parseLong(l string) (string, Kind) {
 		return strings.TrimSuffix(l, "?"), OptionalValue
 	}
 	return l, NoValue
-}
-
-func (s *Spec) addLong(name string, k Kind) {
-	if e, ok := s.long[name]; ok {
-		e.kind = k
-		return
-	}
-	e := &longOpt{name: name, dashed: "--" + name, kind: k}
-	s.long[name] = e
-	s.names = append(s.names, e)
-}
-
-func (s *Spec) sortNames() {
-	sort.Slice(s.names, func(i, j int) bool { return s.names[i].name < s.names[j].name })
 }
 
 // Ordered builds a Spec in iproute2's ordered-prefix mode (see
@@ -181,16 +217,9 @@ func (s *Spec) WholeWords() *Spec { s.wholeWords = true; s.noAbbrev = true; retu
 // An unknown --loose- option, which my_getopt ignores with a warning, is
 // unknown here (fail closed); so is --maximum-, which sets limits on server
 // variables. Short options are read as getopt's.
+// Call it when declaring the Spec, before any use.
 func (s *Spec) MyGetopt() *Spec {
-	s.myGetopt = true
-	for _, e := range s.names {
-		if n := dashes(e.name); n != e.name {
-			delete(s.long, e.name)
-			e.name, e.dashed = n, "--"+n
-			s.long[n] = e
-		}
-	}
-	s.sortNames()
+	s.myGetopt, s.tab.my = true, true
 	return s
 }
 
@@ -219,12 +248,7 @@ func (s *Spec) Plus(short string, longs ...string) *Spec {
 			t.short[c] = k
 		}
 	}
-	for name, e := range s.long {
-		if _, ok := t.long[name]; !ok {
-			t.addLong(name, e.kind)
-		}
-	}
-	t.sortNames()
+	t.tab.base = s.tab
 	t.noAbbrev, t.singleDash = s.noAbbrev, s.singleDash
 	return t
 }
@@ -276,12 +300,12 @@ func (s *Spec) Ambiguity(name string) string {
 		if _, n, name, _ = s.myResolve(name); n < 2 {
 			return ""
 		}
-	} else if _, exact := s.long[name]; exact {
+	} else if _, exact := s.tab.get().long[name]; exact {
 		return ""
 	}
 	lo := s.prefixStart(name)
 	var matches []string
-	for _, e := range s.names[lo:] {
+	for _, e := range s.tab.names[lo:] {
 		if !strings.HasPrefix(e.name, name) {
 			break
 		}
@@ -295,19 +319,21 @@ func (s *Spec) Ambiguity(name string) string {
 }
 
 func (s *Spec) prefixStart(name string) int {
-	return sort.Search(len(s.names), func(i int) bool { return s.names[i].name >= name })
+	names := s.tab.get().names
+	return sort.Search(len(names), func(i int) bool { return names[i].name >= name })
 }
 
 // find resolves name exactly or by a unique prefix; n counts the options
 // name abbreviates when it is not one (more than one: ambiguous).
 func (s *Spec) find(name string) (e *longOpt, n int) {
-	if e, ok := s.long[name]; ok {
+	tab := s.tab.get()
+	if e, ok := tab.long[name]; ok {
 		return e, 1
 	}
 	if s.noAbbrev || name == "" {
 		return nil, 0
 	}
-	for _, x := range s.names[s.prefixStart(name):] {
+	for _, x := range tab.names[s.prefixStart(name):] {
 		if !strings.HasPrefix(x.name, name) {
 			break
 		}
