@@ -22,6 +22,7 @@ import (
 	"github.com/govkit/govkit/pkg/cmd/govexplain"
 	"github.com/govkit/govkit/pkg/cmd/secbot"
 	"github.com/govkit/govkit/pkg/cmd/verifychain"
+	"github.com/govkit/govkit/pkg/cmd/gate"
 )
 
 // roots returns the root command of every binary. Add each new binary here.
@@ -31,6 +32,7 @@ func roots(streams *cli.IOStreams) []*cobra.Command {
 		auditd.NewCmdAuditd(streams, nil),
 		auditor.NewCmdAuditor(streams, nil),
 		classify.NewCmdClassify(streams, nil),
+		gate.NewCmdGate(streams),
 		govbot.NewCmdGovbot(streams),
 		govexplain.NewCmdGovexplain(streams, nil),
 		secbot.NewCmdSecbot(streams),
