@@ -18,11 +18,11 @@ import (
 	"github.com/govkit/govkit/pkg/cmd/auditd"
 	"github.com/govkit/govkit/pkg/cmd/auditor"
 	"github.com/govkit/govkit/pkg/cmd/classify"
+	"github.com/govkit/govkit/pkg/cmd/gate"
 	"github.com/govkit/govkit/pkg/cmd/govbot"
 	"github.com/govkit/govkit/pkg/cmd/govexplain"
 	"github.com/govkit/govkit/pkg/cmd/secbot"
 	"github.com/govkit/govkit/pkg/cmd/verifychain"
-	"github.com/govkit/govkit/pkg/cmd/gate"
 )
 
 // roots returns the root command of every binary. Add each new binary here.
