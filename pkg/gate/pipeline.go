@@ -321,21 +321,13 @@ func (r *run) waitApproval(ctx context.Context, id string) (approval.Request, er
 			return ap, err
 		}
 		if left < time.Second {
-			if err := sleep(ctx, left); err != nil {
-				return ap, err
+			// Too little left for a long-poll: wait it out here.
+			select {
+			case <-ctx.Done():
+				return ap, ctx.Err()
+			case <-time.After(left):
 			}
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

@@ -56,12 +56,22 @@ func (s Spool) Put(in govapi.IncidentInput) (string, error) {
 		return "", fmt.Errorf("spool: %w", err)
 	}
 	path := filepath.Join(s.Dir, in.IncidentID+".json")
-	tmp, err := os.CreateTemp(s.Dir, ".incoming-*")
-	if err != nil {
+	if err := writeAtomic(path, append(b, '\n'), true); err != nil {
 		return "", fmt.Errorf("spool: %w", err)
 	}
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
+	return path, nil
+}
+
+// writeAtomic writes b to path through a temporary file in the same
+// directory and a rename, so that a reader (a flush, a script reading the
+// report) never sees half of it; with sync it reaches the disk first.
+func writeAtomic(path string, b []byte, sync bool) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".incoming-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if err == nil && sync {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -72,9 +82,17 @@ func (s Spool) Put(in govapi.IncidentInput) (string, error) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("spool: %w", err)
 	}
-	return path, nil
+	return err
+}
+
+// WriteReport writes res as gate's --report JSON to path, atomically.
+func WriteReport(path string, res Result) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, append(b, '\n'), false)
 }
 
 // Pending lists the spooled incident files, oldest first (incident ids

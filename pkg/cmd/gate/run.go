@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -159,7 +157,7 @@ func (o *RunOptions) run(args []string) error {
 	defer stop()
 	res, runErr := gate.Run(ctx, req)
 	if o.Report != "" {
-		if err := writeReport(o.Report, res); err != nil {
+		if err := gate.WriteReport(o.Report, res); err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "gate: warning: --report %s: %v\n", o.Report, err)
 		}
 	}
@@ -225,27 +223,4 @@ func (o *RunOptions) printCheck(res gate.Result) error {
 		fmt.Fprintf(o.IO.Out, "  policy: %s (hypothetical): %s\n", d.EnforcedEffect, d.Explanation)
 	}
 	return nil
-}
-
-// writeReport writes the report atomically: a reader never sees half of it.
-func writeReport(path string, res gate.Result) error {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".gate-report-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }
