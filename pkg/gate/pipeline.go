@@ -116,7 +116,7 @@ func (r *run) startGovernance(ctx context.Context) bool {
 	}
 	if why != "" {
 		r.res.refuse(ExitCannotRun, CodeGovernanceRequired, "fix mode requires governance: "+why, hint)
-		r.violation(ctx, why)
+		r.violation(ctx, why, govapi.SeverityCritical, "refused")
 		return false
 	}
 	r.flush(ctx)
@@ -125,12 +125,15 @@ func (r *run) startGovernance(ctx context.Context) bool {
 
 // violation records a governance_violation event (agents may post it;
 // DESIGN §11).
-func (r *run) violation(ctx context.Context, why string) {
-	data, _ := json.Marshal(map[string]string{"reason": why, "mode": string(r.req.Mode), "severity": govapi.SeverityCritical})
+// Severity and outcome follow seed 003's violation types (H-26): critical
+// and refused when governance is missing, warning and allowed for a
+// destructive command that no approval released.
+func (r *run) violation(ctx context.Context, why, severity, outcome string) {
+	data, _ := json.Marshal(map[string]string{"reason": why, "mode": string(r.req.Mode), "severity": severity})
 	ev := audit.Event{
 		SchemaVersion: audit.SchemaVersion, EventID: r.newID(), EventType: "governance_violation",
-		SessionID: r.req.Session, Tool: &audit.Tool{Name: r.tool, RawCommand: r.command},
-		Outcome: &audit.Outcome{Status: "refused"}, Data: data,
+		SessionID: r.req.Session, ActionClass: r.action(), Tool: &audit.Tool{Name: r.tool, RawCommand: r.command},
+		Outcome: &audit.Outcome{Status: outcome}, Data: data,
 	}
 	r.setResource(&ev)
 	if _, err := r.req.Client.Append(ctx, ev); err != nil {
@@ -210,6 +213,11 @@ func (r *run) decide(ctx context.Context) bool {
 
 	switch trace.Decision.EnforcedEffect {
 	case policy.EffectAllow:
+		if r.action() == string(intent.ActionDestructive) && !r.req.CheckOnly {
+			// Seed 003's third violation type: allowed, but logged.
+			r.warn("the policy allows this destructive command without an approval")
+			r.violation(ctx, "destructive command allowed without an approval", govapi.SeverityWarning, "allowed")
+		}
 		return true
 	case policy.EffectDeny:
 		code := CodePolicyBlocked
