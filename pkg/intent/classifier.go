@@ -72,7 +72,7 @@ func Classify(command string) Result { return defaultClassifier.Classify(command
 func (c *Classifier) Classify(command string) Result {
 	r := c.classify(command)
 	if r.Verdict() != VerdictReadOnly && r.SuggestedRewrite != "" {
-		if c.classify(r.SuggestedRewrite).Verdict() != VerdictReadOnly {
+		if c.verdict(r.SuggestedRewrite) != VerdictReadOnly {
 			r.SuggestedRewrite = "" // seed 000: a rewrite must itself be read-only and bounded
 		}
 	} else {
@@ -80,6 +80,15 @@ func (c *Classifier) Classify(command string) Result {
 	}
 	r.AutoRecoverable = r.SuggestedRewrite != ""
 	return r
+}
+
+// verdict is c.classify(command).Verdict(), without parsing a command of
+// plain words (plain.go): the check of a suggested rewrite.
+func (c *Classifier) verdict(command string) Verdict {
+	if n, ok := plainCommand(command); ok && len(command) <= c.opts.MaxBytes {
+		return c.classifyPlain(command, n).Verdict()
+	}
+	return c.classify(command).Verdict()
 }
 
 // classify returns the result with a candidate rewrite, not yet checked.
