@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -37,16 +36,10 @@ type Options struct {
 
 // Classifier classifies shell commands. It is safe for concurrent use.
 type Classifier struct {
-	opts      Options
-	parsers   sync.Pool // of *shellParser
+	opts Options
+	// scratches holds the memory classifications work in, the parser
+	// included (issue 14: a batch allocates neither per command).
 	scratches sync.Pool // of *scratch
-}
-
-// shellParser is a bash parser with the reader it parses from, reused
-// across commands (issue 14: a batch allocates neither per command).
-type shellParser struct {
-	p *syntax.Parser
-	r strings.Reader
 }
 
 // New returns a Classifier with the given options.
@@ -58,7 +51,6 @@ func New(opts Options) *Classifier {
 		opts.MaxDepth = 64
 	}
 	c := &Classifier{opts: opts}
-	c.parsers.New = func() any { return &shellParser{p: syntax.NewParser(syntax.Variant(syntax.LangBash))} }
 	c.scratches.New = func() any { return new(scratch) }
 	return c
 }
@@ -104,7 +96,7 @@ func (c *Classifier) classify(command string) Result {
 		a.failClosed(CodeControlCharacter, "command contains "+bad)
 		return a.result(command)
 	}
-	f, err := c.parse(command)
+	f, err := s.parse(command)
 	if err != nil {
 		a.failClosed(CodeParseError, err.Error())
 		return a.result(command)
@@ -117,11 +109,11 @@ func (c *Classifier) classify(command string) Result {
 	return r
 }
 
+// parse parses text as bash with a pooled parser, as a classification does.
 func (c *Classifier) parse(text string) (*syntax.File, error) {
-	sp := c.parsers.Get().(*shellParser)
-	defer c.parsers.Put(sp)
-	sp.r.Reset(text)
-	return sp.p.Parse(&sp.r, "")
+	s := c.scratches.Get().(*scratch)
+	defer c.scratches.Put(s)
+	return s.parse(text)
 }
 
 func applySplices(src string, sp []splice) string {

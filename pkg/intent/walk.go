@@ -817,7 +817,7 @@ func (w *walker) script(text string, a *assessment, remote bool) {
 		a.failClosed(CodeControlCharacter, "nested command contains "+bad)
 		return
 	}
-	f, err := w.c.parse(text)
+	f, err := w.mem.parse(text)
 	if err != nil {
 		a.failClosed(CodeParseError, "nested command: "+err.Error())
 		return
