@@ -1,7 +1,6 @@
 package intent
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/govkit/govkit/pkg/getopt"
@@ -73,7 +72,7 @@ func readOnly(names ...string) {
 func writes(risk Risk, what string, names ...string) {
 	for _, n := range names {
 		rules[n] = func(c *call) {
-			c.a.writes(CodeWriteCommand, risk, fmt.Sprintf("%s %s", c.name, what))
+			c.a.writes(CodeWriteCommand, risk, c.name+" "+what)
 		}
 	}
 }

@@ -176,7 +176,7 @@ func (w *walker) redirect(r *syntax.Redirect, ctx *stmtCtx, a *assessment) {
 		if r.Op != syntax.RdrClob && isSinkPath(target) && literal {
 			return
 		}
-		a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf("%s %s writes a file", r.Op, target))
+		a.writes(CodeOutputRedirect, RiskHighWrite, r.Op.String()+" "+target+" writes a file")
 		if isDiskDevice(target) {
 			a.destroys(fmt.Sprintf("%s %s overwrites a device", r.Op, target))
 		}
@@ -803,7 +803,7 @@ func (w *walker) program(args []*arg, ctx stmtCtx, a *assessment) {
 			return
 		}
 	}
-	a.writes(CodeUnknownCommand, RiskMediumWrite, fmt.Sprintf("%s is not a known read-only command", name.val))
+	a.writes(CodeUnknownCommand, RiskMediumWrite, name.val+" is not a known read-only command")
 }
 
 // script classifies text that a shell will run (bash -c, ssh host CMD,
