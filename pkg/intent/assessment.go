@@ -10,6 +10,10 @@ type assessment struct {
 	risk        Risk
 	action      ActionClass
 	reasons     []Reason
+	// mem, when set, is where the first reason takes its slice from: the
+	// top-level assessment of a classification, whose reasons the result
+	// keeps. Nested ones, merged and dropped, allocate their own.
+	mem *scratch
 }
 
 func (a *assessment) reason(code Code, detail string) {
@@ -19,7 +23,11 @@ func (a *assessment) reason(code Code, detail string) {
 		}
 	}
 	if a.reasons == nil {
-		a.reasons = make([]Reason, 0, 4) // most commands have one to four: one allocation
+		if a.mem != nil {
+			a.reasons = a.mem.takeReasons()
+		} else {
+			a.reasons = make([]Reason, 0, 4) // most commands have one to four: one allocation
+		}
 	}
 	a.reasons = append(a.reasons, Reason{Code: code, Detail: detail})
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -37,16 +36,10 @@ type Options struct {
 
 // Classifier classifies shell commands. It is safe for concurrent use.
 type Classifier struct {
-	opts      Options
-	parsers   sync.Pool // of *shellParser
+	opts Options
+	// scratches holds the memory classifications work in, the parser
+	// included (issue 14: a batch allocates neither per command).
 	scratches sync.Pool // of *scratch
-}
-
-// shellParser is a bash parser with the reader it parses from, reused
-// across commands (issue 14: a batch allocates neither per command).
-type shellParser struct {
-	p *syntax.Parser
-	r strings.Reader
 }
 
 // New returns a Classifier with the given options.
@@ -59,7 +52,6 @@ func New(opts Options) *Classifier {
 		opts.MaxDepth = 64
 	}
 	c := &Classifier{opts: opts}
-	c.parsers.New = func() any { return &shellParser{p: syntax.NewParser(syntax.Variant(syntax.LangBash))} }
 	c.scratches.New = func() any { return new(scratch) }
 	return c
 }
@@ -73,7 +65,7 @@ func Classify(command string) Result { return defaultClassifier().Classify(comma
 func (c *Classifier) Classify(command string) Result {
 	r := c.classify(command)
 	if r.Verdict() != VerdictReadOnly && r.SuggestedRewrite != "" {
-		if c.classify(r.SuggestedRewrite).Verdict() != VerdictReadOnly {
+		if c.verdict(r.SuggestedRewrite) != VerdictReadOnly {
 			r.SuggestedRewrite = "" // seed 000: a rewrite must itself be read-only and bounded
 		}
 	} else {
@@ -81,6 +73,15 @@ func (c *Classifier) Classify(command string) Result {
 	}
 	r.AutoRecoverable = r.SuggestedRewrite != ""
 	return r
+}
+
+// verdict is c.classify(command).Verdict(), without parsing a command of
+// plain words (plain.go): the check of a suggested rewrite.
+func (c *Classifier) verdict(command string) Verdict {
+	if n, ok := plainCommand(command); ok && len(command) <= c.opts.MaxBytes {
+		return c.classifyPlain(command, n).Verdict()
+	}
+	return c.classify(command).Verdict()
 }
 
 // classify returns the result with a candidate rewrite, not yet checked.
@@ -96,7 +97,7 @@ func (c *Classifier) classify(command string) Result {
 		a.failClosed(CodeControlCharacter, "command contains "+bad)
 		return a.result(command)
 	}
-	f, err := c.parse(command)
+	f, err := s.parse(command)
 	if err != nil {
 		a.failClosed(CodeParseError, err.Error())
 		return a.result(command)
@@ -109,11 +110,11 @@ func (c *Classifier) classify(command string) Result {
 	return r
 }
 
+// parse parses text as bash with a pooled parser, as a classification does.
 func (c *Classifier) parse(text string) (*syntax.File, error) {
-	sp := c.parsers.Get().(*shellParser)
-	defer c.parsers.Put(sp)
-	sp.r.Reset(text)
-	return sp.p.Parse(&sp.r, "")
+	s := c.scratches.Get().(*scratch)
+	defer c.scratches.Put(s)
+	return s.parse(text)
 }
 
 func applySplices(src string, sp []splice) string {

@@ -52,3 +52,28 @@ func TestAppendJSONCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainWord: the eight-byte test never passes a byte that needs
+// escaping or a second look, in any position, whatever its neighbours.
+func TestPlainWord(t *testing.T) {
+	for _, fill := range []byte{'a', ' ', '~', 0x7f, '!', '#', '[', ']'} {
+		for b := 0; b < 256; b++ {
+			for pos := 0; pos < 8; pos++ {
+				var v uint64
+				for i := 0; i < 8; i++ {
+					c := uint64(fill)
+					if i == pos {
+						c = uint64(b)
+					}
+					v |= c << (8 * i)
+				}
+				plain := b < 0x80 && jsonPlain[b]
+				if got := plainWord(v); got && !plain {
+					t.Fatalf("byte %#x at %d among %q: plain", b, pos, fill)
+				} else if !got && plain {
+					t.Errorf("byte %#x at %d among %q: not plain", b, pos, fill)
+				}
+			}
+		}
+	}
+}

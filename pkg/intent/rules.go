@@ -1,7 +1,6 @@
 package intent
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 
@@ -82,7 +81,7 @@ func readOnly(names ...string) {
 func writes(risk Risk, what string, names ...string) {
 	for _, n := range names {
 		rules[n] = func(c *call) {
-			c.a.writes(CodeWriteCommand, risk, fmt.Sprintf("%s %s", c.name, what))
+			c.a.writes(CodeWriteCommand, risk, c.name+" "+what)
 		}
 	}
 }

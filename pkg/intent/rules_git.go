@@ -301,11 +301,11 @@ func gitRule(c *call) {
 	}
 	gp := c.parseWords(rest, form.opts)
 	if len(gp.Dynamic) > 0 {
-		c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("git %s: argument %s may expand into an option", sub, gp.Dynamic[0]))
+		c.a.writes(CodeDynamicCommand, RiskMediumWrite, "git "+sub+": argument "+gp.Dynamic[0]+" may expand into an option")
 		return
 	}
 	if len(gp.Unknown) > 0 {
-		c.a.writes(CodeWriteOption, RiskMediumWrite, fmt.Sprintf("git %s: option %s is not known to be read-only", sub, gp.Unknown[0]))
+		c.a.writes(CodeWriteOption, RiskMediumWrite, "git "+sub+": option "+gp.Unknown[0]+" is not known to be read-only")
 		return
 	}
 	found := false
@@ -492,7 +492,7 @@ func gitWrite(c *call, sub string, rest []*arg) {
 		"write-tree", "checkout-index", "pack-refs", "prune-packed", "rerere", "citool", "gui", "instaweb",
 		"daemon", "http-backend", "credential":
 	default:
-		c.a.writes(CodeUnknownCommand, RiskMediumWrite, fmt.Sprintf("git %s is not a known read-only subcommand (aliases can run programs)", sub))
+		c.a.writes(CodeUnknownCommand, RiskMediumWrite, "git "+sub+" is not a known read-only subcommand (aliases can run programs)")
 		return
 	}
 	c.a.writes(CodeWriteSubcommand, risk, "git "+sub+" changes the repository, work tree or remote")
@@ -573,11 +573,11 @@ func gitDestroys(sub string, rest []*arg) string {
 func gitConfigCheck(c *call, sub, dir string, dirKnown bool) {
 	cl := c.w.c
 	if cl.opts.RepoConfig == nil {
-		c.a.conditionally(CodeGitConfigDependent, fmt.Sprintf("git %s is read-only unless repository config runs programs (core.fsmonitor, textconv, pagers)", sub))
+		c.a.conditionally(CodeGitConfigDependent, "git "+sub+" is read-only unless repository config runs programs (core.fsmonitor, textconv, pagers)")
 		return
 	}
 	if !dirKnown {
-		c.a.writes(CodeGitConfigUnchecked, RiskMediumWrite, fmt.Sprintf("git %s runs in a repository chosen at run time (cd, --git-dir, --work-tree, remote shell), whose config was not checked", sub))
+		c.a.writes(CodeGitConfigUnchecked, RiskMediumWrite, "git "+sub+" runs in a repository chosen at run time (cd, --git-dir, --work-tree, remote shell), whose config was not checked")
 		return
 	}
 	risks, err := cl.repoConfig(dir)
@@ -597,7 +597,7 @@ func gitConfigCheck(c *call, sub, dir string, dirKnown bool) {
 		c.a.writes(CodeGitConfigRisk, RiskHighWrite, fmt.Sprintf("git %s would run programs set by %s", sub, strings.Join(found, ", ")))
 		return
 	}
-	c.a.conditionally(CodeGitConfigDependent, fmt.Sprintf("git %s: the repository config in %s sets nothing that runs programs", sub, dir))
+	c.a.conditionally(CodeGitConfigDependent, "git "+sub+": the repository config in "+dir+" sets nothing that runs programs")
 }
 
 // git's subcommand options (git 2.47), for the one option parser (issue 14).

@@ -89,17 +89,17 @@ func shellRule(c *call) {
 func stdinCode(c *call) {
 	switch c.ctx.stdin {
 	case stdinPipe:
-		c.a.failClosed(CodePipeToShell, fmt.Sprintf("output piped into %s runs as code", c.name))
+		c.a.failClosed(CodePipeToShell, "output piped into "+c.name+" runs as code")
 	case stdinFile:
-		c.a.writes(CodeRunsProgram, RiskMediumWrite, fmt.Sprintf("%s runs a script from a file classify cannot see", c.name))
+		c.a.writes(CodeRunsProgram, RiskMediumWrite, c.name+" runs a script from a file classify cannot see")
 	case stdinHeredoc:
 		if isShell(c.name) && c.ctx.heredocOK {
 			c.w.script(c.ctx.heredoc, c.a, false)
 			return
 		}
-		c.a.failClosed(CodeInlineCode, fmt.Sprintf("%s runs code from a here-document", c.name))
+		c.a.failClosed(CodeInlineCode, c.name+" runs code from a here-document")
 	default:
-		c.a.never(InteractiveREPL, fmt.Sprintf("%s with nothing to run is an interactive session", c.name))
+		c.a.never(InteractiveREPL, c.name+" with nothing to run is an interactive session")
 	}
 }
 

@@ -73,7 +73,7 @@ func findRule(c *call) {
 	// too: fail closed on it wherever it stands.
 	expands := func(a *arg) bool {
 		if a.mayBeOption() {
-			c.a.writes(CodeDynamicCommand, RiskMediumWrite, fmt.Sprintf("find: argument %s may expand into an expression", a.src))
+			c.a.writes(CodeDynamicCommand, RiskMediumWrite, "find: argument "+a.src+" may expand into an expression")
 		}
 		return a.mayBeOption()
 	}
@@ -120,7 +120,7 @@ func findRule(c *call) {
 			for end < len(args) && args[end].val != ";" && !(args[end].val == "+" && args[end-1].val == "{}") {
 				end++
 			}
-			c.a.writes(CodeRunsProgram, RiskHighWrite, fmt.Sprintf("find %s runs a program for every match", a.val))
+			c.a.writes(CodeRunsProgram, RiskHighWrite, "find "+a.val+" runs a program for every match")
 			c.inner(args[i+1:end], stmtCtx{})
 			i = end
 			continue

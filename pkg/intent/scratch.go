@@ -1,6 +1,11 @@
 package intent
 
-import "github.com/govkit/govkit/pkg/getopt"
+import (
+	"strings"
+
+	"github.com/govkit/govkit/pkg/getopt"
+	"mvdan.cc/sh/v3/syntax"
+)
 
 // scratch is the memory one classification works in, reused from command to
 // command so that a batch does not allocate the walk's words and calls anew
@@ -13,19 +18,54 @@ import "github.com/govkit/govkit/pkg/getopt"
 // taken here may outlive the call that took it: results copy what they keep
 // (strings are shared, never slices of the arena).
 type scratch struct {
+	// The bash parser and the reader it parses from: one pool for both
+	// (a classification and the scripts nested in it parse one after the
+	// other, never at once: each Parse returns a tree that owns its nodes).
+	parser *syntax.Parser
+	reader strings.Reader
+
 	assessment assessment
-	walker     walker
-	words      []arg
-	ptrs       []*arg
-	calls      []call
-	parsed     []*getopt.Parsed // each reused, with its slices
+	// reasons is the block that results' reasons are cut from, four
+	// slots each; a slot is never handed out twice, so a result keeps its
+	// reasons after the scratch moves on (and keeps the block alive).
+	reasons []Reason
+	walker  walker
+	words   []arg
+	ptrs    []*arg
+	calls   []call
+	parsed  []*getopt.Parsed // each reused, with its slices
 }
 
 // start readies s for a new command and returns its empty assessment. The
 // previous result owns the old reasons, so they are dropped, not truncated.
 func (s *scratch) start() *assessment {
-	s.assessment = assessment{}
+	s.assessment = assessment{mem: s}
 	return &s.assessment
+}
+
+// parse parses text as bash with the scratch's parser.
+func (s *scratch) parse(text string) (*syntax.File, error) {
+	if s.parser == nil {
+		s.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}
+	s.reader.Reset(text)
+	return s.parser.Parse(&s.reader, "")
+}
+
+// reasonBlock is how many reasons one allocation holds: 16 commands' worth
+// of four.
+const reasonBlock = 64
+
+// takeReasons returns an empty slice with room for four reasons, cut from
+// the block so that most commands' reasons cost no allocation of their own
+// (issue 14); a fifth reason reallocates, as append does past any capacity.
+func (s *scratch) takeReasons() []Reason {
+	if cap(s.reasons)-len(s.reasons) < 4 {
+		s.reasons = make([]Reason, 0, reasonBlock)
+	}
+	n := len(s.reasons)
+	s.reasons = s.reasons[:n+4]
+	return s.reasons[n : n : n+4]
 }
 
 // takeWords returns n zeroed words and pointers to them; release with

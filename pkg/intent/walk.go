@@ -176,7 +176,7 @@ func (w *walker) redirect(r *syntax.Redirect, ctx *stmtCtx, a *assessment) {
 		if r.Op != syntax.RdrClob && isSinkPath(target) && literal {
 			return
 		}
-		a.writes(CodeOutputRedirect, RiskHighWrite, fmt.Sprintf("%s %s writes a file", r.Op, target))
+		a.writes(CodeOutputRedirect, RiskHighWrite, r.Op.String()+" "+target+" writes a file")
 		if isDiskDevice(target) {
 			a.destroys(fmt.Sprintf("%s %s overwrites a device", r.Op, target))
 		}
@@ -766,31 +766,47 @@ func (w *walker) callExpr(ce *syntax.CallExpr, ctx stmtCtx, a *assessment) {
 }
 
 // program classifies argv[0] with its arguments; wrappers call it again on
-// their inner command (DESIGN §4: wrappers never launder).
+// their inner command (DESIGN §4: wrappers never launder). Its checks and
+// dispatch are functions of their own so that its two defers stay
+// open-coded (a defer on a function with many returns is pushed on a list
+// at run time, and program runs for every command).
 func (w *walker) program(args []*arg, ctx stmtCtx, a *assessment) {
 	if !w.enter(a) {
 		return
 	}
 	defer w.leave()
 	name := args[0]
-	switch {
-	case name.ansiC:
-		a.failClosed(CodeANSICQuoting, fmt.Sprintf("the command word %s uses $'…' quoting", name.src))
-		return
-	case !name.literal() || name.val == "":
-		a.failClosed(CodeDynamicCommand, fmt.Sprintf("the command name %s is computed at run time", name.src))
-		return
-	case !isASCII(name.val):
-		a.failClosed(CodeNonASCIICommand, fmt.Sprintf("the command name %q has non-ASCII characters", name.val))
-		return
-	case strings.Contains(name.val, "/"):
-		a.failClosed(CodePathCommand, fmt.Sprintf("%s is run by path, not the trusted %s", name.val, path.Base(name.val)))
+	if !commandName(name, a) {
 		return
 	}
 	c, mark := w.mem.takeCall()
 	defer w.mem.releaseCall(mark)
 	*c = call{w: w, a: a, ctx: ctx, name: name.val, args: args}
-	if r, ok := rules[name.val]; ok {
+	dispatch(c)
+}
+
+// commandName fails closed on a command word that does not name a trusted
+// program by itself, and reports whether it does.
+func commandName(name *arg, a *assessment) bool {
+	switch {
+	case name.ansiC:
+		a.failClosed(CodeANSICQuoting, fmt.Sprintf("the command word %s uses $'…' quoting", name.src))
+	case !name.literal() || name.val == "":
+		a.failClosed(CodeDynamicCommand, fmt.Sprintf("the command name %s is computed at run time", name.src))
+	case !isASCII(name.val):
+		a.failClosed(CodeNonASCIICommand, fmt.Sprintf("the command name %q has non-ASCII characters", name.val))
+	case strings.Contains(name.val, "/"):
+		a.failClosed(CodePathCommand, fmt.Sprintf("%s is run by path, not the trusted %s", name.val, path.Base(name.val)))
+	default:
+		return true
+	}
+	return false
+}
+
+// dispatch classifies a call with its program's rule, an inspector, or as
+// an unknown program.
+func dispatch(c *call) {
+	if r, ok := rules[c.name]; ok {
 		if helpOrVersion(c) {
 			return
 		}
@@ -798,12 +814,12 @@ func (w *walker) program(args []*arg, ctx stmtCtx, a *assessment) {
 		return
 	}
 	for _, in := range inspectors {
-		if in.Applies(name.val) {
+		if in.Applies(c.name) {
 			inspect(c, in)
 			return
 		}
 	}
-	a.writes(CodeUnknownCommand, RiskMediumWrite, fmt.Sprintf("%s is not a known read-only command", name.val))
+	c.a.writes(CodeUnknownCommand, RiskMediumWrite, c.name+" is not a known read-only command")
 }
 
 // script classifies text that a shell will run (bash -c, ssh host CMD,
@@ -817,7 +833,7 @@ func (w *walker) script(text string, a *assessment, remote bool) {
 		a.failClosed(CodeControlCharacter, "nested command contains "+bad)
 		return
 	}
-	f, err := w.c.parse(text)
+	f, err := w.mem.parse(text)
 	if err != nil {
 		a.failClosed(CodeParseError, "nested command: "+err.Error())
 		return

@@ -207,6 +207,7 @@ func classifyRun(opts *ClassifyOptions) error {
 // ends the batch with exit 3 after the results printed so far.
 func classifyBatch(opts *ClassifyOptions, classify func(string) intent.Result, p *printer) error {
 	records := newRecordReader(opts.IO.In, opts.Null)
+	var texts recordStrings
 	worst, n := intent.VerdictReadOnly, 0
 	for {
 		// Flush before a read that may block, so that a caller feeding
@@ -231,7 +232,7 @@ func classifyBatch(opts *ClassifyOptions, classify func(string) intent.Result, p
 			continue
 		}
 		n++
-		r := classify(string(rec))
+		r := classify(texts.text(rec))
 		if err := p.print(&r); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -92,4 +93,24 @@ func (rr *recordReader) check(rec []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%s %d: invalid utf-8 at byte %d", rr.unit, rr.n, i+1)
 	}
 	return rec, nil
+}
+
+// stringBlock is the size of the blocks recordStrings cuts strings from.
+const stringBlock = 64 << 10
+
+// recordStrings turns records into the strings the classifier takes, cut
+// from 64 KiB blocks instead of one allocation per command (issue 14: per
+// line, batch mode allocates only what a result keeps). A strings.Builder
+// never changes bytes it has returned from String, so each string stays
+// valid after the block fills up and a new one starts.
+type recordStrings struct{ block strings.Builder }
+
+func (rs *recordStrings) text(rec []byte) string {
+	if rs.block.Cap()-rs.block.Len() < len(rec) {
+		rs.block.Reset()
+		rs.block.Grow(max(stringBlock, len(rec)))
+	}
+	start := rs.block.Len()
+	rs.block.Write(rec)
+	return rs.block.String()[start:]
 }
