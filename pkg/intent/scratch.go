@@ -68,16 +68,25 @@ func (s *scratch) takeReasons() []Reason {
 	return s.reasons[n : n : n+4]
 }
 
-// takeWords returns n zeroed words and pointers to them; release with
-// releaseWords(mark).
+// takeWords returns n words and pointers to them; release with
+// releaseWords(mark). The words are not zeroed: the caller writes each one
+// whole (arg.fill), so that a batch does not clear them and then write them
+// again, each write a GC write barrier while the collector marks (issue 14).
 func (s *scratch) takeWords(n int) (args []*arg, mark int) {
 	mark = len(s.words)
-	s.words = append(s.words, make([]arg, n)...)
-	s.ptrs = append(s.ptrs, make([]*arg, n)...)
+	if cap(s.words)-mark < n || cap(s.ptrs)-mark < n { // (their capacities grow apart)
+		s.words = append(s.words, make([]arg, n)...)
+		s.ptrs = append(s.ptrs, make([]*arg, n)...)
+	} else {
+		s.words = s.words[:mark+n]
+		s.ptrs = s.ptrs[:mark+n]
+	}
 	words := s.words[mark:]
 	args = s.ptrs[mark : mark+n : mark+n]
 	for i := range words {
-		args[i] = &words[i]
+		if args[i] != &words[i] { // already so, unless the arena moved
+			args[i] = &words[i]
+		}
 	}
 	return args, mark
 }
@@ -91,16 +100,18 @@ func (s *scratch) releaseWords(mark int) {
 // frame marks the arenas' heights when a call was taken.
 type frame struct{ calls, parsed int }
 
-// takeCall returns a call record to fill; release with releaseCall, which
-// also hands back the parsed arguments taken for it.
-func (s *scratch) takeCall() (*call, frame) {
+// takeCall stores c as the next call record and returns it; release with
+// releaseCall, which also hands back the parsed arguments taken for it.
+// The record is written once, and not cleared on release: the next call
+// overwrites it (a finished command's tree stays reachable from the pooled
+// scratch until then, or until the pool is emptied by the collector).
+func (s *scratch) takeCall(c call) (*call, frame) {
 	f := frame{len(s.calls), len(s.parsed)}
-	s.calls = append(s.calls, call{})
+	s.calls = append(s.calls, c)
 	return &s.calls[f.calls], f
 }
 
 func (s *scratch) releaseCall(f frame) {
-	s.calls[f.calls] = call{} // drop references to the finished command
 	s.calls = s.calls[:f.calls]
 	s.parsed = s.parsed[:f.parsed]
 }

@@ -779,9 +779,8 @@ func (w *walker) program(args []*arg, ctx stmtCtx, a *assessment) {
 	if !commandName(name, a) {
 		return
 	}
-	c, mark := w.mem.takeCall()
+	c, mark := w.mem.takeCall(call{w: w, a: a, ctx: ctx, name: name.val, args: args})
 	defer w.mem.releaseCall(mark)
-	*c = call{w: w, a: a, ctx: ctx, name: name.val, args: args}
 	dispatch(c)
 }
 

@@ -55,17 +55,19 @@ func plainLiteral(s string) bool {
 	return true
 }
 
-// fill normalizes w into a. The common case, one plain literal, allocates
-// nothing.
+// fill normalizes w into a, overwriting all of it. The common case, one
+// plain literal, allocates nothing.
 func (a *arg) fill(src string, w *syntax.Word) {
-	a.start, a.end = int(w.Pos().Offset()), int(w.End().Offset())
-	a.src = wordSource(src, a.start, a.end)
+	// Every field is written (a is not zeroed first: see takeWords), in
+	// one store where the word is plain.
+	start, end := int(w.Pos().Offset()), int(w.End().Offset())
 	if len(w.Parts) == 1 {
 		if l, ok := w.Parts[0].(*syntax.Lit); ok && plainLiteral(l.Value) {
-			a.val = l.Value
+			*a = arg{val: l.Value, src: wordSource(src, start, end), start: start, end: end}
 			return
 		}
 	}
+	*a = arg{src: wordSource(src, start, end), start: start, end: end}
 	var b strings.Builder
 	braces := false
 	bracket := -1 // offset in b of the first unquoted '['
