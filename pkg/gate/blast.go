@@ -45,8 +45,9 @@ func limitsOf(tr policy.DecisionTrace) limits {
 
 // checkBlastRadius is the check after execution: the counts parsed from the
 // output go to auditd as a post_execution decision (recorded in the
-// chain); a deny withholds the output.
-func (r *run) checkBlastRadius(ctx context.Context, out string, complete bool, br *BlastRadius) (exceeded bool) {
+// chain). It sets br.Exceeded when the output must be withheld, a deny or
+// a check that could not be made (fail closed), and says why.
+func (r *run) checkBlastRadius(ctx context.Context, out string, complete bool, br *BlastRadius) (why string) {
 	br.MaxRows, br.MaxPods = r.limits.rows, r.limits.pods
 	req := govapi.DecisionRequest{
 		EventID: r.newID(), SessionID: r.req.Session,
@@ -67,7 +68,7 @@ func (r *run) checkBlastRadius(ctx context.Context, out string, complete bool, b
 		// More output than gate keeps to count in: a count from part of
 		// it could only be too low (fail closed).
 		br.Exceeded, br.Note = true, "the output was too large to count what it changed"
-		return true
+		return "blast radius not verified, output withheld: " + br.Note
 	}
 	if br.Rows != nil {
 		req.RowsAffected = max(*br.Rows, 0)
@@ -83,14 +84,11 @@ func (r *run) checkBlastRadius(ctx context.Context, out string, complete bool, b
 		// The check could not be made: withhold (fail closed), and say so.
 		br.Exceeded, br.Note = true, "the check after execution could not reach auditd"
 		r.incident("governance_unavailable", "governance unavailable: the blast-radius check after execution could not reach auditd; the output was withheld", nil)
-		return true
+		return "blast radius not verified, output withheld: " + br.Note
 	}
 	if dr.Event != nil {
 		br.DecisionID = dr.Event.EventID
 	}
 	br.Exceeded = dr.Decision.EnforcedEffect == policy.EffectDeny
-	if br.Exceeded {
-		r.res.refuse(ExitRefused, CodeBlastRadius, "blast radius exceeded, output withheld: "+dr.Explanation.Explanation, "narrow the command (a WHERE clause, a selector) to stay within the limit")
-	}
-	return br.Exceeded
+	return "blast radius exceeded, output withheld: " + dr.Explanation.Explanation
 }

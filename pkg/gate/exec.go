@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -84,15 +85,12 @@ func execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, 
 	}
 	pgid := cmd.Process.Pid
 
-	var mu sync.Mutex
-	timedOut := false
+	var timedOut atomic.Bool
 	kill := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 	var timer *time.Timer
 	if timeout > 0 {
 		timer = time.AfterFunc(timeout, func() {
-			mu.Lock()
-			timedOut = true
-			mu.Unlock()
+			timedOut.Store(true)
 			kill()
 		})
 	}
@@ -112,14 +110,10 @@ func execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, 
 	case <-drained:
 	case <-time.After(drainGrace):
 		ex.escaped = true
-		closeAll(readers...)
-		<-drained
 	}
-	closeAll(readers...)
-
-	mu.Lock()
-	ex.timedOut = timedOut
-	mu.Unlock()
+	closeAll(readers...) // after a timeout, this ends the copies
+	<-drained
+	ex.timedOut = timedOut.Load()
 	ex.exitCode = exitCode(cmd.ProcessState, waitErr)
 	return ex, nil
 }

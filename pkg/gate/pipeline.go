@@ -220,8 +220,6 @@ func (r *run) decide(ctx context.Context) bool {
 		}
 		return true
 	case policy.EffectDeny:
-		code := CodePolicyBlocked
-		hint := "the policy does not allow this; an approval cannot override a deny"
 		if dc := r.res.Decision.Code; dc != "" {
 			// A guardrail (RATE_LIMITED, CIRCUIT_OPEN): the explanation
 			// says until when.
@@ -229,7 +227,8 @@ func (r *run) decide(ctx context.Context) bool {
 			r.res.Retryable = true
 			return false
 		}
-		r.res.refuse(ExitRefused, code, "policy denied: "+trace.Explanation, hint)
+		r.res.refuse(ExitRefused, CodePolicyBlocked, "policy denied: "+trace.Explanation,
+			"the policy does not allow this; an approval cannot override a deny")
 		return false
 	case policy.EffectRequireApproval:
 		if r.req.CheckOnly {

@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"regexp"
@@ -85,5 +84,3 @@ func (r *run) guardOutcome(g *pgguard.Guard, stderr *stream, br *BlastRadius) {
 		r.notef("transaction guard: %s", res)
 	}
 }
-
-func guardStdin(g *pgguard.Guard) io.Reader { return bytes.NewReader(g.Stdin) }

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -18,7 +19,6 @@ func (r *run) execute(ctx context.Context) {
 	hold := r.limits.any()
 	stdout, stderr := newStream(r.req.Stdout, b, hold), newStream(r.req.Stderr, b, hold)
 
-	var br *BlastRadius
 	guard, ok := r.transactionGuard()
 	if !ok {
 		return
@@ -30,7 +30,7 @@ func (r *run) execute(ctx context.Context) {
 		return
 	}
 	if guard != nil {
-		cmd.Stdin = guardStdin(guard)
+		cmd.Stdin = bytes.NewReader(guard.Stdin)
 	}
 	ex, err := execute(ctx, cmd, r.req.Timeout, stdout, stderr, start)
 	if err != nil {
@@ -50,21 +50,22 @@ func (r *run) execute(ctx context.Context) {
 
 	withheld := false
 	if hold {
-		br = &BlastRadius{}
+		br := &BlastRadius{}
 		text, complete := stdout.heldText()
 		if guard != nil {
 			r.guardOutcome(guard, stderr, br)
 		}
-		if !ex.timedOut && r.checkBlastRadius(ctx, text, complete, br) {
-			withheld = true
-			if r.res.Code != CodeBlastRadius {
-				r.res.refuse(ExitRefused, CodeBlastRadius, "blast radius not verified, output withheld: "+br.Note, "")
+		// A command that timed out is not checked: its output is withheld.
+		withheld = ex.timedOut
+		if !withheld {
+			why := r.checkBlastRadius(ctx, text, complete, br)
+			if withheld = br.Exceeded; withheld {
+				r.res.refuse(ExitRefused, CodeBlastRadius, why, "narrow the command (a WHERE clause, a selector) to stay within the limit")
 			}
 		}
-		if withheld || ex.timedOut {
+		if withheld {
 			stdout.withhold()
 			stderr.withhold()
-			withheld = true
 		} else {
 			stdout.release()
 			stderr.release()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,7 +144,7 @@ func (s Spool) Flush(ctx context.Context, c *client.Client) (FlushResult, error)
 		}
 		if _, err := c.CreateIncident(ctx, in); err != nil {
 			var ae *client.Error
-			if errors.As(err, &ae) && ae.StatusCode == 400 {
+			if errors.As(err, &ae) && ae.StatusCode == http.StatusBadRequest {
 				_ = os.Rename(path, path+".rejected")
 				continue
 			}
