@@ -10,13 +10,13 @@ import (
 // a copy is independent of the original (the pending recoveries are
 // copy-on-write), so a reducer may keep the state before a transition.
 type FSM struct {
-	State State
+	State State `json:"state"`
 	// ReadAfterWrite: a resolve/read succeeded since the last write. It
 	// lives only between OnToolSuccess and CompleteVerification, which
 	// clears it (seed 000 App. A Failure Mode 4).
-	ReadAfterWrite bool
+	ReadAfterWrite bool `json:"read_after_write"`
 	// LastWriteTool names the write that VERIFYING awaits a check of.
-	LastWriteTool string
+	LastWriteTool string `json:"last_write_tool,omitempty"`
 
 	recoveries []PendingRecovery // oldest first; never mutated in place
 	lastID     int               // the n of the last "rec-n" issued

@@ -341,3 +341,18 @@ func TestFSMCopyIsIndependent(t *testing.T) {
 		t.Error("each copy resolves its own recovery")
 	}
 }
+
+func TestFSMJSON(t *testing.T) {
+	f := FSM{State: Verifying, LastWriteTool: "pulse_control"}
+	b, err := json.Marshal(f)
+	if err != nil || string(b) != `{"state":"VERIFYING","read_after_write":false,"last_write_tool":"pulse_control"}` {
+		t.Fatalf("%s, %v", b, err)
+	}
+	var back FSM
+	if err := json.Unmarshal(b, &back); err != nil || back.State != Verifying || back.LastWriteTool != "pulse_control" {
+		t.Errorf("round trip: %+v, %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"state":"DONE"}`), &back); err == nil {
+		t.Error("unknown state accepted")
+	}
+}

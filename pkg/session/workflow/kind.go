@@ -3,7 +3,10 @@
 // the pending-recovery bookkeeping behind the auto-recovery metrics.
 package workflow
 
-import "strconv"
+import (
+	"errors"
+	"strconv"
+)
 
 // Kind is what a tool call does to the world, the one input of the FSM's
 // transitions (seed 000 §2 Invariant 6: the tool's kind, never the
@@ -87,3 +90,14 @@ func (s State) String() string {
 
 // MarshalText writes the state as the seed's metrics label it.
 func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a state as MarshalText writes it.
+func (s *State) UnmarshalText(b []byte) error {
+	for v, name := range stateNames {
+		if string(b) == name {
+			*s = State(v)
+			return nil
+		}
+	}
+	return errors.New("state " + strconv.Quote(string(b)) + " is not one of RESOLVING, READING, VERIFYING")
+}
