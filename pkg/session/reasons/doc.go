@@ -20,13 +20,14 @@ func (r *Registry) Markdown() []byte {
 	b.WriteString("`pkg/session/response`); the registry file only describes a code and recommends\n")
 	b.WriteString("`next_calls`, whose `{placeholders}` are filled at run time (seed 004 Reason Registry Model).\n")
 	b.WriteString("A registry file may add extension codes (severity info, warning or error, never blocking);\n")
-	b.WriteString("it cannot change a core code's severity and may not set `blocking`.\n\n")
+	b.WriteString("it cannot change a core code's severity and may not set `blocking`. auto_recoverable is\n")
+	b.WriteString("shown for codes that are a refusal's `error.code`; the others ride in `reason_codes`.\n\n")
 	b.WriteString("| code | severity | blocking | auto_recoverable | description | next_calls |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")
 	for _, c := range r.codes {
 		re := r.byCode[c]
 		b.WriteString("| `" + re.Code + "` | " + re.Severity + " | " + yesNo(re.Blocking) + " | ")
-		if re.Blocking {
+		if re.Blocking && !core[re.Code].reasonOnly {
 			b.WriteString(yesNo(response.AutoRecoverable(re.Code)))
 		} else {
 			b.WriteString("—")

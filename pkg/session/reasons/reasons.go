@@ -48,6 +48,10 @@ func (r Reason) Core() bool { _, ok := core[r.Code]; return ok }
 type semantics struct {
 	severity string
 	blocking bool
+	// reasonOnly codes appear in reason_codes, never as a response's
+	// error.code: BUDGET_HARD_LIMIT rides on BUDGET_EXCEEDED, READ_RANGE_EXCEEDED
+	// on a ref-gate refusal.
+	reasonOnly bool
 }
 
 // core is the authoritative code table (seed 004 "Code enum is authoritative
@@ -56,27 +60,27 @@ type semantics struct {
 // pkg/session/response. Policy/validation refusals block; NOT_FOUND and
 // EXECUTION_FAILED are runtime failures (error, not a block: seed 000 §3).
 var core = map[string]semantics{
-	response.SearchFirstRequired:    {SeverityBlock, true},
-	response.SearchRefRequired:      {SeverityBlock, true},
-	response.CandidateRefRequired:   {SeverityBlock, true},
-	response.BudgetSoftLimit:        {SeverityWarning, false},
-	response.BudgetHardLimit:        {SeverityBlock, true},
-	response.LowRelevanceOutsideTop: {SeverityWarning, false},
-	response.PreviewDegraded:        {SeverityWarning, false},
-	response.BudgetExceeded:         {SeverityBlock, true},
-	ReadRangeExceeded:               {SeverityBlock, true},
+	response.SearchFirstRequired:    {SeverityBlock, true, false},
+	response.SearchRefRequired:      {SeverityBlock, true, false},
+	response.CandidateRefRequired:   {SeverityBlock, true, false},
+	response.BudgetSoftLimit:        {SeverityWarning, false, true},
+	response.BudgetHardLimit:        {SeverityBlock, true, true},
+	response.LowRelevanceOutsideTop: {SeverityWarning, false, true},
+	response.PreviewDegraded:        {SeverityWarning, false, true},
+	response.BudgetExceeded:         {SeverityBlock, true, false},
+	ReadRangeExceeded:               {SeverityBlock, true, true},
 
-	response.StrictResolution: {SeverityBlock, true},
-	response.FSMBlocked:       {SeverityBlock, true},
-	response.RoutingMismatch:  {SeverityBlock, true},
-	response.NotFound:         {SeverityError, false},
-	response.ActionNotAllowed: {SeverityBlock, true},
-	response.PolicyBlocked:    {SeverityBlock, true},
-	response.ApprovalRequired: {SeverityBlock, true},
-	response.InvalidInput:     {SeverityBlock, true},
-	response.ExecutionFailed:  {SeverityError, false},
-	response.PhantomExecution: {SeverityBlock, true},
-	response.AgentBusy:        {SeverityBlock, true},
+	response.StrictResolution: {SeverityBlock, true, false},
+	response.FSMBlocked:       {SeverityBlock, true, false},
+	response.RoutingMismatch:  {SeverityBlock, true, false},
+	response.NotFound:         {SeverityError, false, false},
+	response.ActionNotAllowed: {SeverityBlock, true, false},
+	response.PolicyBlocked:    {SeverityBlock, true, false},
+	response.ApprovalRequired: {SeverityBlock, true, false},
+	response.InvalidInput:     {SeverityBlock, true, false},
+	response.ExecutionFailed:  {SeverityError, false, false},
+	response.PhantomExecution: {SeverityBlock, true, false},
+	response.AgentBusy:        {SeverityBlock, true, false},
 }
 
 // CoreCodes lists the Go-defined codes, sorted.
