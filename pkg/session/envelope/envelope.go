@@ -46,6 +46,15 @@ type Rejection struct {
 	Detail string `json:"detail"`
 }
 
+// StopHook is the turn's outcome on any rejection (seed 002 Stop Hooks for
+// Tool Failures): nothing executes, and a malformed call is not retried for
+// the model (G-09).
+const StopHook = "STOP_HOOK: tool_call_rejected"
+
+// StopHook is the stop-hook line with the rejection's code, as a runtime
+// surfaces it: "STOP_HOOK: tool_call_rejected (tool_call_nonce_invalid)".
+func (r *Rejection) StopHook() string { return StopHook + " (" + r.Code + ")" }
+
 func reject(code, bucket, detail string) *Rejection {
 	return &Rejection{Code: code, Bucket: bucket, Detail: detail}
 }
@@ -101,6 +110,9 @@ type Message struct {
 // unknown top-level field (G-02). After a tool result the reply must be
 // {"action":"tool","tool","args","nonce"} or {"action":"final","nonce"};
 // prose is refused (G-10).
+//
+// A reply whose first character (after thinking blocks and blanks) is '{'
+// is read as JSON; one that is wholly a JSON array is refused.
 //
 // The checks run in this order, so a reply gets the same code whatever
 // else is wrong with it: size; thinking blocks stripped (StripThinking);

@@ -137,7 +137,8 @@ func TestQuickSmoke(t *testing.T) {
 func TestAcceptance4(t *testing.T) {
 	runParse(t, []parseCase{
 		{name: "function syntax", raw: `file_locator(...)`, code: InvalidFormat, bucket: ToolSyntax, detail: "file_locator("},
-		{name: "function syntax with a blank", raw: `I'll run canon_checker ("Story/Scenes/scene.md").`, code: InvalidFormat, bucket: ToolSyntax, detail: "canon_checker("},
+		{name: "mid-sentence", raw: `I'll run canon_checker("Story/Scenes/scene.md") next.`, code: InvalidFormat, bucket: ToolSyntax, detail: "canon_checker("},
+		{name: "a name before a parenthesis is prose", raw: "The canon_checker (our comparison tool) found no conflict.", kind: Prose},
 		{name: "upper case", raw: `FILE_LOCATOR(scenes)`, code: InvalidFormat, bucket: ToolSyntax},
 		{name: "hyphenated prompt id", raw: `Calling file-locator(scenes)`, code: InvalidFormat, bucket: ToolSyntax, detail: "file-locator("},
 		{name: "namespaced", raw: `functions.search_issues(status="open")`, code: InvalidFormat, bucket: ToolSyntax},
@@ -398,5 +399,12 @@ func TestKindString(t *testing.T) {
 		if k.String() != want {
 			t.Errorf("%d: %s", k, k)
 		}
+	}
+}
+
+func TestStopHook(t *testing.T) {
+	_, rej := Parse(call("ping", `{}`, "stale-nonce-0000"), nonce, seedSchema(t), false)
+	if rej == nil || rej.StopHook() != "STOP_HOOK: tool_call_rejected (tool_call_nonce_invalid)" {
+		t.Fatalf("%+v", rej)
 	}
 }

@@ -197,8 +197,8 @@ func callSyntax(text, nonce string, s *Schema) string {
 	return ""
 }
 
-// functionCall: name (lower case) at a word start, then optional blanks,
-// then '('.
+// functionCall: name (lower case) at a word start, then '('. Not with a
+// blank between: "the file_locator (our search tool)" is prose.
 func functionCall(text, name string) bool {
 	for from := 0; from < len(text); {
 		i := indexFold(text[from:], name)
@@ -207,9 +207,6 @@ func functionCall(text, name string) bool {
 		}
 		i += from
 		j := i + len(name)
-		for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
-			j++
-		}
 		if (i == 0 || !isWordByte(text[i-1])) && j < len(text) && text[j] == '(' {
 			return true
 		}

@@ -79,12 +79,12 @@ func NewSchema(tools map[string]map[string]ArgSpec) (*Schema, error) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			spec := args[k]
-			if err := spec.validate(); err != nil {
-				errs = append(errs, errors.New("tool "+strconv.Quote(name)+": arg "+strconv.Quote(k)+": "+err.Error()))
-				continue
-			}
 			if k == "" {
 				errs = append(errs, errors.New("tool "+strconv.Quote(name)+": empty arg name"))
+				continue
+			}
+			if err := spec.validate(); err != nil {
+				errs = append(errs, errors.New("tool "+strconv.Quote(name)+": arg "+strconv.Quote(k)+": "+err.Error()))
 				continue
 			}
 			spec.Enum = slices.Clone(spec.Enum) // the caller's slice stays the caller's
