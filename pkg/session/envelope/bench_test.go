@@ -1,6 +1,10 @@
 package envelope
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
 
 // BenchmarkParse parses seed 002's file_locator example: a valid call with
 // five args of four types, the llm_text hot path.
@@ -36,6 +40,26 @@ func BenchmarkParseProse(b *testing.B) {
 	for b.Loop() {
 		if msg, rej := Parse(raw, nonce, s, false); rej != nil || msg.Kind != Prose {
 			b.Fatal(rej)
+		}
+	}
+}
+
+// BenchmarkParseManyArgs is a hostile call at the size limit, thousands of
+// args: the duplicate-key check must stay linear.
+func BenchmarkParseManyArgs(b *testing.B) {
+	s := seedSchema(b)
+	var args strings.Builder
+	for i := 0; args.Len() < MaxMessageBytes-200; i++ {
+		if i > 0 {
+			args.WriteByte(',')
+		}
+		args.WriteString(`"` + strconv.Itoa(i) + `":0`)
+	}
+	raw := call("free_form", "{"+args.String()+"}")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, rej := Parse(raw, nonce, s, false); rej != nil {
+			b.Fatal(*rej)
 		}
 	}
 }

@@ -192,6 +192,7 @@ type fields struct {
 	argsStart, argsEnd           int
 	args                         []argPair
 	argsBuf                      [8]argPair // most calls have a few args: no allocation
+	argIndex                     map[string]struct{}
 	unknown                      string
 	unknownAt, actionAt          int
 	hasUnknown                   bool
@@ -261,15 +262,28 @@ func (d *decoder) argMembers(f *fields) bool {
 	})
 }
 
-// hasArg is a linear scan: args are few, and a long hostile list is bounded
-// by MaxMessageBytes (at most a few thousand keys).
+// hasArg is a linear scan while args are few, as nearly all calls' are; a
+// long list (a hostile one holds thousands of keys within MaxMessageBytes)
+// gets an index, so the duplicate check stays linear overall.
 func (f *fields) hasArg(key string) bool {
-	for i := range f.args {
-		if f.args[i].key == key {
-			return true
+	const scan = 16
+	if len(f.args) <= scan {
+		for i := range f.args {
+			if f.args[i].key == key {
+				return true
+			}
+		}
+		return false
+	}
+	if f.argIndex == nil {
+		f.argIndex = make(map[string]struct{}, 2*len(f.args))
+		for _, p := range f.args {
+			f.argIndex[p.key] = struct{}{}
 		}
 	}
-	return false
+	_, ok := f.argIndex[key]
+	f.argIndex[key] = struct{}{} // argMembers appends it next
+	return ok
 }
 
 func (f *fields) validate(obj, nonce string, s *Schema, afterToolResult bool) (Message, *Rejection) {

@@ -225,6 +225,8 @@ func TestFormat(t *testing.T) {
 		{name: "duplicate tool", raw: `{"tool":"ping","tool":"file_locator","args":{},"nonce":"` + nonce + `"}`, code: InvalidFormat, bucket: FormatError, detail: `duplicate key "tool"`},
 		{name: "duplicate nonce", raw: `{"tool":"ping","args":{},"nonce":"x","nonce":"` + nonce + `"}`, code: InvalidFormat, bucket: FormatError, detail: "duplicate"},
 		{name: "duplicate arg", raw: call("file_locator", `{"search_criteria":"a","search_criteria":"b"}`), code: InvalidFormat, bucket: FormatError, detail: `duplicate key "search_criteria"`},
+		{name: "duplicate arg among many", raw: call("free_form", `{"a1":0,"a2":0,"a3":0,"a4":0,"a5":0,"a6":0,"a7":0,"a8":0,"a9":0,"a10":0,"a11":0,"a12":0,"a13":0,"a14":0,"a15":0,"a16":0,"a17":0,"a18":0,"a3":1}`), code: InvalidFormat, bucket: FormatError, detail: `duplicate key "a3"`},
+		{name: "many args, none twice", raw: call("free_form", `{"a1":0,"a2":0,"a3":0,"a4":0,"a5":0,"a6":0,"a7":0,"a8":0,"a9":0,"a10":0,"a11":0,"a12":0,"a13":0,"a14":0,"a15":0,"a16":0,"a17":0,"a18":0,"a19":1}`), kind: ToolCall},
 		{name: "duplicate nested key", raw: call("free_form", `{"a":{"b":1,"b":2}}`), code: InvalidFormat, bucket: FormatError, detail: `duplicate key "b"`},
 		{name: "trailing comma", raw: `{"tool":"ping","args":{},"nonce":"` + nonce + `",}`, code: InvalidFormat, bucket: FormatError, detail: "invalid JSON"},
 		{name: "trailing comma in args", raw: call("file_locator", `{"search_criteria":"a",}`), code: InvalidFormat, bucket: FormatError},
