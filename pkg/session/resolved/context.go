@@ -134,8 +134,11 @@ func (c *Context) Register(reg Registration, now time.Time, explicit bool) (*Res
 		return nil, err
 	}
 	c.advance(now)
-	id := CanonicalID(reg)
-	e := c.byID[id]
+	// The id is built on the stack: re-registering a held resource, which
+	// bulk discovery does all the time, allocates nothing.
+	var buf [3*MaxFieldBytes + 2]byte
+	id := appendID(buf[:0], reg)
+	e := c.byID[string(id)]
 	if e == nil {
 		if c.n >= c.cfg.MaxEntries {
 			if c.lru.prev == &c.lru {
@@ -143,8 +146,8 @@ func (c *Context) Register(reg Registration, now time.Time, explicit bool) (*Res
 			}
 			c.remove(c.lru.prev)
 		}
-		e = &entry{res: Resource{ID: id}}
-		c.byID[id] = e
+		e = &entry{res: Resource{ID: string(id)}}
+		c.byID[e.res.ID] = e
 		c.n++
 		c.pushFront(e)
 		c.setKeys(e, reg)
@@ -165,15 +168,17 @@ func (c *Context) update(e *entry, reg Registration) {
 	old := e.res.Reg
 	if old.Name == reg.Name && slices.Equal(old.Aliases, reg.Aliases) {
 		for i := range e.keys {
-			m := c.keyIndex(e, i)
-			unlink(m, &e.keys[i])
-			push(m, &e.keys[i])
+			if l := &e.keys[i]; l.prev != nil { // not yet the latest holder of its key
+				m := c.keyIndex(e, i)
+				unlink(m, l)
+				push(m, l)
+			}
 		}
 	} else {
 		c.unlinkKeys(e)
 		c.setKeys(e, reg)
 	}
-	if len(e.hosts) > 0 && (old.HostUID != reg.HostUID || old.HostName != reg.HostName) {
+	if e.explicit && (old.HostUID != reg.HostUID || old.HostName != reg.HostName) {
 		c.unlinkHosts(e)
 		e.res.Reg.HostUID, e.res.Reg.HostName = reg.HostUID, reg.HostName
 		c.linkHosts(e)

@@ -109,13 +109,17 @@ func fieldProblem(v string) string {
 	if len(v) > MaxFieldBytes {
 		return "longer than " + strconv.Itoa(MaxFieldBytes) + " bytes"
 	}
-	if !utf8.ValidString(v) {
-		return "not valid UTF-8"
-	}
-	for _, c := range v {
-		if c < 0x20 || c == 0x7f {
+	ascii := true
+	for i := 0; i < len(v); i++ {
+		switch b := v[i]; {
+		case b < 0x20 || b == 0x7f:
 			return "contains a control character"
+		case b >= utf8.RuneSelf:
+			ascii = false
 		}
+	}
+	if !ascii && !utf8.ValidString(v) {
+		return "not valid UTF-8"
 	}
 	return ""
 }
@@ -124,8 +128,16 @@ func fieldProblem(v string) string {
 // for a resource scoped to a host (lxc:delly:141), "{kind}:{provider_uid}"
 // for a global one (node:delly). P-15.
 func CanonicalID(r Registration) string {
+	var buf [3*MaxFieldBytes + 2]byte
+	return string(appendID(buf[:0], r))
+}
+
+func appendID(b []byte, r Registration) []byte {
+	b = append(b, r.Kind...)
+	b = append(b, ':')
 	if h := r.host(); h != "" {
-		return r.Kind + ":" + h + ":" + r.ProviderUID
+		b = append(b, h...)
+		b = append(b, ':')
 	}
-	return r.Kind + ":" + r.ProviderUID
+	return append(b, r.ProviderUID...)
 }
