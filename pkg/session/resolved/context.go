@@ -127,8 +127,9 @@ func (c *Context) MarshalJSON() ([]byte, error) { return nil, errNotPersisted }
 // @mention or an explicit selection (seed 000 Invariant 7); bulk discovery
 // registers with explicit false and never clears an earlier explicit mark.
 // Past MaxEntries the least recently used unpinned resource is evicted, in
-// O(1) (P-14). The returned Resource belongs to the context: read it before
-// the next call and do not modify it.
+// O(1) (P-14). Aliases are kept deduplicated and without the name. The
+// returned Resource belongs to the context: read it before the next call
+// and do not modify it.
 func (c *Context) Register(reg Registration, now time.Time, explicit bool) (*Resource, error) {
 	if err := reg.Validate(); err != nil {
 		return nil, err
