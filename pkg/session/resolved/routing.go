@@ -28,9 +28,10 @@ type Mismatch struct {
 // host_uid or host_name. Only explicit access counts, never the LRU clock,
 // so bulk discovery never poisons routing (P-26, P-27).
 //
-// When the host resource itself was explicitly accessed at or after its
+// When the host resource itself was explicitly accessed after its
 // most recent child, the user's latest intent is the host and the call is
-// fine: otherwise a mention of @child would block the host for the whole
+// fine (strictly after: within one instant the child, the safer reading,
+// wins); otherwise a mention of @child would block the host for the whole
 // window, and blocks never wear down.
 //
 // nil is the allow path, which does not allocate. CheckRouting does not
@@ -52,7 +53,7 @@ func (c *Context) CheckRouting(target string, now time.Time) *Mismatch {
 		for _, a := range r.Reg.Aliases {
 			n += c.visit(a, host, &best)
 		}
-		if n > 0 && host.explicit && !host.res.ExplicitlyAccessed.Before(best.res.ExplicitlyAccessed) {
+		if n > 0 && host.explicit && host.res.ExplicitlyAccessed.After(best.res.ExplicitlyAccessed) {
 			return nil
 		}
 	}
