@@ -144,12 +144,12 @@ func check(path string, fi fs.FileInfo) error {
 		return fmt.Errorf("receipt key %s is not a regular file", path)
 	}
 	if m := fi.Mode().Perm(); m&0o077 != 0 && permsMatter {
-		return fmt.Errorf("receipt key %s is readable or writable by group or others (mode %04o): %w; run: chmod 600 %s",
-			path, m, ErrUnsafe, shellQuote(path))
+		return unsafef("receipt key %s is readable or writable by group or others (mode %04o); run: chmod 600 %s",
+			path, m, shellQuote(path))
 	}
 	if uid, mine := owner(fi); !mine {
-		return fmt.Errorf("receipt key %s belongs to uid %d, not you: %w; use your own key (--key FILE), or as root run: chown %d %s",
-			path, uid, ErrUnsafe, os.Getuid(), shellQuote(path))
+		return unsafef("receipt key %s belongs to uid %d, not you; use your own key, or as root run: chown %d %s",
+			path, uid, os.Getuid(), shellQuote(path))
 	}
 	return nil
 }
@@ -162,10 +162,21 @@ func checkDir(dir string) error {
 		return fmt.Errorf("receipt key directory: %w", err)
 	}
 	if m := fi.Mode().Perm(); m&0o022 != 0 && permsMatter {
-		return fmt.Errorf("receipt key directory %s is writable by group or others (mode %04o): %w; run: chmod 700 %s",
-			dir, m, ErrUnsafe, shellQuote(dir))
+		return unsafef("receipt key directory %s is writable by group or others (mode %04o); run: chmod 700 %s",
+			dir, m, shellQuote(dir))
 	}
 	return nil
+}
+
+// unsafeError is an ErrUnsafe whose message says what to run instead of
+// repeating ErrUnsafe's words.
+type unsafeError struct{ msg string }
+
+func (e *unsafeError) Error() string        { return e.msg }
+func (e *unsafeError) Is(target error) bool { return target == ErrUnsafe }
+
+func unsafef(format string, args ...any) error {
+	return &unsafeError{fmt.Sprintf(format, args...)}
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it, so the command an

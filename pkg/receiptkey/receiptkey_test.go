@@ -90,7 +90,7 @@ func TestLoadRefuses(t *testing.T) {
 		setup func(path string)
 		want  string
 	}{
-		{"world readable", func(p string) { write(t, p, secret, 0o644) }, "(mode 0644): unsafe permissions; run: chmod 600 "},
+		{"world readable", func(p string) { write(t, p, secret, 0o644) }, "is readable or writable by group or others (mode 0644); run: chmod 600 "},
 		{"group readable", func(p string) { write(t, p, secret, 0o640) }, "chmod 600"},
 		{"other writable", func(p string) { write(t, p, secret, 0o602) }, "chmod 600"},
 		{"group executable", func(p string) { write(t, p, secret, 0o610) }, "chmod 600"},
@@ -135,7 +135,7 @@ func TestLoadOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Load(path)
-	if err == nil || !strings.Contains(err.Error(), "belongs to uid 4321, not you") || !errors.Is(err, ErrUnsafe) {
+	if err == nil || !strings.Contains(err.Error(), "belongs to uid 4321, not you; use your own key, or as root run: chown 0 ") || !errors.Is(err, ErrUnsafe) {
 		t.Fatalf("error %v", err)
 	}
 }
