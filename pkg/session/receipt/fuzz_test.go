@@ -7,15 +7,19 @@ import (
 )
 
 // FuzzCanonical: the canonical form is one valid JSON value, a fixed
-// point (canonical of canonical is itself), and survives encoding/json's
+// point (canonical of canonical is itself), the same whether the fast
+// check takes it as it is or it is re-encoded, and survives encoding/json's
 // re-encoding byte for byte, which is what lets a signed receipt verify
 // after it is written out.
 func FuzzCanonical(f *testing.F) {
-	for _, s := range []string{`{"b":1,"a":[1,2,{"d":null,"c":"<x>"}]}`, `"\u2028\ud800"`, `{"a":1,"a":2}`, `1e400`, `-0.0`, "\xff", ``, `[`, `{"":{"":""}}`} {
+	for _, s := range []string{`{"b":1,"a":[1,2,{"d":null,"c":"<x>"}]}`, `"\u2028\ud800"`, `{"a":1,"a":2}`, `1e400`, `-0.0`, "\xff", ``, `[`, `{"":{"":""}}`, `{"a":"\u2028"}`, "{\"a\":\"\u2028\"}", `{"b":1,"a":2}`, `{"a":1,"a":1}`, `{"a\n":1,"a":2}`, `["\b\f\u0001"]`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		c := Canonical(raw)
+		if slow := canonicalSlow(raw); len(bytes.TrimSpace(raw)) > 0 && !bytes.Equal(c, slow) {
+			t.Fatalf("Canonical(%q): fast path %s, slow path %s", raw, c, slow)
+		}
 		if !json.Valid(c) {
 			t.Fatalf("Canonical(%q) = %q is not JSON", raw, c)
 		}

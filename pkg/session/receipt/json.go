@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxDepth bounds the nesting Canonical walks: tool inputs are flat in
@@ -24,6 +25,15 @@ func Canonical(raw json.RawMessage) json.RawMessage {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return json.RawMessage("null")
 	}
+	// Inputs the reducer marshalled itself are canonical already: checking
+	// that costs no allocation, where re-encoding costs dozens.
+	if isCanonical(raw) {
+		return raw
+	}
+	return canonicalSlow(raw)
+}
+
+func canonicalSlow(raw json.RawMessage) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	out, err := canonValue(dec, make([]byte, 0, len(raw)), 0)
@@ -35,6 +45,69 @@ func Canonical(raw json.RawMessage) json.RawMessage {
 	// validUTF8 first: json.Marshal would write an invalid byte as the
 	// escape \ufffd, which reads back as a character it writes literally.
 	return appendString(nil, validUTF8(string(raw)))
+}
+
+// isCanonical reports, without allocating, whether raw is certainly in
+// canonical form: valid JSON, no space outside strings, object keys in
+// strictly increasing byte order, and strings that need no escape other
+// than \" \\ \n \r \t and hold no <, >, &, U+2028 or U+2029. False means
+// "not sure", and Canonical takes the slow path.
+func isCanonical(raw []byte) bool {
+	if !json.Valid(raw) || !utf8.Valid(raw) {
+		return false
+	}
+	const maxStack = 32
+	var (
+		inObject [maxStack]bool   // the container at each depth is an object
+		lastKey  [maxStack][]byte // the previous key at each object depth
+		expKey   [maxStack]bool   // the next string at this depth is a key
+		depth    = -1
+	)
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case ' ', '\t', '\n', '\r':
+			return false
+		case '{', '[':
+			depth++
+			if depth >= maxStack {
+				return false
+			}
+			inObject[depth], lastKey[depth], expKey[depth] = c == '{', nil, c == '{'
+		case '}', ']':
+			depth--
+		case ',':
+			if depth >= 0 && inObject[depth] {
+				expKey[depth] = true
+			}
+		case '"':
+			start := i + 1
+			for i++; raw[i] != '"'; i++ {
+				switch raw[i] {
+				case '\\':
+					i++
+					switch raw[i] {
+					case '"', '\\', 'n', 'r', 't':
+					default:
+						return false
+					}
+				case '<', '>', '&':
+					return false
+				case 0xe2: // U+2028 and U+2029 are E2 80 A8 and E2 80 A9
+					if i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xa8 || raw[i+2] == 0xa9) {
+						return false
+					}
+				}
+			}
+			if depth >= 0 && expKey[depth] {
+				key := raw[start:i]
+				if bytes.IndexByte(key, '\\') >= 0 || lastKey[depth] != nil && bytes.Compare(lastKey[depth], key) >= 0 {
+					return false
+				}
+				lastKey[depth], expKey[depth] = key, false
+			}
+		}
+	}
+	return true
 }
 
 func canonValue(dec *json.Decoder, buf []byte, depth int) ([]byte, error) {
