@@ -75,7 +75,7 @@ Exit status of run and check:
 	cli.AddCACertFlag(pf, &opts.CACert)
 	cli.SetEnvName(pf, "url", "GOVKIT_URL")
 	cli.AddConfigFlag(root)
-	root.AddCommand(newCmdRun(opts, false), newCmdRun(opts, true), newCmdDoctor(opts))
+	root.AddCommand(newCmdRun(opts, false), newCmdRun(opts, true), newCmdDoctor(opts), newCmdReceipt(opts))
 	return root
 }
 
