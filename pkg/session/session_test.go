@@ -70,7 +70,9 @@ func callEv(id, name, args string) string {
 	return fmt.Sprintf(`{"type":"tool_call","call_id":%q,"name":%q,"args":%s}`, id, name, args)
 }
 
-func ok(id string) string { return fmt.Sprintf(`{"type":"tool_result","call_id":%q,"ok":true,"data":"done"}`, id) }
+func ok(id string) string {
+	return fmt.Sprintf(`{"type":"tool_result","call_id":%q,"ok":true,"data":"done"}`, id)
+}
 
 const discoverHost = `{"type":"tool_result","call_id":"q","ok":true,"resources":[{"kind":"node","provider_uid":"delly","name":"delly"}]}`
 
