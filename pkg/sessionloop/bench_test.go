@@ -46,4 +46,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 type countingDiscard struct{ n int64 }
 
-func (c *countingDiscard) Write(p []byte) (int, error) { c.n += int64(len(p)); return io.Discard.Write(p) }
+func (c *countingDiscard) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return io.Discard.Write(p)
+}
