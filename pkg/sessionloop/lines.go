@@ -38,14 +38,28 @@ type lineReader struct {
 	err    error  // the input's end (io.EOF) or failure, once rest is split
 	n      int    // lines returned so far
 	closed bool
+	src    io.Reader // read on the caller's goroutine instead (newSyncLineReader)
 }
 
 func newLineReader(in io.Reader, max int) *lineReader {
+	return newLineReaderSize(in, max, chunkSize)
+}
+
+// newLineReaderSize reads in chunks of size bytes (tests use small ones).
+func newLineReaderSize(in io.Reader, max, size int) *lineReader {
 	r := &lineReader{max: max, ready: make(chan chunk, chunks), free: make(chan []byte, chunks), quit: make(chan struct{})}
 	for range chunks {
-		r.free <- make([]byte, chunkSize)
+		r.free <- make([]byte, size)
 	}
 	go r.read(in)
+	return r
+}
+
+// newSyncLineReader reads in on the caller's goroutine: for a file, where
+// nothing waits on a runtime (Replay), and for deterministic fuzzing.
+func newSyncLineReader(in io.Reader, max, size int) *lineReader {
+	r := &lineReader{max: max, src: in, free: make(chan []byte, 1), quit: make(chan struct{})}
+	r.free <- make([]byte, size)
 	return r
 }
 
@@ -107,16 +121,24 @@ func (r *lineReader) next(ctx context.Context, idle func() error) (line []byte, 
 			}
 			return nil, false, r.err
 		}
-		if len(r.ready) == 0 {
-			if err := idle(); err != nil {
+		var c chunk
+		if r.src != nil {
+			if err := ctx.Err(); err != nil {
 				return nil, false, err
 			}
-		}
-		var c chunk
-		select {
-		case <-ctx.Done():
-			return nil, false, ctx.Err()
-		case c = <-r.ready:
+			c.buf = <-r.free
+			c.n, c.err = r.src.Read(c.buf)
+		} else {
+			if len(r.ready) == 0 {
+				if err := idle(); err != nil {
+					return nil, false, err
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			case c = <-r.ready:
+			}
 		}
 		r.buf, r.rest = c.buf, c.buf[:c.n]
 		if c.err != nil {

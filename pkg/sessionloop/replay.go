@@ -67,7 +67,7 @@ type logLine struct {
 func Replay(ctx context.Context, opts session.Options, log io.Reader) (Summary, error) {
 	var sum Summary
 	st := session.New(opts)
-	lr := newLineReader(log, maxLogLine)
+	lr := newSyncLineReader(log, maxLogLine, chunkSize)
 	defer lr.stop()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -110,7 +110,10 @@ func TestLineReader(t *testing.T) {
 			if oneByte {
 				in = iotest.OneByteReader(in)
 			}
-			lr := newLineReader(in, 8)
+			lr := newSyncLineReader(in, 8, 5)
+			if !oneByte {
+				lr = newLineReaderSize(in, 8, 5)
+			}
 			var got []string
 			for {
 				line, tooLong, err := lr.next(context.Background(), func() error { return nil })
