@@ -69,7 +69,7 @@ Exit status: 0 at the end of input; 1 --replay found a divergence; 3 usage,
 an unreadable log or key, receipts auditd did not record, or the reader of
 stdout went away.`,
 		Example: `  gate session < events.jsonl
-  my-agent-runtime | gate session --record run.jsonl | ...   # two pipes, or a coprocess
+  coproc GATE { gate session --record run.jsonl; }   # bash: write events to ${GATE[1]}, read effects from ${GATE[0]}
   gate session --replay run.jsonl
   gate session --metrics-addr 127.0.0.1:9464 --url http://127.0.0.1:1199 --token "$TOKEN"`,
 		Args: cobra.NoArgs,
@@ -84,7 +84,7 @@ stdout went away.`,
 	f.StringVar(&so.Replay, "replay", "", "replay the recorded `LOG` and report the first divergence (exit 1) instead of reading stdin")
 	f.StringVar(&so.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (HOST:PORT) at /metrics")
 	f.StringVar(&so.ReceiptKey, "receipt-key", "", "sign receipts with the key in `FILE`, created 0600 if absent (default: govkit's receipt key)")
-	f.BoolVar(&so.StrictResolution, "strict-resolution", true, "block writes on resources not resolved first, unless session_start's config says otherwise")
+	f.BoolVar(&so.StrictResolution, "strict-resolution", true, "block writes on resources not resolved first, unless session_start's config says otherwise (GOVKIT_STRICT_RESOLUTION)")
 	cli.SkipConfig(f, "record", "force", "replay")
 	return cmd
 }
