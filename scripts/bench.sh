@@ -43,6 +43,26 @@ bin/gatebench -runs "$runs" -bin "$gate" "${strict[@]}"
 bin/gatebench -runs "$runs" -bin "$gate" -- --sandbox isolated
 bin/gatebench -runs "$runs" -bin "$gate" -- --sandbox off
 
+# gate session: the JSON Lines round trip on one core (issue 16: ≥ 50k
+# events/s), in process (read, decode, stamp, Transition, encode, write) and
+# whole-process over real pipes with a recorded-looking agent session.
+go test ./pkg/sessionloop -run '^$' -bench BenchmarkRoundTrip -cpu 1 -benchtime 20x
+n=${SESSION_EVENTS:-200000}
+tmp=$(mktemp -d)
+{
+	echo '{"type":"session_start","session_id":"bench","workspace_root":".","tools":[{"name":"list_hosts","kind":"resolve"},{"name":"read_file","kind":"read"},{"name":"search","kind":"search"},{"name":"restart","kind":"write"}]}'
+	awk -v n="$n" 'BEGIN { for (i = 1; i < n; i += 2) {
+		printf "{\"type\":\"tool_call\",\"call_id\":\"c%d\",\"name\":\"read_file\",\"args\":{\"path\":\"pkg/a%d.go\",\"start_line\":1,\"end_line\":40}}\n", i, i % 50
+		printf "{\"type\":\"tool_result\",\"call_id\":\"c%d\",\"ok\":true,\"lines\":40,\"chars\":1200}\n", i } }'
+} >"$tmp/events.jsonl"
+one=()
+if command -v taskset >/dev/null 2>&1; then one=(taskset -c 0); fi
+start=$(date +%s.%N)
+GOMAXPROCS=1 "${one[@]}" "$gate" session --receipt-key "$tmp/key" <"$tmp/events.jsonl" | cat >/dev/null
+end=$(date +%s.%N)
+awk -v n="$n" -v s="$start" -v e="$end" 'BEGIN { printf "gate session: %d events over stdio in %.2f s = %.0f events/s (target ≥ 50k, one core)\n", n, e - s, n / (e - s) }'
+rm -rf "$tmp"
+
 # auditd: durable ingest (synchronous=FULL) over HTTP at 1, 8 and 32
 # concurrent clients, next to SQLite's single-row-commit rate on the same disk
 # in the same run (targets: ≥ 10× that at 32 clients, ≥ 20k events/s where the

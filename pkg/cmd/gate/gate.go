@@ -1,6 +1,8 @@
 // Package gate is the command tree of the gate binary: run a command under
 // govkit's governance (gate run), ask whether it would run (gate check),
-// and check what this machine and auditd can enforce (gate doctor).
+// check what this machine and auditd can enforce (gate doctor), govern an
+// agent's session over JSON Lines (gate session) and check its receipts
+// offline (gate receipt verify).
 package gate
 
 import (
@@ -52,7 +54,9 @@ and consumes an approval, runs the command in a Landlock sandbox with a
 timeout and an output bound, checks its blast radius, and records a receipt
 in the audit chain. 'gate check' answers whether a command would run,
 without running it. 'gate doctor' says what this machine and auditd can
-enforce.
+enforce. 'gate session' governs a whole agent session: the runtime sends its
+tool calls and results as JSON Lines and gets back allow, block and receipt
+effects (its own exit codes: 'gate session --help').
 
 Exit status of run and check:
 
@@ -75,7 +79,7 @@ Exit status of run and check:
 	cli.AddCACertFlag(pf, &opts.CACert)
 	cli.SetEnvName(pf, "url", "GOVKIT_URL")
 	cli.AddConfigFlag(root)
-	root.AddCommand(newCmdRun(opts, false), newCmdRun(opts, true), newCmdDoctor(opts), newCmdReceipt(opts))
+	root.AddCommand(newCmdRun(opts, false), newCmdRun(opts, true), newCmdDoctor(opts), newCmdSession(opts), newCmdReceipt(opts))
 	return root
 }
 
