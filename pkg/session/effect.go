@@ -1,6 +1,8 @@
 package session
 
 import (
+	"encoding/json"
+
 	"github.com/govkit/govkit/pkg/session/aggregate"
 	"github.com/govkit/govkit/pkg/session/readguard"
 	"github.com/govkit/govkit/pkg/session/receipt"
@@ -56,6 +58,27 @@ type Effect struct {
 type StabilizationMeta struct {
 	readguard.Meta
 	Aggregated *aggregate.Output `json:"aggregated,omitempty"`
+}
+
+// MarshalJSON writes the guard's meta and the aggregated output in one
+// object: readguard.Meta's own MarshalJSON would otherwise be promoted and
+// drop Aggregated.
+func (m StabilizationMeta) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(m.Meta)
+	if err != nil || m.Aggregated == nil {
+		return b, err
+	}
+	agg, err := json.Marshal(m.Aggregated)
+	if err != nil {
+		return nil, err
+	}
+	b = b[:len(b)-1]
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	b = append(b, `"aggregated":`...)
+	b = append(b, agg...)
+	return append(b, '}'), nil
 }
 
 // StateView is what the state effect reports: enough for a runtime to show

@@ -205,7 +205,7 @@ func (st *State) mintReceipt(c *call, ok bool, data, errRaw json.RawMessage) int
 		ReceiptID: "rcpt_" + st.derive("receipt", st.nReceipt)[:16],
 		SessionID: st.id,
 		TurnID:    st.turn.id(),
-		AgentID:   st.agent,
+		AgentID:   st.agentID,
 		ToolID:    c.name,
 		CallID:    c.id,
 		OK:        ok,

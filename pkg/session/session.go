@@ -49,7 +49,8 @@ type State struct {
 	evidence bool
 	provider string
 	model    string
-	agent    string
+	agent    string // sanitized, for metric labels
+	agentID  string // as configured, for receipts
 	seed     []byte
 
 	tools    *workflow.Table

@@ -111,6 +111,7 @@ func (st *State) start(ev *Event) {
 	st.provider = sanitizeLabel(cfg.Provider)
 	st.model = sanitizeLabel(ev.Model)
 	st.agent = sanitizeLabel(cfg.AgentID)
+	st.agentID = cfg.AgentID
 	st.tools = tools
 	st.schema = schema
 	if len(cfg.AllowedTools) > 0 {

@@ -87,8 +87,8 @@ func (st *State) envelopeCallID() string {
 // STOP_HOOK: tool_call_rejected, and a new nonce is issued (seed 002 Core
 // Principles, Stop Hooks).
 func (st *State) rejectTurn(code, bucket, detail string) {
-	st.emit(Effect{Type: EfReject, Code: code, Bucket: bucket, StopHook: envelope.StopHook, Detail: detail, TurnID: st.turn.id()})
 	st.metric(mRejections, "bucket", bucket, "agent", st.agent)
+	st.emit(Effect{Type: EfReject, Code: code, Bucket: bucket, StopHook: envelope.StopHook, Detail: detail, TurnID: st.turn.id()})
 	st.nextTurn()
 }
 
@@ -98,15 +98,15 @@ func (st *State) rejectTurn(code, bucket, detail string) {
 // turn.
 func (st *State) final(text string) {
 	if inject, blocked := st.fsm.CanFinalAnswer(); blocked {
-		st.emit(Effect{Type: EfBlockFinal, Code: response.FSMBlocked, Inject: inject})
 		st.metric(mFinalBlock, "state", st.fsm.State.String())
+		st.emit(Effect{Type: EfBlockFinal, Code: response.FSMBlocked, Inject: inject})
 		return
 	}
 	st.metric(mIterations, "provider", st.provider, "model", st.model)
 	if st.turn.calls == 0 {
 		if m, ok := st.phantom.Detect(text); ok {
-			st.emit(Effect{Type: EfReplaceAnswer, Text: phantom.SafeMessage, Reason: response.PhantomExecution, Detail: m.Category + ": " + m.Pattern})
 			st.metric(mPhantom, "provider", st.provider, "model", st.model)
+			st.emit(Effect{Type: EfReplaceAnswer, Text: phantom.SafeMessage, Reason: response.PhantomExecution, Detail: m.Category + ": " + m.Pattern})
 			st.nextTurn()
 			return
 		}
@@ -117,8 +117,8 @@ func (st *State) final(text string) {
 	}
 	if st.protocol == ProtocolEnvelope && st.evidence {
 		if rej := evidence.Check(text, sources{st}); rej != nil {
-			st.emit(Effect{Type: EfReject, Code: rej.Bucket, Bucket: rej.Bucket, Detail: rej.Detail, TurnID: st.turn.id()})
 			st.metric(mRejections, "bucket", rej.Bucket, "agent", st.agent)
+			st.emit(Effect{Type: EfReject, Code: rej.Bucket, Bucket: rej.Bucket, Detail: rej.Detail, TurnID: st.turn.id()})
 			return
 		}
 	}

@@ -64,7 +64,12 @@ type logLine struct {
 // Stamped fields are taken from the log and nothing is stamped, so the
 // same log always replays the same way. It returns a *Divergence at the
 // first difference, a *LogError for a log it cannot replay.
-func Replay(ctx context.Context, opts session.Options, log io.Reader) (Summary, error) {
+//
+// With emit set, Replay compares nothing: it skips the log's effect lines
+// and writes the effects the events produce to emit, one per line, so a
+// transcript of stamped events becomes its effects (a golden test's input
+// and output).
+func Replay(ctx context.Context, opts session.Options, log io.Reader, emit io.Writer) (Summary, error) {
 	var sum Summary
 	st := session.New(opts)
 	lr := newSyncLineReader(log, maxLogLine, chunkSize)
@@ -95,6 +100,9 @@ func Replay(ctx context.Context, opts session.Options, log io.Reader) (Summary, 
 		var l logLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			return sum, &LogError{n, fmt.Errorf("not a JSON object: %v", err)}
+		}
+		if l.Seq != nil && emit != nil {
+			continue
 		}
 		if l.Seq != nil {
 			if len(got) == 0 {
@@ -127,6 +135,13 @@ func Replay(ctx context.Context, opts session.Options, log io.Reader) (Summary, 
 			buf.Reset()
 			if err := enc.Encode(&effects[i]); err != nil {
 				return sum, fmt.Errorf("encoding a %s effect: %w", effects[i].Type, err)
+			}
+			if emit != nil {
+				if _, err := emit.Write(buf.Bytes()); err != nil {
+					return sum, &WriteError{err}
+				}
+				sum.Effects++
+				continue
 			}
 			got = append(got, bytes.Clone(bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})))
 		}

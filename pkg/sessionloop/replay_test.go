@@ -45,7 +45,7 @@ func record(t *testing.T) (opts session.Options, log []string) {
 }
 
 func replay(opts session.Options, log []string) (Summary, error) {
-	return Replay(context.Background(), opts, strings.NewReader(strings.Join(log, "\n")+"\n"))
+	return Replay(context.Background(), opts, strings.NewReader(strings.Join(log, "\n")+"\n"), nil)
 }
 
 // TestRecordReplay: a recorded log replays to identical effects, whatever

@@ -26,6 +26,7 @@ type SessionOptions struct {
 	Record           string
 	Force            bool
 	Replay           string
+	Emit             bool
 	MetricsAddr      string
 	ReceiptKey       string
 	StrictResolution bool
@@ -47,8 +48,8 @@ stdin; gate writes the effects of each, one JSON object per line with its
   out: {"type":"block","seq":4,"call_id":"c1","response":{"ok":false,"error":{"code":"STRICT_RESOLUTION",...}}}
 
 The first event is session_start{session_id, workspace_root?, tools, config?};
-then tool_call, tool_result, resolve, final, llm_text, clear and tick (DESIGN
-§13 has every field). gate stamps each event with the time ("at") and
+then tool_call, tool_result, resolve, final, llm_text, clear and tick
+(docs/session.md has every field, effect and code). gate stamps each event with the time ("at") and
 session_start with a seed, a connection id of its own and the workspace's
 real path; a client that sends those fields gets a RESERVED_FIELD error.
 A bad line (not JSON, an unknown field, longer than 1 MiB) gets an error
@@ -57,7 +58,9 @@ effect with a code, and the session goes on unchanged.
 --record FILE keeps the stamped events and their effects, interleaved, as a
 log that --replay FILE feeds to a fresh session and compares: it prints the
 first effect that differs (the log's line, expected and got) or "identical".
-Replay uses the same --receipt-key, or the receipts differ.
+--replay FILE --emit prints the effects instead of comparing them (a
+transcript of stamped events in, its effects out). Replay uses the same
+--receipt-key, or the receipts differ.
 
 Receipts are signed with the key in --receipt-key (created 0600 if absent;
 it never appears in any output). With --url every receipt is also appended
@@ -82,10 +85,11 @@ stdout went away.`,
 	f.StringVar(&so.Record, "record", "", "write the stamped events and their effects to `FILE` (created 0600; refused if it exists)")
 	f.BoolVar(&so.Force, "force", false, "let --record replace an existing file")
 	f.StringVar(&so.Replay, "replay", "", "replay the recorded `LOG` and report the first divergence (exit 1) instead of reading stdin")
+	f.BoolVar(&so.Emit, "emit", false, "with --replay: print the effects the log's events produce instead of comparing them")
 	f.StringVar(&so.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (HOST:PORT) at /metrics")
 	f.StringVar(&so.ReceiptKey, "receipt-key", "", "sign receipts with the key in `FILE`, created 0600 if absent (default: govkit's receipt key)")
 	f.BoolVar(&so.StrictResolution, "strict-resolution", true, "block writes on resources not resolved first, unless session_start's config says otherwise (GOVKIT_STRICT_RESOLUTION)")
-	cli.SkipConfig(f, "record", "force", "replay")
+	cli.SkipConfig(f, "record", "force", "replay", "emit")
 	return cmd
 }
 
@@ -93,6 +97,9 @@ func (o *SessionOptions) run() error {
 	if o.Replay != "" && (o.Record != "" || o.MetricsAddr != "") {
 		return cli.Failf("--replay compares a recorded log; it records nothing and serves no metrics").
 			WithHint("drop --record and --metrics-addr, or --replay")
+	}
+	if o.Emit && o.Replay == "" {
+		return cli.Failf("--emit only applies to --replay").WithHint("pass --replay LOG --emit")
 	}
 	if o.Force && o.Record == "" {
 		return cli.Failf("--force only applies to --record").WithHint("pass --record FILE --force")
@@ -138,7 +145,13 @@ func (o *SessionOptions) replay(ctx context.Context, opts session.Options) error
 		return cli.Fail(unwrapPath(err), "pass --replay LOG, a file written by gate session --record")
 	}
 	defer f.Close()
-	sum, err := sessionloop.Replay(ctx, opts, f)
+	if o.Emit {
+		if _, err := sessionloop.Replay(ctx, opts, f, o.IO.Out); err != nil {
+			return cli.Failf("--replay %s: %v", o.Replay, err).WithHint("replay a file written by gate session --record")
+		}
+		return nil
+	}
+	sum, err := sessionloop.Replay(ctx, opts, f, nil)
 	var d *sessionloop.Divergence
 	switch {
 	case errors.As(err, &d):
