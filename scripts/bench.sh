@@ -50,7 +50,7 @@ go test ./pkg/sessionloop -run '^$' -bench BenchmarkRoundTrip -cpu 1 -benchtime 
 n=${SESSION_EVENTS:-200000}
 tmp=$(mktemp -d)
 {
-	echo '{"type":"session_start","session_id":"bench","workspace_root":".","tools":[{"name":"list_hosts","kind":"resolve"},{"name":"read_file","kind":"read"},{"name":"search","kind":"search"},{"name":"restart","kind":"write"}]}'
+	echo '{"type":"session_start","schema_version":1,"session_id":"bench","workspace_root":".","tools":[{"name":"list_hosts","kind":"resolve"},{"name":"read_file","kind":"read"},{"name":"search","kind":"search"},{"name":"restart","kind":"write"}],"config":{"read":{"max_reads":100000000,"max_total_lines":2000000000}}}'
 	awk -v n="$n" 'BEGIN { for (i = 1; i < n; i += 2) {
 		printf "{\"type\":\"tool_call\",\"call_id\":\"c%d\",\"name\":\"read_file\",\"args\":{\"path\":\"pkg/a%d.go\",\"start_line\":1,\"end_line\":40}}\n", i, i % 50
 		printf "{\"type\":\"tool_result\",\"call_id\":\"c%d\",\"ok\":true,\"lines\":40,\"chars\":1200}\n", i } }'

@@ -15,7 +15,7 @@ import (
 // and then. Stamps are left to the driver.
 func roundTripEvents(n int) []byte {
 	var b bytes.Buffer
-	b.WriteString(`{"type":"session_start","session_id":"bench","workspace_root":".","tools":[{"name":"list_hosts","kind":"resolve"},{"name":"read_file","kind":"read"},{"name":"search","kind":"search"},{"name":"restart","kind":"write"}]}` + "\n")
+	b.WriteString(`{"type":"session_start","schema_version":1,"session_id":"bench","workspace_root":".","tools":[{"name":"list_hosts","kind":"resolve"},{"name":"read_file","kind":"read"},{"name":"search","kind":"search"},{"name":"restart","kind":"write"}],"config":{"read":{"max_reads":100000000,"max_total_lines":2000000000}}}` + "\n")
 	for i := 1; i < n; i += 2 {
 		fmt.Fprintf(&b, `{"type":"tool_call","call_id":"c%d","name":"read_file","args":{"path":"pkg/a%d.go","start_line":1,"end_line":40}}`+"\n", i, i%50)
 		fmt.Fprintf(&b, `{"type":"tool_result","call_id":"c%d","ok":true,"lines":40,"chars":1200}`+"\n", i)

@@ -15,7 +15,7 @@ func (r *Registry) Markdown() []byte {
 	b.WriteString("# Session reason codes\n\n")
 	b.WriteString("<!-- Generated from pkg/session/reasons/reason_registry.json by\n")
 	b.WriteString("     `go test ./pkg/session/reasons -run TestReasonsDoc -update`. Do not edit. -->\n\n")
-	b.WriteString("Every decision of `gate session` carries these stable codes (DESIGN §3, §13). Severity,\n")
+	b.WriteString("Every decision of `gate session` carries these stable codes (see docs/session.md). Severity,\n")
 	b.WriteString("blocking and auto-recoverability are fixed in Go (`pkg/session/reasons`,\n")
 	b.WriteString("`pkg/session/response`); the registry file only describes a code and recommends\n")
 	b.WriteString("`next_calls`, whose `{placeholders}` are filled at run time (seed 004 Reason Registry Model).\n")
