@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -132,21 +131,11 @@ func receiptVerifyRun(o *ReceiptVerifyOptions) error {
 	}
 	defer clear(key)
 
-	name, in := o.Input, o.IO.In
-	if name == "-" {
-		name = "standard input"
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return cli.Failf("%s: %v", name, err).WithHint("pass RECEIPT.json naming a receipt file, or - for standard input")
-		}
-		defer f.Close()
-		in = f
+	name, in, done, err := cli.OpenInput(o.Input, o.IO.In)
+	if err != nil {
+		return cli.Failf("%s: %v", name, err).WithHint("pass RECEIPT.json naming a receipt file, or - for standard input")
 	}
+	defer done()
 	entries, err := readReceipts(name, in)
 	if err != nil {
 		return err

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -245,21 +244,11 @@ func checkApprovals(ctx context.Context, ar approvalsReader, v *audit.Verifier) 
 }
 
 func verifyJSONL(o *VerifyOptions, v *audit.Verifier) error {
-	name, in := o.JSONL, o.IO.In
-	if name == "-" {
-		name = "standard input"
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return cli.Failf("--jsonl %s: %v", name, err).WithHint("pass --jsonl FILE naming an export (auditd export), or - for standard input")
-		}
-		defer f.Close()
-		in = f
+	name, in, done, err := cli.OpenInput(o.JSONL, o.IO.In)
+	if err != nil {
+		return cli.Failf("--jsonl %s: %v", name, err).WithHint("pass --jsonl FILE naming an export (auditd export), or - for standard input")
 	}
+	defer done()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLine+1) // +1: the newline
 	n := 0
