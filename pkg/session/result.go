@@ -242,6 +242,7 @@ func (st *State) resolve(ev *Event) {
 		st.fail(ErrInvalidField, "resolve.resource: required (a registration object or a known name)")
 		return
 	}
+	var key string
 	if raw[0] == '"' {
 		var name string
 		if err := json.Unmarshal(raw, &name); err != nil {
@@ -257,6 +258,7 @@ func (st *State) resolve(ev *Event) {
 			st.fail(ErrUnknownResource, "resolve.resource: "+name+" is not in this session's resolved context; send its registration")
 			return
 		}
+		key = name
 	} else {
 		var reg resolved.Registration
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -265,10 +267,15 @@ func (st *State) resolve(ev *Event) {
 			st.fail(ErrInvalidField, "resolve.resource: "+decodeError(err).Detail)
 			return
 		}
-		if _, err := st.ctx.Register(reg, st.now, explicit); err != nil {
+		r, err := st.ctx.Register(reg, st.now, explicit)
+		if err != nil {
 			st.fail(ErrInvalidField, "resolve.resource: "+err.Error())
 			return
 		}
+		key = r.ID
+	}
+	if ev.Pin {
+		st.ctx.Pin(key, st.now)
 	}
 	before := st.fsm.State
 	st.fsm.OnToolSuccess(workflow.KindResolve, "resolve")

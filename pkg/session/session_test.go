@@ -178,6 +178,16 @@ func TestSeed000Regressions(t *testing.T) {
 			step{`{"type":"tool_result","call_id":"w1","ok":false,"error":"permission denied"}`, ""},
 			step{`{"type":"final","text":"it failed"}`, "allow_final"},
 		),
+		// P-17: clear(keep_pinned) keeps a pinned resource and the FSM's
+		// progress with it; clear without it resets both.
+		"clear keeps what is pinned": append(resolvedSession(),
+			step{`{"type":"resolve","resource":{"kind":"lxc","provider_uid":"141","name":"homepage-docker","host_name":"delly"},"pin":true}`, ""},
+			step{`{"type":"clear","keep_pinned":true}`, ""},
+			step{callEv("w1", "file_edit", `{"target_resource_id":"lxc:delly:141"}`), "allow w1"},
+			step{callEv("w2", "file_edit", `{"target_host":"delly"}`), "block w2 STRICT_RESOLUTION"},
+			step{`{"type":"clear","keep_pinned":false}`, ""},
+			step{callEv("w3", "file_edit", `{"target_resource_id":"lxc:delly:141"}`), "block w3 FSM_BLOCKED"},
+		),
 		// P-17: clear resets the FSM with the context.
 		"coherent reset": append(resolvedSession(),
 			step{`{"type":"clear","keep_pinned":false}`, ""},

@@ -86,6 +86,7 @@ type Event struct {
 	// resolve
 	Resource json.RawMessage `json:"resource,omitempty"`
 	Explicit *bool           `json:"explicit,omitempty"`
+	Pin      bool            `json:"pin,omitempty"` // protect it from eviction and expiry (seed 000 §5 Pinning)
 
 	// final, llm_text
 	Text string `json:"text,omitempty"`
@@ -167,7 +168,7 @@ var fields = map[string][]string{
 		"context_window", "tools", "config", "seed", "server_connection_id", "workspace_realpath"},
 	EvToolCall:   {"call_id", "name", "args"},
 	EvToolResult: {"call_id", "ok", "data", "error", "resources", "lines", "chars"},
-	EvResolve:    {"resource", "explicit"},
+	EvResolve:    {"resource", "explicit", "pin"},
 	EvFinal:      {"text"},
 	EvLLMText:    {"raw"},
 	EvClear:      {"keep_pinned"},
@@ -310,6 +311,7 @@ func presentFields(ev *Event) []string {
 	add(ev.Chars != nil, "chars")
 	add(ev.Resource != nil, "resource")
 	add(ev.Explicit != nil, "explicit")
+	add(ev.Pin, "pin")
 	add(ev.Text != "", "text")
 	add(ev.Raw != "", "raw")
 	add(ev.KeepPinned, "keep_pinned")
