@@ -26,11 +26,11 @@ func (st *State) toolResult(ev *Event) {
 		return
 	}
 	delete(st.pending, ev.CallID)
-	out := payloadText(ev.Data)
+	out, errText := payloadText(ev.Data), ""
 	if !*ev.OK {
-		out = payloadText(ev.Error)
+		errText = payloadText(ev.Error)
 	}
-	excerpt := st.mintReceipt(c, *ev.OK, ev.Data, ev.Error)
+	excerpt := st.mintReceipt(c, *ev.OK, out, errText)
 	if st.protocol == ProtocolEnvelope || c.text {
 		st.turn.steps++
 		st.turn.bytes += excerpt
@@ -185,17 +185,16 @@ func payloadText(raw json.RawMessage) string {
 
 // mintReceipt signs a receipt for one execution, success or not (seed 002
 // Tool Receipts), and returns how many bytes of output it fed back.
-func (st *State) mintReceipt(c *call, ok bool, data, errRaw json.RawMessage) int {
+func (st *State) mintReceipt(c *call, ok bool, output, errText string) int {
 	if st.opts.ReceiptKey == nil {
 		st.fail("RECEIPT_KEY_MISSING", "no receipt key: the call "+c.id+" ran without a receipt")
 		return 0
 	}
-	out := []byte(payloadText(data))
 	limit := st.cfg.stepBytes
 	if left := st.cfg.turnBytes - st.turn.bytes; left < limit {
 		limit = max(left, 0)
 	}
-	excerpt, sum, full, truncated := receipt.Excerpt(out, limit)
+	excerpt, sum, full, truncated := receipt.Excerpt([]byte(output), limit)
 	inputs, _ := json.Marshal(c.args)
 	if c.args == nil {
 		inputs = []byte("{}")
@@ -220,7 +219,7 @@ func (st *State) mintReceipt(c *call, ok bool, data, errRaw json.RawMessage) int
 		r.Outputs, r.Excerpt = excerpt, ""
 	}
 	if !ok {
-		r.Error = payloadText(errRaw)
+		r.Error = errText
 	}
 	if c.kind == workflow.KindRead && c.read.Path != "" {
 		_, esum, _, _ := receipt.Excerpt([]byte(excerpt), len(excerpt))

@@ -59,10 +59,8 @@ type State struct {
 	fsm      workflow.FSM
 	ctx      *resolved.Context
 	guard    *readguard.Guard
-	readCfg  readguard.Config
 	agg      *aggregate.Aggregator
 	phantom  *phantom.Detector
-	hasSrch  bool
 	readTool string
 
 	pending map[string]*call

@@ -130,16 +130,16 @@ func (st *State) start(ev *Event) {
 		ccfg.MaxEntries = cfg.ContextMaxEntries
 	}
 	st.ctx = resolved.New(ccfg)
+	hasSearch := false
 	for _, d := range ev.Tools {
 		if d.Kind == "search" {
-			st.hasSrch = true
+			hasSearch = true
 		}
 		if d.Kind == "read" && st.readTool == "" {
 			st.readTool = d.Name
 		}
 	}
-	st.readCfg = rcfg
-	st.guard = readguard.New(rcfg, st.hasSrch)
+	st.guard = readguard.New(rcfg, hasSearch)
 	st.agg = aggregate.New(rcfg.MaxPreviewChars)
 	st.phantom = det.WithToolNames(tools.Names())
 	st.cfg = limits{steps: defaultMaxToolSteps, stepBytes: defaultStepBytes, turnBytes: defaultTurnBytes, requireTool: cfg.RequireTool}
@@ -185,11 +185,7 @@ func buildTools(decls []ToolDecl) (*workflow.Table, *envelope.Schema, error) {
 			}
 		}
 		tools = append(tools, t)
-		if d.Args != nil {
-			args[d.Name] = d.Args
-		} else {
-			args[d.Name] = nil
-		}
+		args[d.Name] = d.Args // nil: args unchecked (pkg/session/envelope)
 	}
 	table, err := workflow.NewTable(tools)
 	if err != nil {

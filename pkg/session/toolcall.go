@@ -207,8 +207,6 @@ func intArg(v any) int {
 		if n == float64(int(n)) {
 			return int(n)
 		}
-	case int:
-		return n
 	}
 	return 0
 }

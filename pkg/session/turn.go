@@ -51,7 +51,7 @@ func (st *State) llmText(raw string) {
 	if rej != nil {
 		if rej.Code == envelope.UnknownTool {
 			// Seed 002: an unknown tool id still leaves a receipt.
-			st.mintReceipt(&call{id: st.envelopeCallID(), name: msg.Tool}, false, nil, []byte(strconv.Quote(rej.Code)))
+			st.mintReceipt(&call{id: st.envelopeCallID(), name: msg.Tool}, false, "", rej.Code)
 		}
 		st.rejectTurn(rej.Code, rej.Bucket, rej.Detail)
 		return
@@ -64,11 +64,11 @@ func (st *State) llmText(raw string) {
 		st.emit(Effect{Type: EfForceFinal, TurnID: t.id(), Reason: "DECISION_FINAL"})
 	case envelope.ToolCall:
 		if t.exhausted || t.awaitFinal {
-			st.rejectTurn(envelope.OutputLimit, "format_error", "the turn's tool budget is spent or the model decided to finish: answer now, without tools")
+			st.rejectTurn(envelope.OutputLimit, envelope.FormatError, "the turn's tool budget is spent or the model decided to finish: answer now, without tools")
 			return
 		}
 		if st.allowed != nil && !st.allowed[msg.Tool] {
-			st.rejectTurn(envelope.UnknownTool, "tool_syntax", "tool "+msg.Tool+" is not in this session's allowed_tools")
+			st.rejectTurn(envelope.UnknownTool, envelope.ToolSyntax, "tool "+msg.Tool+" is not in this session's allowed_tools")
 			return
 		}
 		id := st.envelopeCallID()
@@ -111,7 +111,7 @@ func (st *State) final(text string) {
 			return
 		}
 		if st.cfg.requireTool {
-			st.rejectTurn("tool_call_required", "format_error", "this session requires a tool call before the first answer (require_tool)")
+			st.rejectTurn("tool_call_required", envelope.FormatError, "this session requires a tool call before the first answer (require_tool)")
 			return
 		}
 	}
