@@ -89,6 +89,22 @@ func TestEnvelopeEndToEnd(t *testing.T) {
 	s.expect(s.text(fmt.Sprintf("The door was locked.\nEvidence: \"The door was locked.\" (Story/SCN-01.md:L1); tool: read_file (receipt %s)", r.ReceiptID)), "allow_final")
 }
 
+// DESIGN §13: seed 002 governs what a model writes as llm_text in any
+// session, so a prose answer there needs its Evidence line even when the
+// session's native tool calls do not.
+func TestLLMTextAnswerNeedsEvidence(t *testing.T) {
+	st := New(Options{ReceiptKey: testKey})
+	Transition(st, Decode([]byte(line(start))))
+	_, effs := Transition(st, Decode([]byte(`{"type":"llm_text","raw":"Nothing to do here."}`)))
+	if got := summary(effs); got != "reject evidence_invalid" {
+		t.Errorf("llm_text answer: %s", got)
+	}
+	_, effs = Transition(st, Decode([]byte(`{"type":"final","text":"Nothing to do here."}`)))
+	if got := summary(effs); got != "allow_final" {
+		t.Errorf("native final: %s", got)
+	}
+}
+
 // Seed 002's acceptance tests 4–6 and the turn they end: nothing runs, and
 // the next turn has a new nonce.
 func TestEnvelopeRejections(t *testing.T) {

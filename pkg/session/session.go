@@ -115,7 +115,7 @@ func Transition(st *State, ev Event) (*State, []Effect) {
 	case EvResolve:
 		st.resolve(&ev)
 	case EvFinal:
-		st.final(ev.Text)
+		st.final(ev.Text, false)
 	case EvLLMText:
 		st.llmText(ev.Raw)
 	case EvClear:

@@ -58,7 +58,7 @@ func (st *State) llmText(raw string) {
 	}
 	switch msg.Kind {
 	case envelope.Prose:
-		st.final(msg.Text)
+		st.final(msg.Text, true)
 	case envelope.Final:
 		t.awaitFinal = true
 		st.emit(Effect{Type: EfForceFinal, TurnID: t.id(), Reason: "DECISION_FINAL"})
@@ -93,10 +93,11 @@ func (st *State) rejectTurn(code, bucket, detail string) {
 }
 
 // final checks an answer the model gives without calling a tool: Gate 2
-// (seed 000 §8), phantom detection (Invariant 4), then in envelope sessions
-// the Evidence line (seed 002). Only an answer that passes all ends the
-// turn.
-func (st *State) final(text string) {
+// (seed 000 §8), phantom detection (Invariant 4), then the Evidence line
+// (seed 002) when the answer came as llm_text or the session is an
+// envelope session (DESIGN §13: seed 002 governs what the model writes as
+// text). Only an answer that passes all ends the turn.
+func (st *State) final(text string, fromText bool) {
 	if inject, blocked := st.fsm.CanFinalAnswer(); blocked {
 		st.metric(mFinalBlock, "state", st.fsm.State.String())
 		st.emit(Effect{Type: EfBlockFinal, Code: response.FSMBlocked, Inject: inject})
@@ -115,7 +116,7 @@ func (st *State) final(text string) {
 			return
 		}
 	}
-	if st.protocol == ProtocolEnvelope && st.evidence {
+	if (fromText || st.protocol == ProtocolEnvelope) && st.evidence {
 		if rej := evidence.Check(text, sources{st}); rej != nil {
 			st.metric(mRejections, "bucket", rej.Bucket, "agent", st.agent)
 			st.emit(Effect{Type: EfReject, Code: rej.Bucket, Bucket: rej.Bucket, Detail: rej.Detail, TurnID: st.turn.id()})
