@@ -14,6 +14,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/statedir"
 )
 
 // Spool is the directory where gate keeps the incidents it could not report
@@ -35,11 +36,8 @@ const (
 // DefaultSpoolDir is $XDG_STATE_HOME/govkit/spool, or
 // ~/.local/state/govkit/spool.
 func DefaultSpoolDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "govkit", "spool")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "state", "govkit", "spool")
+	if d, err := statedir.Dir(); err == nil {
+		return filepath.Join(d, "spool")
 	}
 	return filepath.Join(os.TempDir(), "govkit-spool")
 }

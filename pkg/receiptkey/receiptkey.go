@@ -17,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/statedir"
 )
 
 // Size is the key's length in bytes: HMAC-SHA256's block of strength.
@@ -31,14 +33,11 @@ var ErrUnsafe = errors.New("unsafe permissions")
 // absolute (the XDG base directory rule). Never a shared temporary
 // directory: there is no safe fallback for a secret.
 func DefaultPath() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "govkit", "receipt.key"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
+	d, err := statedir.Dir()
+	if err != nil {
 		return "", errors.New("no home directory for the receipt key: set XDG_STATE_HOME or pass the key file's path")
 	}
-	return filepath.Join(home, ".local", "state", "govkit", "receipt.key"), nil
+	return filepath.Join(d, "receipt.key"), nil
 }
 
 // Load reads the key at path. It refuses a file that is not a regular

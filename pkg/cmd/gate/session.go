@@ -84,7 +84,7 @@ stdout went away.`,
 	f := cmd.Flags()
 	f.StringVar(&so.Record, "record", "", "write the stamped events and their effects to `FILE` (created 0600; refused if it exists)")
 	f.BoolVar(&so.Force, "force", false, "let --record replace an existing file")
-	f.StringVar(&so.Replay, "replay", "", "replay the recorded `LOG` and report the first divergence (exit 1) instead of reading stdin")
+	f.StringVar(&so.Replay, "replay", "", "replay the recorded `LOG` (- for standard input) and report the first divergence (exit 1)")
 	f.BoolVar(&so.Emit, "emit", false, "with --replay: print the effects the log's events produce instead of comparing them")
 	f.StringVar(&so.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (HOST:PORT) at /metrics")
 	f.StringVar(&so.ReceiptKey, "receipt-key", "", "sign receipts with the key in `FILE`, created 0600 if absent (default: govkit's receipt key)")
@@ -140,11 +140,11 @@ func (o *SessionOptions) sessionOptions() (session.Options, error) {
 }
 
 func (o *SessionOptions) replay(ctx context.Context, opts session.Options) error {
-	f, err := os.Open(o.Replay)
+	name, f, done, err := cli.OpenInput(o.Replay, o.IO.In)
 	if err != nil {
-		return cli.Fail(unwrapPath(err), "pass --replay LOG, a file written by gate session --record")
+		return cli.Failf("%s: %v", name, err).WithHint("pass --replay LOG, a file written by gate session --record")
 	}
-	defer f.Close()
+	defer done()
 	if o.Emit {
 		if _, err := sessionloop.Replay(ctx, opts, f, o.IO.Out); err != nil {
 			return cli.Failf("--replay %s: %v", o.Replay, err).WithHint("replay a file written by gate session --record")
