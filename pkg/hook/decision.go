@@ -29,6 +29,10 @@ type Decision struct {
 	Reason string
 	// Codes are the reason codes behind the decision.
 	Codes []intent.Code
+	// Context is extra text for the model (where the agent can add context
+	// to its conversation): what gate hook wants it to know even when it
+	// allows.
+	Context string
 }
 
 // Allowed reports whether the decision lets the call run. Anything but an
