@@ -31,17 +31,19 @@ type preToolUseAnswer struct {
 // codex-rs/hooks/src/schema.rs). Every event has session_id,
 // transcript_path (null in Codex when there is none), cwd and
 // hook_event_name; in a sub-agent, agent_id and agent_type.
-//   PostToolUse: tool_name, tool_input, tool_response, tool_use_id.
-//   PostToolUseFailure (Claude only): the same with error (a string) and
-//     is_interrupt instead of tool_response.
-//   Stop: stop_hook_active (true when the agent already goes on because a
-//     stop hook blocked) and last_assistant_message (the final text).
-//   SubagentStop: Stop's fields plus agent_id, agent_type,
-//     agent_transcript_path.
-//   SessionStart: source (startup, resume, clear, compact; Codex startup,
-//     resume, clear). SessionEnd (Claude only): reason (clear, resume,
-//     logout, prompt_input_exit, bypass_permissions_disabled, other).
-//   UserPromptSubmit: prompt.
+//
+//	PostToolUse: tool_name, tool_input, tool_response, tool_use_id.
+//	PostToolUseFailure (Claude only): the same with error (a string) and
+//	  is_interrupt instead of tool_response.
+//	Stop: stop_hook_active (true when the agent already goes on because a
+//	  stop hook blocked) and last_assistant_message (the final text).
+//	SubagentStop: Stop's fields plus agent_id, agent_type,
+//	  agent_transcript_path.
+//	SessionStart: source (startup, resume, clear, compact; Codex startup,
+//	  resume, clear). SessionEnd (Claude only): reason (clear, resume,
+//	  logout, prompt_input_exit, bypass_permissions_disabled, other).
+//	UserPromptSubmit: prompt.
+//
 // Claude also sends Notification, PreCompact, PermissionRequest,
 // StopFailure and others that gate hook does not govern: Decode refuses
 // them.

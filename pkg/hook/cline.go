@@ -21,14 +21,16 @@ type cline struct{}
 
 // The other hooks (same reference), each an executable named after the
 // hook, all with the base fields and all answered the same way:
-//   PostToolUse: postToolUse {toolName, parameters, result, success,
-//     executionTimeMs}; it cannot undo the call.
-//   UserPromptSubmit: userPromptSubmit {prompt, attachments}.
-//   TaskStart: taskStart {taskMetadata {taskId, ulid, initialTask}};
-//   TaskResume: taskResume {taskMetadata, previousState}: a session starts
-//     or resumes. TaskCancel: the task is cancelled (it may be resumed).
-//   TaskComplete: the task is complete — Cline's end of a turn, but it runs
-//     after the fact: no hook can keep a task going (StopBlocks).
+//
+//	PostToolUse: postToolUse {toolName, parameters, result, success,
+//	  executionTimeMs}; it cannot undo the call.
+//	UserPromptSubmit: userPromptSubmit {prompt, attachments}.
+//	TaskStart: taskStart {taskMetadata {taskId, ulid, initialTask}};
+//	TaskResume: taskResume {taskMetadata, previousState}: a session starts
+//	  or resumes. TaskCancel: the task is cancelled (it may be resumed).
+//	TaskComplete: the task is complete — Cline's end of a turn, but it runs
+//	  after the fact: no hook can keep a task going (StopBlocks).
+//
 // PreCompact is not governed: Decode refuses it.
 type clineEvent struct {
 	HookName       string   `json:"hookName"`

@@ -25,17 +25,19 @@ type copilot struct{}
 // their fields; a PascalCase (VS Code compatible) registration gets
 // hook_event_name and snake_case fields. Every event has sessionId
 // (session_id), timestamp and cwd.
-//   postToolUse: toolName, toolArgs, toolResult {resultType,
-//     textResultForLlm}; the answer may add additionalContext (appended to
-//     the result) or replace the result. postToolUseFailure: toolName,
-//     toolArgs, error (a string); additionalContext gives recovery advice.
-//   agentStop (Stop): transcriptPath, stopReason "end_turn",
-//     stop_hook_active; {"decision":"block","reason"} forces another turn
-//     with the reason as the prompt. subagentStop adds agentId, agentName
-//     and response (the sub-agent's final text).
-//   sessionStart: source (startup, resume, new), initialPrompt.
-//     sessionEnd: reason (complete, error, abort, timeout, user_exit).
-//   userPromptSubmitted: prompt; a command hook's output is dropped.
+//
+//	postToolUse: toolName, toolArgs, toolResult {resultType,
+//	  textResultForLlm}; the answer may add additionalContext (appended to
+//	  the result) or replace the result. postToolUseFailure: toolName,
+//	  toolArgs, error (a string); additionalContext gives recovery advice.
+//	agentStop (Stop): transcriptPath, stopReason "end_turn",
+//	  stop_hook_active; {"decision":"block","reason"} forces another turn
+//	  with the reason as the prompt. subagentStop adds agentId, agentName
+//	  and response (the sub-agent's final text).
+//	sessionStart: source (startup, resume, new), initialPrompt.
+//	  sessionEnd: reason (complete, error, abort, timeout, user_exit).
+//	userPromptSubmitted: prompt; a command hook's output is dropped.
+//
 // Exit codes other than 0 are warnings for these events (the run goes
 // on), so every answer is JSON with exit 0. errorOccurred, notification,
 // preCompact and subagentStart are not governed: Decode refuses them.

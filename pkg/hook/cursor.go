@@ -21,22 +21,24 @@ type cursor struct{}
 // The other events (same page; every event has conversation_id,
 // generation_id, model, hook_event_name, cursor_version, workspace_roots,
 // user_email, transcript_path):
-//   postToolUse: tool_name, tool_input, tool_output (a JSON string),
-//     tool_use_id, cwd, duration; the answer may add additional_context.
-//     postToolUseFailure: the same with error_message, failure_type
-//     (error, timeout, permission_denied) and is_interrupt; neither can
-//     undo the call.
-//   afterShellExecution (command, output, duration), afterMCPExecution
-//     (tool_name, tool_input, result_json) and afterFileEdit (file_path,
-//     edits) report what ran; they are observation only.
-//   stop: status (completed, aborted, error) and loop_count; the answer
-//     may give followup_message, which Cursor submits as the next user
-//     message (at most loop_limit times, 5 by default).
-//   sessionStart: session_id; the answer may add additional_context.
-//     sessionEnd: session_id, reason (completed, aborted, error,
-//     window_close, user_close); fire and forget.
-//   beforeSubmitPrompt: prompt, attachments; the answer is
-//     {"continue":true|false,"user_message"}.
+//
+//	postToolUse: tool_name, tool_input, tool_output (a JSON string),
+//	  tool_use_id, cwd, duration; the answer may add additional_context.
+//	  postToolUseFailure: the same with error_message, failure_type
+//	  (error, timeout, permission_denied) and is_interrupt; neither can
+//	  undo the call.
+//	afterShellExecution (command, output, duration), afterMCPExecution
+//	  (tool_name, tool_input, result_json) and afterFileEdit (file_path,
+//	  edits) report what ran; they are observation only.
+//	stop: status (completed, aborted, error) and loop_count; the answer
+//	  may give followup_message, which Cursor submits as the next user
+//	  message (at most loop_limit times, 5 by default).
+//	sessionStart: session_id; the answer may add additional_context.
+//	  sessionEnd: session_id, reason (completed, aborted, error,
+//	  window_close, user_close); fire and forget.
+//	beforeSubmitPrompt: prompt, attachments; the answer is
+//	  {"continue":true|false,"user_message"}.
+//
 // afterAgentResponse, afterAgentThought, preCompact, subagentStart and the
 // Tab hooks are not governed: Decode refuses them.
 type cursorEvent struct {

@@ -19,18 +19,20 @@ type gemini struct{}
 
 // The other events (same reference): every event has session_id,
 // transcript_path, cwd, hook_event_name and timestamp.
-//   AfterTool: tool_name, tool_input, tool_response ({llmContent,
-//     returnDisplay, error?}: a failed tool has an error), mcp_context.
-//     {"decision":"deny","reason"} or exit 2 hides the tool's result and
-//     sends the reason in its place; hookSpecificOutput.additionalContext
-//     is appended to the result.
-//   AfterAgent: prompt, prompt_response (the final text), stop_hook_active.
-//     {"decision":"deny","reason"} or exit 2 rejects the response and
-//     retries the turn with the reason as the prompt.
-//   BeforeAgent: prompt; additionalContext is appended to it.
-//   SessionStart: source (startup, resume, clear); additionalContext, and
-//     it never blocks. SessionEnd: reason (exit, clear, logout,
-//     prompt_input_exit, other); the CLI does not wait for it.
+//
+//	AfterTool: tool_name, tool_input, tool_response ({llmContent,
+//	  returnDisplay, error?}: a failed tool has an error), mcp_context.
+//	  {"decision":"deny","reason"} or exit 2 hides the tool's result and
+//	  sends the reason in its place; hookSpecificOutput.additionalContext
+//	  is appended to the result.
+//	AfterAgent: prompt, prompt_response (the final text), stop_hook_active.
+//	  {"decision":"deny","reason"} or exit 2 rejects the response and
+//	  retries the turn with the reason as the prompt.
+//	BeforeAgent: prompt; additionalContext is appended to it.
+//	SessionStart: source (startup, resume, clear); additionalContext, and
+//	  it never blocks. SessionEnd: reason (exit, clear, logout,
+//	  prompt_input_exit, other); the CLI does not wait for it.
+//
 // BeforeModel, AfterModel, BeforeToolSelection, Notification and
 // PreCompress are not governed: Decode refuses them.
 type geminiEvent struct {

@@ -31,11 +31,11 @@ var stopNotes = map[string]struct {
 	blocks bool
 	note   string
 }{
-	"claude": {true, `Stop answers {"decision":"block","reason":…} (and exit 2): Claude goes on with the reason as its next instruction; stop_hook_active is true on the stop that follows, and Claude Code ends the turn anyway after 8 blocks in a row`},
-	"codex":  {true, `Stop answers {"decision":"block","reason":…} (and exit 2 with the reason on stderr): Codex continues the turn with the reason as a new prompt`},
-	"gemini": {true, `AfterAgent answers {"decision":"deny","reason":…} (and exit 2): Gemini CLI rejects the response and retries the turn with the reason as the prompt`},
-	"cursor": {true, `stop cannot refuse the stop itself: it answers {"followup_message":…}, which Cursor submits as the next user message, so the agent goes on; Cursor does this at most loop_limit times (5 by default) and its stop event does not carry the final message`},
-	"cline":  {false, `Cline has no hook that can keep a task going: TaskComplete runs after the task is complete and cancel there stops nothing; the gate can only report (errorMessage to the user, contextModification to the model's next request), and attempt_completion is only a tool call that PreToolUse can cancel, which ends the task`},
+	"claude":  {true, `Stop answers {"decision":"block","reason":…} (and exit 2): Claude goes on with the reason as its next instruction; stop_hook_active is true on the stop that follows, and Claude Code ends the turn anyway after 8 blocks in a row`},
+	"codex":   {true, `Stop answers {"decision":"block","reason":…} (and exit 2 with the reason on stderr): Codex continues the turn with the reason as a new prompt`},
+	"gemini":  {true, `AfterAgent answers {"decision":"deny","reason":…} (and exit 2): Gemini CLI rejects the response and retries the turn with the reason as the prompt`},
+	"cursor":  {true, `stop cannot refuse the stop itself: it answers {"followup_message":…}, which Cursor submits as the next user message, so the agent goes on; Cursor does this at most loop_limit times (5 by default) and its stop event does not carry the final message`},
+	"cline":   {false, `Cline has no hook that can keep a task going: TaskComplete runs after the task is complete and cancel there stops nothing; the gate can only report (errorMessage to the user, contextModification to the model's next request), and attempt_completion is only a tool call that PreToolUse can cancel, which ends the task`},
 	"copilot": {true, `agentStop answers {"decision":"block","reason":…}: Copilot forces another turn with the reason as the prompt (the CLI gives up after 8 blocks in a row); its event does not carry the final message, only transcriptPath`},
 }
 
