@@ -106,7 +106,7 @@ var gateKinds = map[string]string{
 	"cursor-after-file-edit": "post_tool", "cursor-stop": "stop", "cursor-stop-loop": "stop",
 	"cursor-session-start": "session_start", "cursor-session-end": "session_end", "cursor-prompt": "prompt",
 	"cursor-after-agent-response": "",
-	"cline-post-tool-use": "post_tool", "cline-post-tool-use-failed": "post_tool", "cline-task-start": "session_start",
+	"cline-post-tool-use":         "post_tool", "cline-post-tool-use-failed": "post_tool", "cline-task-start": "session_start",
 	"cline-task-resume": "session_start", "cline-task-cancel": "session_end", "cline-task-complete": "stop",
 	"cline-prompt": "prompt", "cline-precompact": "",
 	"copilot-post-tool-use": "post_tool", "copilot-post-tool-use-failure": "post_tool",
