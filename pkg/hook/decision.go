@@ -1,6 +1,7 @@
-// Package hook answers coding agents' pre-tool-call hooks: it decodes one
-// agent event, decides with pkg/intent, and encodes the answer in that
-// agent's dialect, failing closed on anything it cannot decide.
+// Package hook speaks coding agents' hook protocols: it decodes one agent
+// event (a tool call before or after it runs, a stop, a session's start or
+// end, a prompt), decides pre-tool calls with pkg/intent, and answers in
+// that agent's dialect, failing closed on anything it cannot decide.
 package hook
 
 import (
@@ -29,6 +30,10 @@ type Decision struct {
 	Reason string
 	// Codes are the reason codes behind the decision.
 	Codes []intent.Code
+	// Context is extra text for the model (where the agent can add context
+	// to its conversation): what gate hook wants it to know even when it
+	// allows.
+	Context string
 }
 
 // Allowed reports whether the decision lets the call run. Anything but an

@@ -13,22 +13,83 @@ import (
 
 // Event is the part of an agent's hook event that a decision needs.
 type Event struct {
-	Tool    string // the agent's name for the tool
-	Shell   bool   // the tool runs Command in a shell
-	Command string // the shell command, when Shell
-	Cwd     string // the directory the tool runs in, when the agent says
+	Kind    EventKind // which hook event this is; PreTool for classify hook's
+	Tool    string    // the agent's name for the tool
+	Shell   bool      // the tool runs Command in a shell
+	Command string    // the shell command, when Shell
+	Cwd     string    // the directory the tool runs in, when the agent says
 	// NoAsk: for this event the agent does not enforce ask (Cursor's
 	// preToolUse and beforeReadFile), so an ask must become a deny.
 	NoAsk bool
+
+	SessionID string // session_id, conversation_id, taskId or sessionId: the key of gate hook's state
+	CallID    string // tool_use_id and the like, "" when the agent gives none
+	// Subagent names the sub-agent an event comes from (Claude and Codex
+	// agent_id), "" for the main agent. A sub-agent's stop is Kind Stop.
+	Subagent string
+	// Input is the tool's input as a JSON object (a string holding an
+	// object, as Copilot and Cursor send, is decoded); nil when absent.
+	Input json.RawMessage
+	// Output is the tool's response as the agent gives it (PostTool).
+	Output    json.RawMessage
+	Failed    bool   // PostTool: the tool failed
+	ErrorText string // PostTool: its error, when Failed and the agent says
+	// Source is how a session started (SessionStart: startup, resume,
+	// clear, compact …), why it ended (SessionEnd: the agent's reason), or
+	// Cursor's stop status (completed, aborted, error).
+	Source      string
+	Prompt      string // Prompt: the user's prompt, when the event carries it
+	LastMessage string // Stop: the final assistant message, when the event carries it
+	Transcript  string // the transcript path, when the agent gives one
+	StopActive  bool   // Stop: the agent is already going on because a stop hook refused a stop
 }
 
 // Dialect is one agent's hook protocol.
 type Dialect interface {
-	// Decode reads one event; an error means the event is malformed.
+	// Decode reads one event of any kind gate hook governs; an error means
+	// the event is malformed, too large, or one gate hook does not govern
+	// (Claude's Notification, PreCompact …): the caller decides.
 	Decode(raw []byte) (Event, error)
-	// Encode puts a decision in the agent's words. It must turn anything
-	// that is not an explicit allow into the agent's blocking form.
+	// Encode puts a pre-tool-call decision in the agent's words. It must
+	// turn anything that is not an explicit allow into the agent's
+	// blocking form. Encode(d) is Answer(PreTool, d).
 	Encode(Decision) Answer
+	// Answer puts d in the agent's words for an event of kind k:
+	//   PreTool: as Encode.
+	//   PostTool: Allow says nothing (d.Context reaches the model where the
+	//     agent can add context); anything else is the deny form: the reason
+	//     goes to the model (Claude and Codex decision:block, Gemini deny,
+	//     which replaces the tool's result), or, where the agent cannot
+	//     block after a tool, it is added as context.
+	//   Stop: Allow lets the agent stop; anything else refuses the stop and
+	//     Reason is what the agent must do next; where the agent has no
+	//     blocking stop, the best it has (see StopBlocks).
+	//   SessionStart, SessionEnd, Prompt: a neutral answer that never blocks
+	//     the session or the user's prompt; d.Context (and, for a decision
+	//     that is not an allow, its Reason) is added to the model's context
+	//     where the agent supports it.
+	// A kind Answer does not know gets Encode's blocking form.
+	Answer(k EventKind, d Decision) Answer
+}
+
+// eventAnswerer is a dialect whose answer depends on more of the event
+// than its kind (Claude names PostToolUseFailure in its answer).
+type eventAnswerer interface {
+	answerEvent(ev Event, d Decision) Answer
+}
+
+// Reply answers ev in d's dialect: Answer(ev.Kind, dec), with what the
+// event itself changes — an ask becomes a deny where the event cannot ask
+// (ev.NoAsk), and a failed tool's context is answered under the agent's
+// failure event name. Prefer it to Answer when the event is at hand.
+func Reply(d Dialect, ev Event, dec Decision) Answer {
+	if ev.NoAsk {
+		dec = settle(dec, false)
+	}
+	if ea, ok := d.(eventAnswerer); ok {
+		return ea.answerEvent(ev, dec)
+	}
+	return d.Answer(ev.Kind, dec)
 }
 
 // Dialects are the supported agents, by --agent name.
@@ -75,8 +136,12 @@ func settle(d Decision, canAsk bool) Decision {
 }
 
 // decodeObject parses raw as one JSON object into v, refusing trailing
-// data. Unknown fields are allowed: agents add fields between versions.
+// data and anything over MaxEvent (DESIGN §3: bounded reads). Unknown
+// fields are allowed: agents add fields between versions.
 func decodeObject(raw []byte, v any) error {
+	if len(raw) > MaxEvent {
+		return fmt.Errorf("the event is %d bytes; the limit is %d", len(raw), MaxEvent)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(v); err != nil {
 		return err
@@ -155,4 +220,89 @@ func NewJudge(p Policy, classify func(command, cwd string) intent.Result) Judge 
 		}
 		return DecideCommand(classify(ev.Command, ev.Cwd), p)
 	}
+}
+
+// objectInput normalises a tool's input to a JSON object: agents send an
+// object, or (Copilot's toolArgs, Cursor's MCP tool_input) a string holding
+// one. Absent or null is nil; anything else is malformed.
+func objectInput(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if !present(raw) {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("tool input: %v", err)
+		}
+		inner := bytes.TrimSpace([]byte(s))
+		if len(inner) == 0 || inner[0] != '{' || !json.Valid(inner) {
+			return nil, errors.New("tool input is a string that does not hold a JSON object")
+		}
+		return inner, nil
+	}
+	if raw[0] != '{' {
+		return nil, errors.New("tool input is not a JSON object")
+	}
+	return raw, nil
+}
+
+// present reports whether a field was given a value other than null.
+func present(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
+}
+
+// textOf renders a field as text: a JSON string is its value, an object
+// with a "message" string (Gemini's and Copilot's errors) is that message,
+// null is "", anything else is its JSON.
+func textOf(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if !present(raw) {
+		return ""
+	}
+	var s string
+	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var m struct {
+		Message *string `json:"message"`
+	}
+	if raw[0] == '{' && json.Unmarshal(raw, &m) == nil && m.Message != nil {
+		return *m.Message
+	}
+	return string(raw)
+}
+
+// withShell completes a tool event whose tool is the agent's shell: a
+// shell call must name its command (shellEvent).
+func withShell(ev Event, shell string) (Event, error) {
+	if ev.Tool != shell {
+		return ev, nil
+	}
+	return shellEvent(ev, ev.Input)
+}
+
+// neutralContext is what a neutral answer (session start or end, prompt)
+// adds to the model's context: d.Context, and the reason of a decision
+// that is not an allow, since those events are never blocked.
+func neutralContext(d Decision) string {
+	parts := make([]string, 0, 2)
+	if !d.Allowed() && strings.TrimSpace(d.Reason) != "" {
+		parts = append(parts, d.Reason)
+	}
+	if strings.TrimSpace(d.Context) != "" {
+		parts = append(parts, d.Context)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// denyReason is the reason a refusal gives: the decision's, or a default
+// so that no agent gets an empty refusal (Codex and Copilot ignore a block
+// without one).
+func denyReason(d Decision) string {
+	if strings.TrimSpace(d.Reason) == "" {
+		return "govkit gate refused this without saying why; ask the user to run gate doctor."
+	}
+	return d.Reason
 }

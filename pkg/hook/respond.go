@@ -18,7 +18,8 @@ type Answer struct {
 // Judge decides one decoded event.
 type Judge func(Event) Decision
 
-// Respond runs the whole hook for one raw event in the agent's dialect:
+// Respond runs the whole hook for one raw pre-tool-call event in the
+// agent's dialect (classify hook; any other kind of event is a Failure):
 // bound the input, decode, judge within budget, encode. Every failure path
 // — oversized or malformed input, a panic anywhere, a blown budget — ends
 // in the dialect's deny form. Nothing but an explicit Allow from judge can
@@ -35,6 +36,11 @@ func Respond(d Dialect, raw []byte, judge Judge, budget time.Duration) (ans Answ
 	ev, err := d.Decode(raw)
 	if err != nil {
 		return d.Encode(Failure("malformed event: " + err.Error()))
+	}
+	if ev.Kind != PreTool {
+		// classify hook answers pre-tool calls only; gate hook answers the
+		// rest. Registered for another event, it blocks as it always has.
+		return d.Encode(Failure("malformed event: a " + ev.Kind.String() + " event, not a pre-tool call"))
 	}
 	dec := judgeWithin(judge, ev, budget)
 	if ev.NoAsk {

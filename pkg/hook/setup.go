@@ -33,6 +33,28 @@ type Setup struct {
 	// Outcome reads an answer as the agent would: does the call run, get
 	// blocked, or go to the user?
 	Outcome func(stdout []byte, exit int) Permission
+
+	// GateSnippet renders, as JSON only (it goes to stdout, for jq), what
+	// registers command for every event gate hook needs (GateEvents) in
+	// Target. For Cline, whose hooks are executables named after the
+	// event, it is a JSON object {path: script}.
+	GateSnippet func(command string) string
+	// GateEvents names the agent's hook events GateSnippet registers.
+	GateEvents []string
+	// SampleEvent renders an event of kind k as the agent sends it (gate
+	// doctor): tool and input for PreTool and PostTool, output for
+	// PostTool, lastMessage for Stop where the agent's event carries it.
+	// It is nil for a kind the agent has no event for (Codex SessionEnd).
+	SampleEvent func(k EventKind, session, cwd, tool string, input, output json.RawMessage, lastMessage string) []byte
+	// StopOutcome reads a Stop answer as the agent would: Deny means the
+	// stop was refused and the agent goes on; Allow means the turn ends.
+	StopOutcome func(stdout []byte, exit int) Permission
+	// ReadTool and WriteTool are the agent's tools that read and write a
+	// file, and FileInput renders their input for path: gate doctor's
+	// write → stop → read → stop. Codex has no file tools: it reads with
+	// its shell and writes with apply_patch.
+	ReadTool, WriteTool string
+	FileInput           func(tool, path string) json.RawMessage
 }
 
 // Setups are the agents' setups, by --agent name.
@@ -199,8 +221,8 @@ func jsonLine(v any) []byte {
 }
 
 // RegisteredCommands finds the hook commands a settings file registers that
-// run `classify hook`. For a script registration (Cline) the file itself is
-// the command when it runs classify hook.
+// run `classify hook` or `gate hook`. For a script registration (Cline) the
+// file itself is the command when it runs one of them.
 func (s Setup) RegisteredCommands(path string, data []byte) ([]string, error) {
 	if s.Script {
 		if hookCommand.Match(data) {
@@ -247,6 +269,7 @@ func (s Setup) RegisteredCommands(path string, data []byte) ([]string, error) {
 }
 
 var (
-	hookCommand = regexp.MustCompile(`classify\S*\s+hook\b`)
+	// \b keeps "aggregate hook" from counting as gate hook.
+	hookCommand = regexp.MustCompile(`\b(classify|gate)\S*\s+hook\b`)
 	tomlCommand = regexp.MustCompile(`(?m)^\s*command\s*=\s*("(?:[^"\\]|\\.)*")`)
 )
