@@ -87,6 +87,7 @@ func (st *State) start(ev *Event) {
 	}
 
 	st.started = true
+	st.begin = *ev
 	st.id = ev.SessionID
 	st.seed = seed
 	st.client = ev.ConnectionID
@@ -271,16 +272,6 @@ func (st *State) derive(purpose string, n int) string {
 }
 
 func (st *State) emitState() {
-	st.emit(Effect{Type: EfState, State: &StateView{
-		SchemaVersion:      SchemaVersion,
-		SessionKey:         st.key,
-		SessionID:          st.id,
-		ConnectionID:       st.conn,
-		ClientConnectionID: st.client,
-		FSMState:           st.fsm.State.String(),
-		Resources:          st.ctx.Len(),
-		TurnID:             st.turn.id(),
-		Protocol:           st.protocol,
-		StrictResolution:   st.strict,
-	}})
+	v := st.View()
+	st.emit(Effect{Type: EfState, State: &v})
 }
