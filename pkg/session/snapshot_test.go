@@ -205,6 +205,7 @@ func warm500(t testing.TB) *State {
 			res = append(res, fmt.Sprintf(`{"kind":"node","provider_uid":"n%d","name":"node%d"}`, i, i))
 		}
 	}
+	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	for _, l := range []string{
 		`{"type":"tool_result","call_id":"q","ok":true,"resources":[` + strings.Join(res, ",") + `]}`,
 		callEv("r1", "file_read", `{"target_host":"node1"}`), ok("r1"),
@@ -212,6 +213,9 @@ func warm500(t testing.TB) *State {
 		`{"type":"resolve","resource":"ct4","pin":true}`,
 		`{"type":"resolve","resource":"ct8"}`,
 	} {
+		// Realistic clocks: every event a little later, to the nanosecond.
+		at = at.Add(1234567891 * time.Nanosecond)
+		l = l[:len(l)-1] + `,"at":"` + at.Format(time.RFC3339Nano) + `"}`
 		_, effs := Transition(st, Decode([]byte(l)))
 		for _, e := range effs {
 			if e.Type == EfError {
@@ -300,13 +304,12 @@ func TestRestoreRefuses(t *testing.T) {
 	tooMany := mutate(func(m map[string]any) {
 		var res []any
 		for i := 0; i < 501; i++ {
-			res = append(res, map[string]any{"kind": "node", "provider_uid": fmt.Sprint(i), "last_accessed": "0001-01-01T00:00:00Z"})
+			res = append(res, map[string]any{"kind": "node", "provider_uid": fmt.Sprint(i), "at": 0})
 		}
 		m["context"].(map[string]any)["resources"] = res
 	})
 	future := mutate(func(m map[string]any) {
-		r := m["context"].(map[string]any)["resources"].([]any)[0].(map[string]any)
-		r["last_accessed"] = "2999-01-01T00:00:00Z"
+		m["context"].(map[string]any)["times"] = []string{"2999-01-01T00:00:00Z"}
 	})
 	for _, c := range []struct {
 		name string
@@ -327,7 +330,7 @@ func TestRestoreRefuses(t *testing.T) {
 		{"turn", edit(`"turn":{"n":1`, `"turn":{"n":0`), "turn.n"},
 		{"context count", tooMany, "context: resolved: snapshot field resources: 501 entries"},
 		{"context registration", edit(`"provider_uid":"delly"`, `"provider_uid":""`), "resources[0].provider_uid"},
-		{"context clock", future, "resources[0].last_accessed: after the context's clock"},
+		{"context clock", future, "resources[0].at: after the context's clock"},
 		{"receipts", edit(`"receipts":["rcpt_`, `"receipts":["x`), "receipts[0]"},
 		{"receipt count", edit(`"receipt_count":1`, `"receipt_count":0`), "receipt_count"},
 		{"negative seq", edit(`"seq":`, `"seq":-`), "seq"},

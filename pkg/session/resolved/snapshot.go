@@ -28,6 +28,11 @@ type ContextSnapshot struct {
 	// Now is the context's own clock, which may lag the session's: it
 	// moves only when the context is called with a time.
 	Now time.Time `json:"now"`
+	// Times are the access times the resources name by index, each once,
+	// in order of first use: bulk discovery gives hundreds of resources one
+	// time, and writing and parsing it per resource was most of a
+	// 500-resource snapshot's size and restore time.
+	Times []time.Time `json:"times,omitempty"`
 	// Resources are the unpinned resources in LRU order, most recently
 	// used first, then the pinned ones sorted by canonical id.
 	Resources []ResourceSnapshot `json:"resources"`
@@ -43,12 +48,12 @@ type ContextSnapshot struct {
 // is not stored: it follows from the registration.
 type ResourceSnapshot struct {
 	Registration
-	Pinned       bool      `json:"pinned,omitempty"`
-	LastAccessed time.Time `json:"last_accessed"`
-	// Explicit is whether ExplicitlyAccessed was ever set: a zero time is
-	// a valid clock.
-	Explicit           bool      `json:"explicit,omitempty"`
-	ExplicitlyAccessed time.Time `json:"explicitly_accessed,omitzero"`
+	Pinned bool `json:"pinned,omitempty"`
+	// LastAccessed is an index into Times.
+	LastAccessed int `json:"at"`
+	// ExplicitlyAccessed is an index into Times; nil when the resource was
+	// never explicitly accessed.
+	ExplicitlyAccessed *int `json:"explicit_at,omitempty"`
 }
 
 // Snapshot returns the context's state (see ContextSnapshot for why this
@@ -58,8 +63,32 @@ type ResourceSnapshot struct {
 // never modifies them in place: encode it, do not modify it.
 func (c *Context) Snapshot() ContextSnapshot {
 	s := ContextSnapshot{Now: c.now, Resources: make([]ResourceSnapshot, 0, c.n)}
+	// Consecutive resources mostly share a time: checking the last one
+	// used first avoids most map lookups (a time.Time key compares its
+	// location too: equal instants in two zones are two entries).
+	index := make(map[time.Time]int, 4)
+	at := func(t time.Time) int {
+		if n := len(s.Times); n > 0 && s.Times[n-1] == t {
+			return n - 1
+		}
+		i, ok := index[t]
+		if !ok {
+			i = len(s.Times)
+			index[t] = i
+			s.Times = append(s.Times, t)
+		}
+		return i
+	}
+	add := func(e *entry) {
+		r := ResourceSnapshot{Registration: e.res.Reg, Pinned: e.res.Pinned, LastAccessed: at(e.res.LastAccessed)}
+		if e.explicit {
+			x := at(e.res.ExplicitlyAccessed)
+			r.ExplicitlyAccessed = &x
+		}
+		s.Resources = append(s.Resources, r)
+	}
 	for e := c.lru.next; e != &c.lru; e = e.next {
-		s.Resources = append(s.Resources, e.snapshot())
+		add(e)
 	}
 	if c.pinned > 0 {
 		pinned := make([]*entry, 0, c.pinned)
@@ -70,23 +99,13 @@ func (c *Context) Snapshot() ContextSnapshot {
 		}
 		slices.SortFunc(pinned, func(a, b *entry) int { return strings.Compare(a.res.ID, b.res.ID) })
 		for _, e := range pinned {
-			s.Resources = append(s.Resources, e.snapshot())
+			add(e)
 		}
 	}
 	s.SharedNames = shared(c.byName)
 	s.SharedAliases = shared(c.byAlias)
 	s.SharedHosts = shared(c.byHost)
 	return s
-}
-
-func (e *entry) snapshot() ResourceSnapshot {
-	return ResourceSnapshot{
-		Registration:       e.res.Reg,
-		Pinned:             e.res.Pinned,
-		LastAccessed:       e.res.LastAccessed,
-		Explicit:           e.explicit,
-		ExplicitlyAccessed: e.res.ExplicitlyAccessed,
-	}
 }
 
 // shared lists the keys of m with more than one holder, holders in
@@ -130,12 +149,16 @@ func RestoreContext(cfg Config, s ContextSnapshot) (*Context, error) {
 	if len(s.Resources) > c.cfg.MaxEntries {
 		return nil, &SnapshotError{"resources", strconv.Itoa(len(s.Resources)) + " entries; the context holds at most " + strconv.Itoa(c.cfg.MaxEntries)}
 	}
+	if len(s.Times) > 2*len(s.Resources) {
+		return nil, &SnapshotError{"times", "more than two per resource"}
+	}
 	c.now = s.Now
 	var newer *entry // the previous unpinned resource: LastAccessed may not rise towards the tail
 	pinnedSeen := false
 	for i := range s.Resources {
 		r := &s.Resources[i]
-		if err := restoreProblem(r, s.Now); err != nil {
+		last, explicit, err := restoreProblem(r, &s)
+		if err != nil {
 			err.Field = "resources[" + strconv.Itoa(i) + "]" + err.Field
 			return nil, err
 		}
@@ -143,7 +166,7 @@ func RestoreContext(cfg Config, s ContextSnapshot) (*Context, error) {
 		if _, dup := c.byID[id]; dup {
 			return nil, &SnapshotError{"resources[" + strconv.Itoa(i) + "]", "duplicate resource " + strconv.Quote(id)}
 		}
-		e := &entry{res: Resource{ID: id, Pinned: r.Pinned, LastAccessed: r.LastAccessed}}
+		e := &entry{res: Resource{ID: id, Pinned: r.Pinned, LastAccessed: last}}
 		if r.Pinned {
 			pinnedSeen = true
 			c.pinned++
@@ -151,7 +174,7 @@ func RestoreContext(cfg Config, s ContextSnapshot) (*Context, error) {
 			if pinnedSeen {
 				return nil, &SnapshotError{"resources[" + strconv.Itoa(i) + "].pinned", "an unpinned resource after the pinned ones"}
 			}
-			if newer != nil && r.LastAccessed.After(newer.res.LastAccessed) {
+			if newer != nil && last.After(newer.res.LastAccessed) {
 				return nil, &SnapshotError{"resources[" + strconv.Itoa(i) + "].last_accessed", "later than the resource before it: not in LRU order"}
 			}
 			newer = e
@@ -163,8 +186,8 @@ func RestoreContext(cfg Config, s ContextSnapshot) (*Context, error) {
 		c.byID[id] = e
 		c.n++
 		c.setKeys(e, r.Registration)
-		if r.Explicit {
-			e.res.ExplicitlyAccessed = r.ExplicitlyAccessed
+		if r.ExplicitlyAccessed != nil {
+			e.res.ExplicitlyAccessed = explicit
 			e.explicit = true
 			c.linkHosts(e)
 		}
@@ -193,29 +216,34 @@ func RestoreContext(cfg Config, s ContextSnapshot) (*Context, error) {
 }
 
 // restoreProblem checks one resource of a snapshot against what a context
-// can hold; Field is relative to the resource.
-func restoreProblem(r *ResourceSnapshot, now time.Time) *SnapshotError {
+// can hold and returns its times; Field is relative to the resource.
+func restoreProblem(r *ResourceSnapshot, s *ContextSnapshot) (last, explicit time.Time, err *SnapshotError) {
 	if err := r.Registration.Validate(); err != nil {
 		fe := err.(*FieldError)
-		return &SnapshotError{"." + fe.Field, fe.Problem}
+		return last, explicit, &SnapshotError{"." + fe.Field, fe.Problem}
 	}
 	for j, a := range r.Aliases {
 		if a == r.Name || slices.Contains(r.Aliases[:j], a) {
-			return &SnapshotError{".aliases[" + strconv.Itoa(j) + "]", "repeats the name or an earlier alias"}
+			return last, explicit, &SnapshotError{".aliases[" + strconv.Itoa(j) + "]", "repeats the name or an earlier alias"}
 		}
 	}
-	if r.Aliases != nil && len(r.Aliases) == 0 {
-		return &SnapshotError{".aliases", "empty list"}
+	if r.LastAccessed < 0 || r.LastAccessed >= len(s.Times) {
+		return last, explicit, &SnapshotError{".at", "not an index into times"}
 	}
-	switch {
-	case r.LastAccessed.After(now):
-		return &SnapshotError{".last_accessed", "after the context's clock"}
-	case !r.Explicit && !r.ExplicitlyAccessed.IsZero():
-		return &SnapshotError{".explicitly_accessed", "set on a resource never explicitly accessed"}
-	case r.ExplicitlyAccessed.After(r.LastAccessed):
-		return &SnapshotError{".explicitly_accessed", "after last_accessed (an explicit access is an access)"}
+	last = s.Times[r.LastAccessed]
+	if last.After(s.Now) {
+		return last, explicit, &SnapshotError{".at", "after the context's clock"}
 	}
-	return nil
+	if x := r.ExplicitlyAccessed; x != nil {
+		if *x < 0 || *x >= len(s.Times) {
+			return last, explicit, &SnapshotError{".explicit_at", "not an index into times"}
+		}
+		explicit = s.Times[*x]
+		if explicit.After(last) {
+			return last, explicit, &SnapshotError{".explicit_at", "after at (an explicit access is an access)"}
+		}
+	}
+	return last, explicit, nil
 }
 
 func nameLink(e *entry, key string) *link {
