@@ -343,3 +343,33 @@ func TestRestoreRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Every field session_start may carry survives in the snapshot: Restore
+// replays the start exactly as it came (a new start field must be kept
+// by start() too).
+func TestSnapshotKeepsStartFields(t *testing.T) {
+	full := `{"type":"session_start","schema_version":1,"session_id":"s","workspace_root":"/w","connection_id":"c",
+	 "mode":"m","model":"gpt","context_window":1000,"tools":[{"name":"q","kind":"resolve","args":{}}],
+	 "config":{"agent_id":"a"},"seed":"000102030405060708090a0b0c0d0e0f","server_connection_id":"sc","workspace_realpath":"/real/w"}`
+	st := New(Options{})
+	ev := Decode([]byte(line(full)))
+	if ev.Err() != nil {
+		t.Fatal(ev.Err())
+	}
+	Transition(st, ev)
+	data, err := st.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Restore(Options{}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := presentFields(&back.begin)
+	if want := fields[EvSessionStart]; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("restored start carries %v, want %v", got, want)
+	}
+	if back.begin.Tools[0].Args == nil {
+		t.Fatal(`"args": {} (no args allowed) came back as absent (unchecked)`)
+	}
+}

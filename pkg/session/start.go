@@ -87,7 +87,12 @@ func (st *State) start(ev *Event) {
 	}
 
 	st.started = true
-	st.begin = *ev
+	// Only session_start's own fields: a driver that builds events in Go
+	// may leave others set, and Restore replays exactly this.
+	st.begin = Event{Type: ev.Type, At: ev.At, SchemaVersion: ev.SchemaVersion, SessionID: ev.SessionID,
+		WorkspaceRoot: ev.WorkspaceRoot, ConnectionID: ev.ConnectionID, Mode: ev.Mode, Model: ev.Model,
+		ContextWindow: ev.ContextWindow, Tools: ev.Tools, Config: ev.Config, Seed: ev.Seed,
+		ServerConnectionID: ev.ServerConnectionID, WorkspaceRealpath: ev.WorkspaceRealpath}
 	st.id = ev.SessionID
 	st.seed = seed
 	st.client = ev.ConnectionID
