@@ -162,3 +162,47 @@ func TestRestoreContextRefuses(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRestoreContext: any JSON, as a snapshot, is refused or restores to a
+// context that snapshots to the same bytes again and takes further calls
+// without panicking.
+func FuzzRestoreContext(f *testing.F) {
+	c := New(Config{MaxEntries: 4})
+	mustRegister(f, c, homepage, at(0), true)
+	mustRegister(f, c, delly, at(time.Second), false)
+	mustRegister(f, c, Registration{Kind: "vm", ProviderUID: "1", Name: "delly", Aliases: []string{"homepage"}, HostName: "delly"}, at(2*time.Second), true)
+	c.Pin("delly", at(3*time.Second))
+	b, _ := json.Marshal(c.Snapshot())
+	f.Add(b)
+	f.Add([]byte(`{"now":"2025-01-01T00:00:00Z","times":["2025-01-01T00:00:00Z"],"resources":[{"kind":"a","provider_uid":"b","at":0,"explicit_at":0}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s ContextSnapshot
+		if json.Unmarshal(data, &s) != nil {
+			return
+		}
+		c, err := RestoreContext(Config{MaxEntries: 4}, s)
+		if err != nil {
+			return
+		}
+		a, _ := json.Marshal(c.Snapshot())
+		var s2 ContextSnapshot
+		json.Unmarshal(a, &s2)
+		c2, err := RestoreContext(Config{MaxEntries: 4}, s2)
+		if err != nil {
+			t.Fatalf("a snapshot of a restored context does not restore: %v\n%s", err, a)
+		}
+		if b, _ := json.Marshal(c2.Snapshot()); string(a) != string(b) {
+			t.Fatalf("snapshot → restore → snapshot changed:\n%s\n%s", a, b)
+		}
+		now := s.Now.Add(time.Minute)
+		for _, k := range []string{"delly", "homepage", "lxc:delly:141", "b", "a:b"} {
+			c.CheckRouting(k, now)
+			c.Lookup(k, now)
+			c.MarkExplicitAccess(k, now)
+		}
+		c.Register(Registration{Kind: "n", ProviderUID: "new", Name: "delly", HostName: "delly"}, now, true)
+		c.Register(Registration{Kind: "n", ProviderUID: "new2"}, now, false)
+		c.Clear(true)
+		c.HasAny(now.Add(time.Hour))
+	})
+}
