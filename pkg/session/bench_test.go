@@ -48,3 +48,35 @@ func BenchmarkTransitionToolCall(b *testing.B) {
 		delete(st.pending, "w")
 	}
 }
+
+// BenchmarkSnapshot500 and BenchmarkRestore500 are gate hook's per-process
+// cost of keeping a session (issue 17: Restore + Snapshot of a session of
+// 500 resources ≲ 1 ms together).
+func BenchmarkSnapshot500(b *testing.B) {
+	st := warm500(b)
+	data, _ := st.Snapshot()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := st.Snapshot(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRestore500(b *testing.B) {
+	data, err := warm500(b).Snapshot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := Options{ReceiptKey: testKey}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Restore(opts, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

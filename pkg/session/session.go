@@ -39,6 +39,7 @@ type State struct {
 	now  time.Time
 
 	started  bool
+	begin    Event // the session_start that started it, as stamped: Restore replays it
 	id       string
 	key      string
 	conn     string

@@ -87,6 +87,12 @@ func (st *State) start(ev *Event) {
 	}
 
 	st.started = true
+	// Only session_start's own fields: a driver that builds events in Go
+	// may leave others set, and Restore replays exactly this.
+	st.begin = Event{Type: ev.Type, At: ev.At, SchemaVersion: ev.SchemaVersion, SessionID: ev.SessionID,
+		WorkspaceRoot: ev.WorkspaceRoot, ConnectionID: ev.ConnectionID, Mode: ev.Mode, Model: ev.Model,
+		ContextWindow: ev.ContextWindow, Tools: ev.Tools, Config: ev.Config, Seed: ev.Seed,
+		ServerConnectionID: ev.ServerConnectionID, WorkspaceRealpath: ev.WorkspaceRealpath}
 	st.id = ev.SessionID
 	st.seed = seed
 	st.client = ev.ConnectionID
@@ -271,16 +277,6 @@ func (st *State) derive(purpose string, n int) string {
 }
 
 func (st *State) emitState() {
-	st.emit(Effect{Type: EfState, State: &StateView{
-		SchemaVersion:      SchemaVersion,
-		SessionKey:         st.key,
-		SessionID:          st.id,
-		ConnectionID:       st.conn,
-		ClientConnectionID: st.client,
-		FSMState:           st.fsm.State.String(),
-		Resources:          st.ctx.Len(),
-		TurnID:             st.turn.id(),
-		Protocol:           st.protocol,
-		StrictResolution:   st.strict,
-	}})
+	v := st.View()
+	st.emit(Effect{Type: EfState, State: &v})
 }

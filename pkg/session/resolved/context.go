@@ -42,7 +42,9 @@ var errNotPersisted = errors.New("resolved: a ResolvedContext is never serialize
 
 // Context is one session's ResolvedContext, indexed by canonical id, name
 // and alias (seed 000 §5 Structure). It lives in memory only and refuses to
-// be marshalled (P-10): a new session, or a restart, starts empty.
+// be marshalled (P-10): a new session, or a restart, starts empty. Its one
+// serialized form is Snapshot, the same session's memory between the
+// processes of a one-process-per-event front-end (see ContextSnapshot).
 //
 // Collisions: a canonical id names one resource (registering it again
 // updates that resource). Names and aliases may be shared: a lookup tries
