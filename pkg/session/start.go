@@ -248,6 +248,13 @@ func readConfig(rc *ReadConfig) (readguard.Config, error) {
 	default:
 		return c, fmt.Errorf("config.read.mode: %q is not enforce, warn or off", rc.Mode)
 	}
+	switch rc.Budget {
+	case "":
+	case "enforce", "warn":
+		c.Budget = rc.Budget
+	default:
+		return c, fmt.Errorf("config.read.budget: %q is neither enforce nor warn", rc.Budget)
+	}
 	return c, nil
 }
 

@@ -160,6 +160,9 @@ type ReadConfig struct {
 	MaxRangeLines      int     `json:"max_range_lines,omitempty"`
 	TopK               int     `json:"top_k,omitempty"`
 	Mode               string  `json:"mode,omitempty"`
+	// Budget: "enforce" (the default) refuses a read once the budget is
+	// spent; "warn" lets it run with BUDGET_HARD_LIMIT as a warning.
+	Budget string `json:"budget,omitempty"`
 }
 
 // fields lists which optional fields each event type may carry.

@@ -20,6 +20,11 @@ type Config struct {
 	MaxRangeLines      int     `json:"max_range_lines"`
 	TopK               int     `json:"top_k"`
 	Mode               string  `json:"mode"`
+	// Budget is what a spent budget does: ModeEnforce refuses the read
+	// (BUDGET_HARD_LIMIT, seed 004's default), ModeWarn lets it run with
+	// the code as a warning: budgets as soft limits, for coding agents
+	// whose reads a human steers (gate hook's default).
+	Budget string `json:"budget"`
 }
 
 // DefaultConfig is seed 004's default policy: 25 reads, 2,500 lines, 300 per
@@ -35,6 +40,7 @@ func DefaultConfig() Config {
 		MaxRangeLines:      200,
 		TopK:               10,
 		Mode:               ModeEnforce,
+		Budget:             ModeEnforce,
 	}
 }
 
@@ -62,6 +68,11 @@ func (c Config) Validate() error {
 	case ModeEnforce, ModeWarn, ModeOff:
 	default:
 		return fmt.Errorf("mode: %q is not enforce, warn or off", c.Mode)
+	}
+	switch c.Budget {
+	case "", ModeEnforce, ModeWarn: // "": enforce
+	default:
+		return fmt.Errorf("budget: %q is neither enforce nor warn", c.Budget)
 	}
 	return nil
 }

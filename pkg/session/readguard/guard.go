@@ -124,7 +124,10 @@ func (g *Guard) base() Meta {
 // relevance guard, which only ever warns. A non-nil response refuses the read.
 func (g *Guard) CheckRead(r Read) (Meta, *response.ToolResponse) {
 	meta := g.base()
-	if meta.BudgetState == BudgetHard {
+	if meta.BudgetState == BudgetHard && g.cfg.Budget == ModeWarn {
+		meta.ReasonCodes = append(meta.ReasonCodes, response.BudgetHardLimit)
+		meta.Warnings = append(meta.Warnings, budgetMessage+g.budgetUse()+" (a soft limit here: the read runs).")
+	} else if meta.BudgetState == BudgetHard {
 		meta.ReasonCodes = append(meta.ReasonCodes, response.BudgetHardLimit)
 		meta.SuggestedNextAction = ActionSearch
 		resp := response.Blocked(response.BudgetExceeded, budgetMessage+g.budgetUse()+".", map[string]any{
@@ -316,7 +319,10 @@ func (g *Guard) OnReadResult(r Read, lines, chars int) Meta {
 			meta.SuggestedNextAction = ActionReadRange
 		}
 	}
-	if meta.BudgetState == BudgetHard {
+	if meta.BudgetState == BudgetHard && g.cfg.Budget == ModeWarn {
+		meta.ReasonCodes = append(meta.ReasonCodes, response.BudgetHardLimit)
+		meta.Warnings = append(meta.Warnings, budgetMessage+g.budgetUse()+" (a soft limit here: the read runs).")
+	} else if meta.BudgetState == BudgetHard {
 		meta.ReasonCodes = append(meta.ReasonCodes, response.BudgetHardLimit)
 		meta.Warnings = append(meta.Warnings, "Read budget reached ("+g.budgetUse()+"): further reads will be refused. Use search to narrow scope.")
 		meta.SuggestedNextAction = ActionSearch

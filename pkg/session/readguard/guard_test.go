@@ -25,7 +25,7 @@ func searched(t testing.TB, cfg Config) *Guard {
 func TestDefaultConfig(t *testing.T) {
 	// S-10: the seed's defaults.
 	want := Config{MaxReads: 25, MaxTotalLines: 2500, MaxSingleReadLines: 300, MaxPreviewChars: 12000,
-		SoftRatio: 0.8, MaxRangeLines: 200, TopK: 10, Mode: "enforce"}
+		SoftRatio: 0.8, MaxRangeLines: 200, TopK: 10, Mode: "enforce", Budget: "enforce"}
 	if got := DefaultConfig(); got != want {
 		t.Errorf("DefaultConfig() = %+v", got)
 	}
@@ -40,6 +40,7 @@ func TestDefaultConfig(t *testing.T) {
 		{func(c *Config) { c.MaxRangeLines = -1 }, "max_range_lines: -1"},
 		{func(c *Config) { c.SoftRatio = 1.5 }, "soft_ratio: 1.5"},
 		{func(c *Config) { c.Mode = "strict" }, `mode: "strict"`},
+		{func(c *Config) { c.Budget = "off" }, `budget: "off"`},
 	} {
 		c := DefaultConfig()
 		tc.mut(&c)
@@ -377,6 +378,31 @@ func TestExcluded(t *testing.T) {
 	} {
 		if got := excluded(p); got != want {
 			t.Errorf("excluded(%q) = %v", p, got)
+		}
+	}
+}
+
+// TestSoftBudget: with Budget warn a spent budget is a warning and the read
+// runs (gate hook's soft limits); with the default it refuses.
+func TestSoftBudget(t *testing.T) {
+	for _, budget := range []string{ModeEnforce, ModeWarn} {
+		cfg := DefaultConfig()
+		cfg.MaxReads, cfg.Mode, cfg.Budget = 1, ModeOff, budget
+		g := New(cfg, false)
+		r := Read{Tool: "read_file", Path: "a.go"}
+		if _, block := g.CheckRead(r); block != nil {
+			t.Fatalf("%s: first read blocked: %+v", budget, block)
+		}
+		g.OnReadResult(r, 10, 100)
+		meta, block := g.CheckRead(Read{Tool: "read_file", Path: "b.go"})
+		if (block != nil) != (budget == ModeEnforce) {
+			t.Errorf("budget %s: block = %+v", budget, block)
+		}
+		if !contains(meta.ReasonCodes, response.BudgetHardLimit) {
+			t.Errorf("budget %s: codes %v lack %s", budget, meta.ReasonCodes, response.BudgetHardLimit)
+		}
+		if budget == ModeWarn && len(meta.Warnings) == 0 {
+			t.Errorf("budget warn: no warning")
 		}
 	}
 }
