@@ -1,6 +1,10 @@
 package gitconfig
 
-import "github.com/govkit/govkit/pkg/intent"
+import (
+	"path/filepath"
+
+	"github.com/govkit/govkit/pkg/intent"
+)
 
 // IntentRisks adapts Inspect to the classifier's RepoConfigFunc.
 //
@@ -18,4 +22,14 @@ func IntentRisks(dir string) ([]intent.GitRisk, error) {
 		out[i] = intent.GitRisk{Key: r.Key, Source: r.Source}
 	}
 	return out, nil
+}
+
+// Classify classifies a command run in dir, checking git commands against
+// the repository there: what a hook does with the working directory an
+// agent reports. Without an absolute dir it classifies without one.
+func Classify(command, dir string) intent.Result {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return intent.Classify(command)
+	}
+	return intent.New(intent.Options{Dir: dir, RepoConfig: IntentRisks}).Classify(command)
 }

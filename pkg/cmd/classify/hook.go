@@ -143,18 +143,9 @@ func hookAnswer(opts *HookOptions, d hook.Dialect) hook.Answer {
 	}
 	classify := opts.Classify
 	if classify == nil {
-		classify = classifyIn
+		classify = gitconfig.Classify
 	}
 	return hook.Respond(d, raw, hook.NewJudge(policy, classify), opts.Budget)
-}
-
-// classifyIn classifies a command run in cwd, checking git commands against
-// the repository there (the agent tells us where it runs).
-func classifyIn(command, cwd string) intent.Result {
-	if cwd == "" || !filepath.IsAbs(cwd) {
-		return intent.Classify(command)
-	}
-	return intent.New(intent.Options{Dir: cwd, RepoConfig: gitconfig.IntentRisks}).Classify(command)
 }
 
 // newCmdHookInstall returns `classify hook install`, which prints the
