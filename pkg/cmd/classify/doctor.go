@@ -96,7 +96,7 @@ func doctorRun(opts *DoctorOptions) error {
 		opts.Home, _ = os.UserHomeDir()
 	}
 	if opts.Self == "" {
-		opts.Self = selfPath()
+		opts.Self = cli.SelfPath("classify")
 	}
 	d := &doctor{w: opts.IO.Out}
 	d.checkPath(opts)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -165,7 +164,7 @@ absolute path, so the agent does not depend on its PATH; change it with --comman
 				return cli.Failf("--agent %q is not a supported agent", agent).WithHint(agentHint)
 			}
 			if command == "" {
-				command = selfPath() + " hook --agent " + agent
+				command = cli.SelfPath("classify") + " hook --agent " + agent
 			}
 			w := streams.Out
 			if s.Script {
@@ -177,7 +176,7 @@ absolute path, so the agent does not depend on its PATH; change it with --comman
 			for _, n := range s.Notes {
 				fmt.Fprintf(w, "# Note: %s\n", n)
 			}
-			fmt.Fprintf(w, "# Then check it: %s doctor --agent %s\n", selfPath(), agent)
+			fmt.Fprintf(w, "# Then check it: %s doctor --agent %s\n", cli.SelfPath("classify"), agent)
 			return nil
 		},
 	}
@@ -185,16 +184,4 @@ absolute path, so the agent does not depend on its PATH; change it with --comman
 	cmd.Flags().StringVar(&command, "command", "", "the hook `COMMAND` to register (default: this binary's absolute path + hook --agent AGENT)")
 	cli.SkipConfig(cmd.Flags(), "agent", "command")
 	return cmd
-}
-
-// selfPath is this binary's absolute path, or "classify" when unknown.
-func selfPath() string {
-	p, err := os.Executable()
-	if err != nil {
-		return "classify"
-	}
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
-	}
-	return p
 }
