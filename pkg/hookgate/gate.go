@@ -174,7 +174,7 @@ func (g *Gate) load(entry *sessionstore.Entry, ev hook.Event) (*run, error) {
 			st, err = session.Restore(g.Session, mem.Session)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the session's state file is damaged (%v); it is replaced at the next SessionStart, or delete it (gate hook reset --agent %s --session %s)", err, g.Agent, ev.SessionID)
+			return nil, fmt.Errorf("the session's state file is damaged (%v); it is replaced at the next SessionStart, or delete it (gate hook reset --session %s)", err, ev.SessionID)
 		}
 		r.st, r.mem = st, mem
 		return r, nil

@@ -56,7 +56,8 @@ in the audit chain. 'gate check' answers whether a command would run,
 without running it. 'gate doctor' says what this machine and auditd can
 enforce. 'gate session' governs a whole agent session: the runtime sends its
 tool calls and results as JSON Lines and gets back allow, block and receipt
-effects (its own exit codes: 'gate session --help').
+effects (its own exit codes: 'gate session --help'). 'gate hook' puts the
+same session in a coding agent's hooks.
 
 Exit status of run and check:
 
@@ -79,7 +80,8 @@ Exit status of run and check:
 	cli.AddCACertFlag(pf, &opts.CACert)
 	cli.SetEnvName(pf, "url", "GOVKIT_URL")
 	cli.AddConfigFlag(root)
-	root.AddCommand(newCmdRun(opts, false), newCmdRun(opts, true), newCmdDoctor(opts), newCmdSession(opts), newCmdReceipt(opts))
+	root.AddCommand(newCmdRun(opts, false), newCmdRun(opts, true), newCmdDoctor(opts), newCmdSession(opts), newCmdReceipt(opts),
+		newCmdHook(opts))
 	return root
 }
 
