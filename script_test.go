@@ -93,6 +93,7 @@ func TestScripts(t *testing.T) {
 			"envfile":    cmdEnvfile,
 			"sqlexec":    cmdSqlexec,
 			"pgstart":    cmdPgstart,
+			"expand":     cmdExpand,
 			// Transport (DESIGN §11, issue 13): script_tls_test.go.
 			"gencert":     cmdGencert,
 			"httppost":    cmdHTTPPost,
