@@ -380,6 +380,9 @@ func (r *run) register(path string, explicit bool) {
 // answer: no answer while a write is unchecked, none claiming results no
 // tool produced.
 func (r *run) stop(ctx context.Context, ev hook.Event) hook.Decision {
+	if ev.Subagent != "" {
+		return r.subagentStop(ctx)
+	}
 	text := ev.LastMessage
 	if text == "" && ev.Transcript != "" {
 		read := r.g.Transcript
@@ -408,6 +411,20 @@ func (r *run) stop(ctx context.Context, ev hook.Event) hook.Decision {
 	}
 	if d.Reason == "" {
 		d = hook.Failure("the session gave no decision on the final answer")
+	}
+	r.record(ctx, call{name: "stop", action: string(intent.ActionRead)}, toolgov.Record{Type: toolgov.TypeDecision, Status: string(d.Permission), Reason: d.Reason, Code: codeOf(d)})
+	return d
+}
+
+// subagentStop holds a sub-agent to Gate 2 only: its answer goes to the
+// main agent, not the user, and its stop does not end the main agent's
+// turn (a phantom check on the main answer must still see the tools the
+// sub-agent called).
+func (r *run) subagentStop(ctx context.Context) hook.Decision {
+	d := hook.Decision{Permission: hook.Allow, Reason: "govkit gate: the sub-agent may stop"}
+	if r.st.View().FSMState == "VERIFYING" {
+		d = hook.Decision{Permission: hook.Deny, Codes: []intent.Code{response.FSMBlocked},
+			Reason: "govkit gate: Verification required: perform a read or status check on the last write before responding (the session is VERIFYING: a write has not been checked since it ran)"}
 	}
 	r.record(ctx, call{name: "stop", action: string(intent.ActionRead)}, toolgov.Record{Type: toolgov.TypeDecision, Status: string(d.Permission), Reason: d.Reason, Code: codeOf(d)})
 	return d

@@ -71,20 +71,7 @@ func (g *Gate) Handle(ctx context.Context, raw []byte) (ans hook.Answer) {
 		return g.Dialect.Encode(hook.Failure("malformed event: " + err.Error()))
 	}
 	kind = ev.Kind
-	d := g.handle(ctx, ev)
-	if ev.NoAsk {
-		d = noAsk(d)
-	}
-	return g.Dialect.Answer(kind, d)
-}
-
-// noAsk turns an ask into a deny for an event whose agent does not
-// enforce ask, keeping the approval id in the reason.
-func noAsk(d hook.Decision) hook.Decision {
-	if d.Permission == hook.Ask {
-		d.Permission = hook.Deny
-	}
-	return d
+	return hook.Reply(g.Dialect, ev, g.handle(ctx, ev))
 }
 
 func (g *Gate) handle(ctx context.Context, ev hook.Event) hook.Decision {
