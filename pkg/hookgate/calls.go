@@ -2,6 +2,8 @@ package hookgate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,7 +41,7 @@ type call struct {
 func (r *run) preTool(ctx context.Context, ev hook.Event) hook.Decision {
 	c, early := r.describe(ev)
 	if early != nil {
-		r.record(ctx, c, toolgov.Record{Type: toolgov.TypeDecision, Status: string(early.Permission), Reason: early.Reason, Code: codeOf(*early)})
+		r.record(ctx, c, toolgov.Record{Type: toolgov.TypeHookDecision, Status: string(early.Permission), Reason: early.Reason, Code: codeOf(*early)})
 		return *early
 	}
 	r.mem.Next++
@@ -56,7 +58,7 @@ func (r *run) preTool(ctx context.Context, ev hook.Event) hook.Decision {
 			if !r.st.Resolved(fileKey(f)) && r.strict() {
 				resp := resolved.StrictResolution(f, "write")
 				d := blocked(resp)
-				r.record(ctx, c, toolgov.Record{Type: toolgov.TypeDecision, Status: "deny", Code: response.StrictResolution, Reason: d.Reason})
+				r.record(ctx, c, toolgov.Record{Type: toolgov.TypeHookDecision, Status: "deny", Code: response.StrictResolution, Reason: d.Reason})
 				return d
 			}
 		}
@@ -68,7 +70,7 @@ func (r *run) preTool(ctx context.Context, ev hook.Event) hook.Decision {
 		switch e.Type {
 		case session.EfBlock:
 			d := blocked(*e.Response)
-			r.record(ctx, c, toolgov.Record{Type: toolgov.TypeDecision, Status: "deny", Code: e.Response.Error.Code, Reason: d.Reason})
+			r.record(ctx, c, toolgov.Record{Type: toolgov.TypeHookDecision, Status: "deny", Code: e.Response.Error.Code, Reason: d.Reason})
 			return d
 		case session.EfAllow:
 			allowed = true
@@ -80,7 +82,7 @@ func (r *run) preTool(ctx context.Context, ev hook.Event) hook.Decision {
 	if !allowed {
 		return hook.Failure("the session gave no decision")
 	}
-	p := pending{ID: id, AgentID: ev.CallID, Key: key, Tool: ev.Tool, Role: c.spec.role, Path: c.path, Action: c.action, Raw: clip(c.raw, 4096)}
+	p := pending{ID: id, AgentID: ev.CallID, Key: key, Tool: ev.Tool, Role: c.spec.role, Path: c.path, Action: c.action, Raw: c.raw}
 	var d hook.Decision
 	if c.action == string(intent.ActionRead) {
 		d = hook.Decision{Permission: hook.Allow, Reason: "govkit gate: " + ev.Tool + " reads; the session allows it"}
@@ -93,7 +95,7 @@ func (r *run) preTool(ctx context.Context, ev hook.Event) hook.Decision {
 	if d.Permission != hook.Deny {
 		// Every call that may run is in auditd's chain first (with --url):
 		// one that cannot be recorded does not run.
-		err := r.record(ctx, c, toolgov.Record{Type: toolgov.TypeDecision, Status: string(d.Permission), Reason: d.Reason, ApprovalID: p.ApprovalID, Call: toolgov.Call{CallID: id}})
+		err := r.record(ctx, c, toolgov.Record{Type: toolgov.TypeHookDecision, Status: string(d.Permission), Reason: d.Reason, ApprovalID: p.ApprovalID, Call: toolgov.Call{CallID: id}})
 		if err != nil {
 			d = hook.Failure("auditd did not record the decision: " + err.Error())
 		}
@@ -115,14 +117,14 @@ func (r *run) describe(ev hook.Event) (call, *hook.Decision) {
 	input := inputMap(ev.Input)
 	c := call{spec: spec, name: reducerName(ev), args: map[string]any{}, action: string(intent.ActionWrite)}
 	raw, _ := json.Marshal(input)
-	c.raw = string(raw)
+	c.raw = rawOf(ev.Tool+" "+string(raw))
 	cwd := ev.Cwd
 	switch spec.role {
 	case roleNeutral:
 		c.action = string(intent.ActionRead)
 		return c, &hook.Decision{Permission: hook.Allow, Reason: "govkit gate: " + ev.Tool + " acts on no file or system"}
 	case roleShell:
-		c.raw = ev.Command
+		c.raw = rawOf(ev.Command)
 		if strings.TrimSpace(ev.Command) == "" {
 			d := hook.Failure("the event has no command")
 			return c, &d
@@ -343,7 +345,7 @@ func (r *run) postTool(ctx context.Context, ev hook.Event) hook.Decision {
 	if !ok {
 		status = "error"
 	}
-	rec := toolgov.Record{Type: toolgov.TypeExecution, Status: status, ReceiptID: receiptID, ApprovalID: p.ApprovalID,
+	rec := toolgov.Record{Type: toolgov.TypeToolExecution, Status: status, ReceiptID: receiptID, ApprovalID: p.ApprovalID,
 		Call: toolgov.Call{CallID: p.ID, Tool: p.Tool, Action: p.Action, RawCommand: p.Raw}}
 	if p.Path != "" {
 		rec.Call.Resource = govapi.Resource{Type: fileKind, Name: p.Path}
@@ -412,7 +414,7 @@ func (r *run) stop(ctx context.Context, ev hook.Event) hook.Decision {
 	if d.Reason == "" {
 		d = hook.Failure("the session gave no decision on the final answer")
 	}
-	r.record(ctx, call{name: "stop", action: string(intent.ActionRead)}, toolgov.Record{Type: toolgov.TypeDecision, Status: string(d.Permission), Reason: d.Reason, Code: codeOf(d)})
+	r.record(ctx, call{name: "stop", action: string(intent.ActionRead)}, toolgov.Record{Type: toolgov.TypeHookDecision, Status: string(d.Permission), Reason: d.Reason, Code: codeOf(d)})
 	return d
 }
 
@@ -426,7 +428,7 @@ func (r *run) subagentStop(ctx context.Context) hook.Decision {
 		d = hook.Decision{Permission: hook.Deny, Codes: []intent.Code{response.FSMBlocked},
 			Reason: "govkit gate: Verification required: perform a read or status check on the last write before responding (the session is VERIFYING: a write has not been checked since it ran)"}
 	}
-	r.record(ctx, call{name: "stop", action: string(intent.ActionRead)}, toolgov.Record{Type: toolgov.TypeDecision, Status: string(d.Permission), Reason: d.Reason, Code: codeOf(d)})
+	r.record(ctx, call{name: "stop", action: string(intent.ActionRead)}, toolgov.Record{Type: toolgov.TypeHookDecision, Status: string(d.Permission), Reason: d.Reason, Code: codeOf(d)})
 	return d
 }
 
@@ -492,4 +494,16 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// rawOf is a call's text for auditd and its approval: the command or the
+// input itself when short, else its head and the digest of the whole, so
+// that an approval still releases exactly this call (approval.ActionHash)
+// while the chain keeps a bounded text.
+func rawOf(s string) string {
+	if len(s) <= 2048 {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return clip(s, 1024) + " (sha256 " + hex.EncodeToString(sum[:]) + ")"
 }
