@@ -339,6 +339,16 @@ func (r *run) postTool(ctx context.Context, ev hook.Event) hook.Decision {
 				r.register(f, false)
 				r.register(filepath.Dir(f), false)
 			}
+		case roleShell:
+			if p.Action == string(intent.ActionRead) {
+				// A read-only command that names files read them (cat,
+				// head, grep PATTERN FILE…): agents without a file tool
+				// (Codex) read through the shell.
+				for _, f := range namedFiles(p.Raw, ev.Cwd) {
+					r.register(f, false)
+					r.register(filepath.Dir(f), false)
+				}
+			}
 		}
 	}
 	status := "success"
@@ -506,4 +516,30 @@ func rawOf(s string) string {
 	}
 	sum := sha256.Sum256([]byte(s))
 	return clip(s, 1024) + " (sha256 " + hex.EncodeToString(sum[:]) + ")"
+}
+
+// namedFiles are the words of a read-only command that name existing
+// files or directories, at most 32.
+func namedFiles(command, cwd string) []string {
+	var out []string
+	for i, w := range strings.Fields(command) {
+		if i == 0 || len(out) == 32 || i > 256 {
+			if i > 256 || len(out) == 32 {
+				break
+			}
+			continue
+		}
+		w = strings.Trim(w, `"'`)
+		if w == "" || strings.HasPrefix(w, "-") || strings.ContainsAny(w, "|;&<>$`*?") {
+			continue
+		}
+		p := absPath(w, cwd)
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/user"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -104,6 +105,10 @@ func (o *Options) client() (*client.Client, error) {
 	opts := []client.Option{client.WithUserAgent("gate/" + build.String())}
 	if o.Token != "" {
 		opts = append(opts, client.WithToken(o.Token))
+	} else if u, err := user.Current(); err == nil {
+		// Local mode names the acting user in a header (DESIGN §11): an
+		// approval gate asks for has a requester, as with approvals.
+		opts = append(opts, client.WithUser(u.Username))
 	}
 	roots, err := client.LoadCACert(o.CACert)
 	if err != nil {
