@@ -521,24 +521,23 @@ func rawOf(s string) string {
 // namedFiles are the words of a read-only command that name existing
 // files or directories, at most 32.
 func namedFiles(command, cwd string) []string {
+	words := strings.Fields(command)
+	if len(words) > 256 {
+		words = words[:256]
+	}
 	var out []string
-	for i, w := range strings.Fields(command) {
-		if i == 0 || len(out) == 32 || i > 256 {
-			if i > 256 || len(out) == 32 {
-				break
-			}
-			continue
-		}
+	for i, w := range words {
 		w = strings.Trim(w, `"'`)
-		if w == "" || strings.HasPrefix(w, "-") || strings.ContainsAny(w, "|;&<>$`*?") {
+		if i == 0 || w == "" || strings.HasPrefix(w, "-") || strings.ContainsAny(w, "|;&<>$`*?") {
 			continue
 		}
-		p := absPath(w, cwd)
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
+		if p := absPath(w, cwd); p != "" {
+			if _, err := os.Stat(p); err == nil {
+				out = append(out, p)
+				if len(out) == 32 {
+					break
+				}
+			}
 		}
 	}
 	return out
