@@ -117,7 +117,7 @@ func (r *run) describe(ev hook.Event) (call, *hook.Decision) {
 	input := inputMap(ev.Input)
 	c := call{spec: spec, name: reducerName(ev), args: map[string]any{}, action: string(intent.ActionWrite)}
 	raw, _ := json.Marshal(input)
-	c.raw = rawOf(ev.Tool+" "+string(raw))
+	c.raw = rawOf(ev.Tool + " " + string(raw))
 	cwd := ev.Cwd
 	switch spec.role {
 	case roleNeutral:
