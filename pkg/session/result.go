@@ -102,7 +102,11 @@ func (st *State) readResult(c *call, ev *Event, out string) {
 		}
 		agg := st.agg.Add(path, c.read.StartLine, out)
 		sm.Aggregated = &agg
-		st.content.add(path, out)
+		if st.evidence {
+			// Only the Evidence line quotes the corpus: a session without
+			// it (gate hook's) keeps no copy of what it read.
+			st.content.add(path, out)
+		}
 	}
 	for _, code := range meta.ReasonCodes {
 		st.metric(mStabilization, "code", code)
