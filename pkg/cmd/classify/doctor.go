@@ -1,22 +1,18 @@
 package classify
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/hook"
+	"github.com/govkit/govkit/pkg/hookrun"
 )
 
 // DoctorOptions are the parsed flags and dependencies of `classify doctor`.
@@ -107,7 +103,7 @@ func doctorRun(opts *DoctorOptions) error {
 	}
 	checked := 0
 	for _, agent := range agents {
-		files := settingsFiles(hook.Setups[agent], opts)
+		files := hookrun.SettingsFiles(hook.Setups[agent], opts.Dir, opts.Home)
 		if opts.Agent == "" && len(files) == 0 {
 			continue // that agent is not set up here
 		}
@@ -145,24 +141,6 @@ func (d *doctor) checkPath(opts *DoctorOptions) {
 	d.ok("classify on PATH is this binary (%s)", abs)
 }
 
-// settingsFiles lists the agent's settings files that exist.
-func settingsFiles(s hook.Setup, opts *DoctorOptions) []string {
-	var out []string
-	for _, f := range s.Files {
-		p := filepath.Join(opts.Dir, f)
-		if rest, ok := strings.CutPrefix(f, "~/"); ok {
-			if opts.Home == "" {
-				continue
-			}
-			p = filepath.Join(opts.Home, rest)
-		}
-		matches, _ := filepath.Glob(p)
-		out = append(out, matches...)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func (d *doctor) checkAgent(opts *DoctorOptions, agent string, files []string) {
 	s := hook.Setups[agent]
 	install := "run classify hook install --agent " + agent + " and add what it prints"
@@ -172,7 +150,7 @@ func (d *doctor) checkAgent(opts *DoctorOptions, agent string, files []string) {
 	}
 	var commands []string
 	for _, f := range files {
-		data, err := readBounded(f)
+		data, err := hookrun.ReadSettings(f)
 		if err != nil {
 			d.fail("fix or remove "+f, "%s: %v", agent, err)
 			continue
@@ -199,14 +177,13 @@ func (d *doctor) checkAgent(opts *DoctorOptions, agent string, files []string) {
 // checkCommand checks that the registered command exists and answers the
 // samples as it should, read as the agent reads it.
 func (d *doctor) checkCommand(opts *DoctorOptions, agent string, s hook.Setup, command string) {
-	argv := []string{"/bin/sh", "-c", command}
+	argv := hookrun.Argv(command, s.Script)
 	if s.Script {
 		if fi, err := os.Stat(command); err != nil || fi.Mode()&0o111 == 0 {
 			d.fail("chmod +x "+command, "%s: %s is not executable, so the agent skips it", agent, command)
 			return
 		}
-		argv = []string{command}
-	} else if prog := firstWord(command); prog != "" {
+	} else if prog := hookrun.Program(command); prog != "" {
 		if _, err := opts.LookPath(prog); err != nil {
 			d.fail("use the absolute path printed by classify hook install --agent "+agent,
 				"%s: the hook command's program %s is not found (%v)", agent, prog, err)
@@ -218,7 +195,8 @@ func (d *doctor) checkCommand(opts *DoctorOptions, agent string, s hook.Setup, c
 	}
 	want := [2]string{"allow", "ask or deny"}
 	for i, sample := range doctorSamples {
-		got, detail := runSample(argv, opts.Dir, s.Sample(sample, opts.Dir), s.Outcome)
+		res := hookrun.Run(argv, opts.Dir, s.Sample(sample, opts.Dir))
+		got, detail := s.Outcome(res.Stdout, res.Exit), res.Detail
 		good := got == hook.Allow
 		if i == 1 {
 			good = got != hook.Allow
@@ -230,59 +208,4 @@ func (d *doctor) checkCommand(opts *DoctorOptions, agent string, s hook.Setup, c
 		}
 		d.ok("%s: %q → %s", agent, sample, got)
 	}
-}
-
-// runSample runs a hook command with one event and reads the answer.
-func runSample(argv []string, dir string, event []byte, outcome func([]byte, int) hook.Permission) (hook.Permission, string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Stdin = bytes.NewReader(event)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	exit := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		exit = ee.ExitCode()
-	case err != nil:
-		return outcome(nil, -1), fmt.Sprintf(" (it did not run: %v)", err)
-	}
-	detail := ""
-	if msg := strings.TrimSpace(stderr.String()); msg != "" && exit != 0 && exit != 2 {
-		detail = " (exit " + fmt.Sprint(exit) + ": " + firstLine(msg) + ")"
-	}
-	return outcome(stdout.Bytes(), exit), detail
-}
-
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > 1<<20 {
-		return nil, fmt.Errorf("%s is larger than 1 MiB", path)
-	}
-	return data, nil
-}
-
-// firstWord is the program of a simple hook command line.
-func firstWord(command string) string {
-	f := strings.Fields(command)
-	if len(f) == 0 {
-		return ""
-	}
-	return strings.Trim(f[0], `"'`)
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
 }
