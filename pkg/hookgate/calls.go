@@ -76,11 +76,11 @@ func (r *run) preTool(ctx context.Context, ev hook.Event) hook.Decision {
 			allowed = true
 			warnings = append(warnings, e.Warnings...)
 		case session.EfError:
-			return hook.Failure("the session refused the event: " + e.Code + ": " + e.Detail)
+			return Failure("the session refused the event: " + e.Code + ": " + e.Detail)
 		}
 	}
 	if !allowed {
-		return hook.Failure("the session gave no decision")
+		return Failure("the session gave no decision")
 	}
 	p := pending{ID: id, AgentID: ev.CallID, Key: key, Tool: ev.Tool, Role: c.spec.role, Path: c.path, Action: c.action, Raw: c.raw}
 	var d hook.Decision
@@ -97,7 +97,7 @@ func (r *run) preTool(ctx context.Context, ev hook.Event) hook.Decision {
 		// one that cannot be recorded does not run.
 		err := r.record(ctx, c, toolgov.Record{Type: toolgov.TypeHookDecision, Status: string(d.Permission), Reason: d.Reason, ApprovalID: p.ApprovalID, Call: toolgov.Call{CallID: id}})
 		if err != nil {
-			d = hook.Failure("auditd did not record the decision: " + err.Error())
+			d = Failure("auditd did not record the decision: " + err.Error())
 		}
 	}
 	if d.Permission == hook.Deny {
@@ -126,7 +126,7 @@ func (r *run) describe(ev hook.Event) (call, *hook.Decision) {
 	case roleShell:
 		c.raw = rawOf(ev.Command)
 		if strings.TrimSpace(ev.Command) == "" {
-			d := hook.Failure("the event has no command")
+			d := Failure("the event has no command")
 			return c, &d
 		}
 		res := r.g.Classify(ev.Command, cwd)
@@ -234,14 +234,21 @@ func intIn(input map[string]any, a, b string) int {
 // applies --on-write without auditd.
 func (r *run) decideWrite(ctx context.Context, ev hook.Event, c call, p *pending) hook.Decision {
 	if r.g.Gov == nil {
+		var d hook.Decision
 		if c.class != nil {
-			return hook.DecideCommand(*c.class, r.g.Policy)
+			d = hook.DecideCommand(*c.class, r.g.Policy)
+		} else {
+			kind := hook.ToolWrite
+			if c.spec.role == roleOther {
+				kind = hook.ToolUnknown
+			}
+			d = hook.DecideTool(ev.Tool, kind, r.g.Policy)
 		}
-		kind := hook.ToolWrite
-		if c.spec.role == roleOther {
-			kind = hook.ToolUnknown
+		if c.action == string(intent.ActionDestructive) && d.Permission == hook.Allow && r.g.OnDestructive != "" && r.g.OnDestructive != hook.Allow {
+			d.Permission = r.g.OnDestructive
+			d.Reason = strings.TrimSuffix(d.Reason, " Allowed by --on-write allow.") + " It is destructive: --on-destructive " + string(r.g.OnDestructive) + "."
 		}
-		return hook.DecideTool(ev.Tool, kind, r.g.Policy)
+		return d
 	}
 	key := callKey(ev)
 	gc := r.govCall(c, p.ID)
@@ -251,7 +258,7 @@ func (r *run) decideWrite(ctx context.Context, ev hook.Event, c call, p *pending
 	v, err := r.g.Gov.Decide(gctx, gc)
 	p.Governed = true
 	if err != nil {
-		return hook.Failure("auditd's policy could not be asked: " + err.Error())
+		return Failure("auditd's policy could not be asked: " + err.Error())
 	}
 	switch v.Effect {
 	case policy.EffectAllow:
@@ -418,11 +425,11 @@ func (r *run) stop(ctx context.Context, ev hook.Event) hook.Decision {
 		case session.EfAllowFinal:
 			d = hook.Decision{Permission: hook.Allow, Reason: "govkit gate: the answer may stand"}
 		case session.EfError:
-			d = hook.Failure("the session refused the final answer: " + e.Code + ": " + e.Detail)
+			d = Failure("the session refused the final answer: " + e.Code + ": " + e.Detail)
 		}
 	}
 	if d.Reason == "" {
-		d = hook.Failure("the session gave no decision on the final answer")
+		d = Failure("the session gave no decision on the final answer")
 	}
 	r.record(ctx, call{name: "stop", action: string(intent.ActionRead)}, toolgov.Record{Type: toolgov.TypeHookDecision, Status: string(d.Permission), Reason: d.Reason, Code: codeOf(d)})
 	return d
@@ -446,7 +453,7 @@ func (r *run) subagentStop(ctx context.Context) hook.Decision {
 // code and recovery hint, which the agent reads and acts on.
 func blocked(resp response.ToolResponse) hook.Decision {
 	if resp.Error == nil {
-		return hook.Failure("a block without an error")
+		return Failure("a block without an error")
 	}
 	reason := "govkit gate: " + resp.Error.Message
 	if !strings.Contains(reason, resp.Error.Code) {

@@ -28,6 +28,12 @@ type Governance interface {
 	Record(ctx context.Context, r toolgov.Record) error
 }
 
+// Failure is the decision for anything gate hook could not decide: always
+// a refusal (of the call, of the stop), never an allow.
+func Failure(what string) hook.Decision {
+	return hook.Decision{Permission: hook.Deny, Reason: "govkit gate could not decide (" + what + "), so it refuses. Ask the user to run the call themselves, or fix the hook: gate doctor --agent AGENT."}
+}
+
 // Gate answers one agent's hook events. Its fields are set once by the
 // command; Handle is called once per process.
 type Gate struct {
@@ -38,9 +44,12 @@ type Gate struct {
 	Config  Config
 	// Gov is auditd's policy, approvals and chain; nil without --url.
 	Gov Governance
-	// Policy answers writes when there is no auditd: ask (default), deny
-	// or allow; and commands that may never end (deny or ask).
+	// Policy answers writes when there is no auditd: allow (gate hook's
+	// default), ask or deny; and commands that may never end (deny or ask).
 	Policy hook.Policy
+	// OnDestructive answers a destructive write (rm -rf, a Delete) that
+	// Policy would allow, without auditd: ask (the default) or deny.
+	OnDestructive hook.Permission
 	// Classify classifies a shell command run in cwd (pkg/intent).
 	Classify func(command, cwd string) intent.Result
 	// Transcript returns the last assistant message of a transcript file
@@ -60,15 +69,15 @@ func (g *Gate) Handle(ctx context.Context, raw []byte) (ans hook.Answer) {
 	kind := hook.PreTool
 	defer func() {
 		if p := recover(); p != nil {
-			ans = g.Dialect.Answer(kind, hook.Failure(fmt.Sprintf("internal error: %v", p)))
+			ans = g.Dialect.Answer(kind, Failure(fmt.Sprintf("internal error: %v", p)))
 		}
 	}()
 	if len(raw) > hook.MaxEvent {
-		return g.Dialect.Encode(hook.Failure(fmt.Sprintf("the event is %d bytes; the limit is %d", len(raw), hook.MaxEvent)))
+		return g.Dialect.Encode(Failure(fmt.Sprintf("the event is %d bytes; the limit is %d", len(raw), hook.MaxEvent)))
 	}
 	ev, err := g.Dialect.Decode(raw)
 	if err != nil {
-		return g.Dialect.Encode(hook.Failure("malformed event: " + err.Error()))
+		return g.Dialect.Encode(Failure("malformed event: " + err.Error()))
 	}
 	kind = ev.Kind
 	return hook.Reply(g.Dialect, ev, g.handle(ctx, ev))
@@ -79,14 +88,14 @@ func (g *Gate) handle(ctx context.Context, ev hook.Event) hook.Decision {
 		return hook.Decision{Permission: hook.Allow, Reason: "govkit gate: a new prompt"}
 	}
 	if ev.SessionID == "" {
-		return hook.Failure("the event has no session id, and gate hook keeps each session's state by its id")
+		return Failure("the event has no session id, and gate hook keeps each session's state by its id")
 	}
 	entry, err := g.Store.Lock(ctx, ev.SessionID)
 	if err != nil {
 		if errors.Is(err, sessionstore.ErrLocked) {
-			return hook.Failure("another hook of this session holds its state file for too long")
+			return Failure("another hook of this session holds its state file for too long")
 		}
-		return hook.Failure("opening the session's state file: " + err.Error())
+		return Failure("opening the session's state file: " + err.Error())
 	}
 	defer entry.Close()
 
@@ -95,7 +104,7 @@ func (g *Gate) handle(ctx context.Context, ev hook.Event) hook.Decision {
 		// The file is the session's memory (seed 000 Invariant 5): it
 		// ends with the session.
 		if err := entry.Delete(); err != nil {
-			return hook.Failure("deleting the session's state file: " + err.Error())
+			return Failure("deleting the session's state file: " + err.Error())
 		}
 		return hook.Decision{Permission: hook.Allow, Reason: "govkit gate: session ended; its state is deleted"}
 	case hook.SessionStart:
@@ -107,7 +116,7 @@ func (g *Gate) handle(ctx context.Context, ev hook.Event) hook.Decision {
 
 	s, err := g.load(entry, ev)
 	if err != nil {
-		return hook.Failure(err.Error())
+		return Failure(err.Error())
 	}
 	var d hook.Decision
 	switch ev.Kind {
@@ -121,7 +130,7 @@ func (g *Gate) handle(ctx context.Context, ev hook.Event) hook.Decision {
 	case hook.Stop:
 		d = s.stop(ctx, ev)
 	default:
-		return hook.Failure("gate hook does not handle " + ev.Kind.String() + " events")
+		return Failure("gate hook does not handle " + ev.Kind.String() + " events")
 	}
 	if err := s.save(entry); err != nil {
 		if d.Permission == hook.Allow && ev.Kind == hook.PostTool {
@@ -129,7 +138,7 @@ func (g *Gate) handle(ctx context.Context, ev hook.Event) hook.Decision {
 			d.Context = strings.TrimSpace(d.Context + " govkit gate could not save the session: " + err.Error())
 			return d
 		}
-		return hook.Failure("saving the session's state file: " + err.Error())
+		return Failure("saving the session's state file: " + err.Error())
 	}
 	return d
 }

@@ -2,17 +2,19 @@ package gate
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/gate"
+	"github.com/govkit/govkit/pkg/hook"
 	"github.com/govkit/govkit/pkg/sandbox"
 )
 
 func newCmdDoctor(opts *Options) *cobra.Command {
-	var spool string
+	var spool, agent, dir, command string
 	cmd := &cobra.Command{
 		Use:   "doctor [flags]",
 		Short: "Say which sandbox levels and modes this machine supports, and whether auditd, its policy and the token work",
@@ -26,15 +28,27 @@ func newCmdDoctor(opts *Options) *cobra.Command {
     and enforcing (not dry-run): what fix mode requires;
   - the spool: incidents waiting to be sent to auditd.
 
+With --agent AGENT it checks a coding agent's gate hook instead: that the
+agent's settings register it, and that each registered command, run as the
+agent runs it, allows a read, lets a write through (or asks), refuses a stop
+while the write is unchecked, allows reading it back, then lets the agent stop.
+
 Exit status: 0 healthy; 1 a problem (a sandbox level unavailable, or an auditd
 named with --url that fails a fix-mode check); 3 usage error.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.flags = c.Flags()
+			if agent != "" {
+				return hookDoctor(opts, agent, dir, command)
+			}
 			return doctorRun(opts, spool)
 		},
 	}
 	cmd.Flags().StringVar(&spool, "spool", "", "the incident spool `DIR` (default $XDG_STATE_HOME/govkit/spool)")
+	cmd.Flags().StringVar(&agent, "agent", "", "check the gate hook of coding `AGENT` instead: "+strings.Join(hook.Agents(), ", "))
+	cmd.Flags().StringVar(&dir, "dir", "", "with --agent: the project `DIR` whose settings to read (default: the working directory)")
+	cmd.Flags().StringVar(&command, "hook-command", "", "with --agent: check this hook `COMMAND` instead of the registered ones")
+	cli.SkipConfig(cmd.Flags(), "agent", "dir", "hook-command")
 	return cmd
 }
 

@@ -30,6 +30,7 @@ type HookOptions struct {
 	StateDir         string
 	OnWrite          string
 	OnUnbounded      string
+	OnDestructive    string
 	Budget           time.Duration
 	StrictResolution bool
 	ReadBudget       string
@@ -82,7 +83,8 @@ Set it up with "gate hook install --agent AGENT"; check it with
 	f := cmd.Flags()
 	f.StringVar(&ho.Agent, "agent", "", "the `AGENT` whose protocol to speak: "+strings.Join(hook.Agents(), ", "))
 	cmd.PersistentFlags().StringVar(&ho.StateDir, "state-dir", "", "keep session state files in `DIR` (default $XDG_STATE_HOME/govkit/sessions)")
-	f.StringVar(&ho.OnWrite, "on-write", "ask", "without --url: the answer for a write the session allows: ask, deny or allow")
+	f.StringVar(&ho.OnWrite, "on-write", "allow", "without --url: the answer for a write the session allows: allow, ask or deny")
+	f.StringVar(&ho.OnDestructive, "on-destructive", "ask", "without --url: the answer for a destructive write (rm -rf, a Delete) the session allows: ask or deny")
 	f.StringVar(&ho.OnUnbounded, "on-unbounded", "deny", "the answer for a command that may never finish: deny or ask")
 	f.DurationVar(&ho.Budget, "budget", 5*time.Second, "block when no decision is made within this `DURATION`")
 	f.BoolVar(&ho.StrictResolution, "strict-resolution", true, "refuse an edit of a file not read or listed in the session (STRICT_RESOLUTION)")
@@ -113,7 +115,7 @@ func (o *HookOptions) failClosed(args []string) int {
 	if !ok {
 		return 2
 	}
-	ans := d.Encode(hook.Failure("the hook is misconfigured; run gate doctor --agent " + agent))
+	ans := d.Encode(hookgate.Failure("the hook is misconfigured; run gate doctor --agent " + agent))
 	o.IO.Out.Write(ans.Stdout)
 	if ans.Stderr != "" {
 		fmt.Fprintln(o.IO.ErrOut, ans.Stderr)
@@ -152,7 +154,7 @@ func (o *HookOptions) run() error {
 	raw, err := io.ReadAll(io.LimitReader(o.IO.In, hook.MaxEvent+1))
 	var ans hook.Answer
 	if err != nil {
-		ans = d.Encode(hook.Failure("reading the event: " + err.Error()))
+		ans = d.Encode(hookgate.Failure("reading the event: " + err.Error()))
 	} else {
 		ans = o.answer(d, raw)
 	}
@@ -177,7 +179,7 @@ func (o *HookOptions) answer(d hook.Dialect, raw []byte) hook.Answer {
 		if ev, derr := d.Decode(raw); derr == nil {
 			kind = ev.Kind
 		}
-		return d.Answer(kind, hook.Failure(err.Error()))
+		return d.Answer(kind, hookgate.Failure(err.Error()))
 	}
 	return g.Handle(ctx, raw)
 }
@@ -189,6 +191,11 @@ func (o *HookOptions) gate(d hook.Dialect) (*hookgate.Gate, error) {
 	}
 	if o.Budget <= 0 {
 		return nil, fmt.Errorf("--budget must be positive")
+	}
+	switch hook.Permission(o.OnDestructive) {
+	case hook.Ask, hook.Deny:
+	default:
+		return nil, fmt.Errorf("--on-destructive must be ask or deny, not %q", o.OnDestructive)
 	}
 	cfg := hookgate.Config{ContextTTL: o.ContextTTL, ReadBudget: o.ReadBudget, ReadMode: o.ReadMode}
 	strict := o.StrictResolution
@@ -212,7 +219,7 @@ func (o *HookOptions) gate(d hook.Dialect) (*hookgate.Gate, error) {
 		return nil, err
 	}
 	g := &hookgate.Gate{
-		Agent: o.Agent, Dialect: d, Store: store, Config: cfg, Policy: policy,
+		Agent: o.Agent, Dialect: d, Store: store, Config: cfg, Policy: policy, OnDestructive: hook.Permission(o.OnDestructive),
 		Session:  session.Options{ReceiptKey: key},
 		Classify: gitconfig.Classify,
 	}
