@@ -80,6 +80,7 @@ Exit status of run and check:
 	cli.SetEnvName(pf, "url", "GOVKIT_URL")
 	cli.AddConfigFlag(root)
 	root.AddCommand(newCmdRun(opts, false), newCmdRun(opts, true), newCmdDoctor(opts), newCmdSession(opts), newCmdReceipt(opts))
+	root.AddCommand(newCmdMCP(opts))
 	return root
 }
 
