@@ -2,10 +2,10 @@ package mcpgate_test
 
 import (
 	"bufio"
-	"fmt"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
