@@ -168,6 +168,11 @@ func (p *Proxy) Run(ctx context.Context, clientIn io.Reader, clientOut io.Writer
 	select {
 	case err := <-errc:
 		p.stopTimers()
+		if err == nil && p.serverIsGone() {
+			// The client closed its end after the server died: the
+			// server's end is what happened (ServerGoneError).
+			err = <-errc
+		}
 		return err
 	case <-ctx.Done():
 		p.stopTimers()
@@ -765,6 +770,12 @@ func (p *Proxy) serverGone(readErr error) error {
 	// A tools/call waiting for the tool list must not wait any longer.
 	p.startSession()
 	return &ServerGoneError{Pending: len(ids), Err: readErr}
+}
+
+func (p *Proxy) serverIsGone() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gone
 }
 
 func (p *Proxy) stopTimers() {

@@ -217,8 +217,14 @@ func (o *MCPOptions) proxy(ctx context.Context, p *mcpgate.Proxy) error {
 	if errors.As(runErr, &gone) {
 		// The server closed its output: it exited, or is about to.
 		status := stopServer(cmd, stdin, waited, serverGrace)
-		return &cli.ExitError{Code: ExitMCPServer,
-			Err: fmt.Errorf("the MCP server %s: %s", describeExit(status), gone.Error())}
+		msg := "the MCP server " + describeExit(status)
+		if gone.Err != nil {
+			msg += " (reading its output: " + gone.Err.Error() + ")"
+		}
+		if gone.Pending > 0 {
+			msg += "; " + cli.Plural(gone.Pending, "request was", "requests were") + " pending, answered with errors"
+		}
+		return &cli.ExitError{Code: ExitMCPServer, Err: errors.New(msg)}
 	}
 	stopServer(cmd, stdin, waited, serverGrace)
 	switch {
