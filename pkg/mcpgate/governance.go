@@ -30,6 +30,9 @@ type GovCall struct {
 	Action    string // read | write | destructive
 	Resource  string // the call's target, "" when none
 	Input     string // the arguments as compact JSON, bounded
+	// ApprovalID is an approval governance asked for earlier for exactly
+	// this call (same tool, same arguments), which the retry may consume.
+	ApprovalID string
 }
 
 // GovVerdict is governance's answer (toolgov.Verdict).
@@ -41,12 +44,13 @@ type GovVerdict struct {
 
 // GovRecord is a decision or an outcome (toolgov.Record).
 type GovRecord struct {
-	Call      GovCall
-	Type      string // tool_execution | hook_decision
-	Status    string // success | error | allow | deny
-	Code      string
-	Reason    string
-	ReceiptID string
+	Call       GovCall
+	Type       string // tool_execution | hook_decision
+	Status     string // success | error | allow | deny
+	Code       string
+	Reason     string
+	ReceiptID  string
+	ApprovalID string
 }
 
 // governTimeout bounds one exchange with governance.
@@ -54,6 +58,9 @@ const governTimeout = 10 * time.Second
 
 // maxInput bounds a call's arguments as governance receives them.
 const maxInput = 4 << 10
+
+// maxApprovals bounds the approvals a session waits on.
+const maxApprovals = 256
 
 func (p *Proxy) govCall(v *verdict) GovCall {
 	in, _ := json.Marshal(v.args)
@@ -80,8 +87,20 @@ func (p *Proxy) govern(g Governance, v *verdict, tool string, args map[string]an
 	defer cancel()
 	p.mu.Lock()
 	c := p.govCall(v)
+	key := c.Tool + "\x00" + c.Input
+	c.ApprovalID = p.approvals[key]
 	p.mu.Unlock()
 	gv, err := g.Decide(ctx, c)
+	p.mu.Lock()
+	switch {
+	case err == nil && gv.Effect == "require_approval" && gv.ApprovalID != "":
+		if len(p.approvals) < maxApprovals {
+			p.approvals[key] = gv.ApprovalID
+		}
+	case err == nil:
+		delete(p.approvals, key) // consumed, denied, or no longer needed
+	}
+	p.mu.Unlock()
 	var resp response.ToolResponse
 	switch {
 	case err != nil:

@@ -88,21 +88,24 @@ type Proxy struct {
 	client *lineWriter
 	server *lineWriter
 
-	mu       sync.Mutex
-	pending  map[jsonrpc.ID]*request // client requests the server has not answered
-	own      map[jsonrpc.ID]func(*jsonrpc.Response)
-	nOwn     int
-	ownTag   string
-	gov      *governor
-	ready    chan struct{} // closed once gov is set
-	listing  bool
-	pages    int
-	listed   []Tool
-	schemas  map[string]bool // tools with an outputSchema
-	noTools  bool            // the server's initialize result had no tools capability
-	gone     bool
-	done     chan struct{}
-	doneOnce sync.Once
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]*request // client requests the server has not answered
+	own     map[jsonrpc.ID]func(*jsonrpc.Response)
+	nOwn    int
+	ownTag  string
+	gov     *governor
+	ready   chan struct{} // closed once gov is set
+	listing bool
+	pages   int
+	listed  []Tool
+	schemas map[string]bool // tools with an outputSchema
+	noTools bool            // the server's initialize result had no tools capability
+	gone    bool
+	// approvals: governance's pending approval per call (tool and
+	// arguments), passed back when the model retries exactly that call.
+	approvals map[string]string
+	done      chan struct{}
+	doneOnce  sync.Once
 }
 
 // request is a client request in flight.
@@ -142,7 +145,8 @@ func New(opts Options) (*Proxy, error) {
 	}
 	p := &Proxy{opts: opts, pending: map[jsonrpc.ID]*request{}, own: map[jsonrpc.ID]func(*jsonrpc.Response){},
 		ownTag: "govkit-" + hex.EncodeToString(tag[:]), ready: make(chan struct{}), schemas: map[string]bool{},
-		done: make(chan struct{})}
+		approvals: map[string]string{},
+		done:      make(chan struct{})}
 	// Check the config against the reducer now, not at the first call.
 	if _, err := startGovernor(p.sessionStart(), p.kindsOf(nil)); err != nil {
 		return nil, fmt.Errorf("mcpgate: config: %w", err)

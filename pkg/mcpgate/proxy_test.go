@@ -447,3 +447,64 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
+
+// fakeGov is governance that allows cat and list, asks approval for put
+// once, denies anything else, and records everything.
+type fakeGov struct {
+	mu      sync.Mutex
+	calls   []mcpgate.GovCall
+	records []mcpgate.GovRecord
+}
+
+func (f *fakeGov) Decide(_ context.Context, c mcpgate.GovCall) (mcpgate.GovVerdict, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, c)
+	switch {
+	case c.Tool == "put" && c.ApprovalID == "":
+		return mcpgate.GovVerdict{Effect: "require_approval", ApprovalID: "ap-1", Reason: "a person must approve"}, nil
+	case c.Tool == "put" && c.ApprovalID == "ap-1":
+		return mcpgate.GovVerdict{Effect: "allow"}, nil
+	case c.Tool == "cat" || c.Tool == "list":
+		return mcpgate.GovVerdict{Effect: "allow"}, nil
+	}
+	return mcpgate.GovVerdict{Effect: "deny", Reason: "policy says no"}, nil
+}
+
+func (f *fakeGov) Record(_ context.Context, r mcpgate.GovRecord) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.records = append(f.records, r)
+	return nil
+}
+
+func TestProxyGovernance(t *testing.T) {
+	s := newTestServer(t)
+	gov := &fakeGov{}
+	p := startProxy(t, s, testConfig, func(o *mcpgate.Options) { o.Governance = gov })
+	cs := connect(t, p, nil)
+	call(t, cs, "cat", map[string]any{"path": "/d/a"})
+	call(t, cs, "list", map[string]any{"dir": "/d"})
+	if code, hint := envelope(t, call(t, cs, "put", map[string]any{"path": "/d/a.txt"})); code != "APPROVAL_REQUIRED" || !strings.Contains(hint, "approvals approve ap-1") {
+		t.Errorf("put: %s %q, want APPROVAL_REQUIRED naming ap-1", code, hint)
+	}
+	// The retry of exactly that call carries the approval id.
+	if res := call(t, cs, "put", map[string]any{"path": "/d/a.txt"}); res.IsError {
+		t.Errorf("put after approval: %+v", res)
+	}
+	gov.mu.Lock()
+	defer gov.mu.Unlock()
+	last := gov.calls[len(gov.calls)-1]
+	if last.ApprovalID != "ap-1" || last.Action != "destructive" || last.Resource != "/d/a.txt" || last.Agent != "mcp:test" {
+		t.Errorf("the retried call as governance saw it: %+v", last)
+	}
+	var outcomes int
+	for _, r := range gov.records {
+		if r.Type == "tool_execution" && r.Status == "success" {
+			outcomes++
+		}
+	}
+	if outcomes != 3 {
+		t.Errorf("%d successful outcomes recorded, want 3: %+v", outcomes, gov.records)
+	}
+}
