@@ -93,7 +93,9 @@ func TestScripts(t *testing.T) {
 			"envfile":    cmdEnvfile,
 			"sqlexec":    cmdSqlexec,
 			"pgstart":    cmdPgstart,
-			"expand":     cmdExpand,
+			"expand":     cmdExpand,     // gate hook (issue 17): hook_script_test.go
+			"npmbin":     cmdNpmbin,     // gate mcp (issue 17): mcp_script_test.go
+			"mcpsession": cmdMcpsession, // gate mcp (issue 17): mcp_script_test.go
 			// Transport (DESIGN §11, issue 13): script_tls_test.go.
 			"gencert":     cmdGencert,
 			"httppost":    cmdHTTPPost,
