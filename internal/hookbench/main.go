@@ -39,7 +39,20 @@ func main() {
 	bin := flag.String("bin", "bin/classify", "the classify `binary`")
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
 	agent := flag.String("agent", "", "measure `classify hook --agent AGENT` with each command in that agent's event")
+	gate := flag.Int("gate", 0, "measure `gate hook --agent claude` (-bin is gate) on a session of `N` listed files, pre- and post-tool events of reads")
 	flag.Parse()
+	if *gate > 0 {
+		times, size, err := measureGate(*bin, *gate, *warmup, *runs)
+		if err != nil {
+			fatal(err)
+		}
+		what := fmt.Sprintf("%s hook --agent claude, one process per event, state file %d KiB", *bin, size>>10)
+		ok := report(os.Stdout, what, fmt.Sprintf("a session of %d listed files", *gate), *gate, times)
+		if *strict && !ok {
+			os.Exit(1)
+		}
+		return
+	}
 	if flag.NArg() != 1 || *runs < 1 {
 		fmt.Fprintln(os.Stderr, "usage: hookbench [-runs N] [-warmup N] [-strict] -bin BINARY CORPUS")
 		os.Exit(3)

@@ -200,11 +200,18 @@ func (o *MCPOptions) proxy(ctx context.Context, p *mcpgate.Proxy) error {
 	if err != nil {
 		return cli.Failf("starting the server: %v", err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Our own pipe, not StdoutPipe: Wait closes StdoutPipe's read end as
+	// soon as the server exits, racing the proxy's last reads of what the
+	// server wrote before it died.
+	stdout, serverOut, err := os.Pipe()
 	if err != nil {
 		return cli.Failf("starting the server: %v", err)
 	}
-	if err := cmd.Start(); err != nil {
+	defer stdout.Close()
+	cmd.Stdout = serverOut
+	err = cmd.Start()
+	serverOut.Close()
+	if err != nil {
 		return cli.Failf("starting the server %s: %v", o.Server[0], unwrapExec(err)).
 			WithHint("check the command after --; it must be an MCP server speaking stdio")
 	}
