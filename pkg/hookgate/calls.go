@@ -244,9 +244,15 @@ func (r *run) decideWrite(ctx context.Context, ev hook.Event, c call, p *pending
 			}
 			d = hook.DecideTool(ev.Tool, kind, r.g.Policy)
 		}
+		if d.Permission == hook.Allow {
+			d.Reason = "govkit gate: " + ev.Tool + " writes; the session allows it (--on-write allow)"
+		}
 		if c.action == string(intent.ActionDestructive) && d.Permission == hook.Allow && r.g.OnDestructive != "" && r.g.OnDestructive != hook.Allow {
 			d.Permission = r.g.OnDestructive
-			d.Reason = strings.TrimSuffix(d.Reason, " Allowed by --on-write allow.") + " It is destructive: --on-destructive " + string(r.g.OnDestructive) + "."
+			d.Reason = "govkit gate: " + ev.Tool + " is destructive (--on-destructive " + string(r.g.OnDestructive) + ")"
+			if c.class != nil {
+				d.Reason += ": " + hook.DecideCommand(*c.class, hook.Policy{OnWrite: hook.Ask}).Reason
+			}
 		}
 		return d
 	}
