@@ -32,12 +32,16 @@ if command -v hyperfine >/dev/null 2>&1; then
 		"$classify -- 'ls && rm -rf /'"
 fi
 
-# gate run: what gate adds to a command, whole-process, readonly mode with
-# the sandbox on (target: ≤ 15 ms median added), then isolated and off.
+# gate hook: one process per Claude Code event on a session whose state
+# file holds 500 listed files (issue 17: p50 ≤ 10 ms, p99 ≤ 25 ms).
 gate=${GATE:-bin/gate}
 if [ ! -x "$gate" ]; then
 	go build -trimpath -o "$gate" ./cmd/gate
 fi
+bin/hookbench -runs "$runs" -bin "$gate" -gate 500 "${strict[@]}"
+
+# gate run: what gate adds to a command, whole-process, readonly mode with
+# the sandbox on (target: ≤ 15 ms median added), then isolated and off.
 go build -o bin/gatebench ./internal/gatebench
 bin/gatebench -runs "$runs" -bin "$gate" "${strict[@]}"
 bin/gatebench -runs "$runs" -bin "$gate" -- --sandbox isolated

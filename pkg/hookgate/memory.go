@@ -1,6 +1,7 @@
 package hookgate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -19,8 +20,9 @@ const maxPending = 128
 type memory struct {
 	V     int    `json:"v"`
 	Agent string `json:"agent"`
-	// Session is the reducer's snapshot (session.State.Snapshot).
-	Session json.RawMessage `json:"session"`
+	// Session is the reducer's snapshot (session.State.Snapshot), stored
+	// after the header line.
+	Session []byte `json:"-"`
 	// Calls are the allowed calls awaiting their post-tool event, in the
 	// order they were allowed.
 	Calls []pending `json:"calls,omitempty"`
@@ -48,24 +50,39 @@ type pending struct {
 	Raw        string `json:"raw,omitempty"` // the command or input, for the outcome event
 }
 
+// The file is the memory's header (JSON, one line) then the reducer's
+// snapshot as it is: the snapshot is most of the file, and embedding it in
+// the header's JSON would make every hook process scan it twice more.
 func decodeMemory(data []byte) (*memory, error) {
+	head, snap, ok := bytes.Cut(data, []byte("\n"))
+	if !ok || len(snap) == 0 {
+		return nil, fmt.Errorf("the state file has no session")
+	}
 	var m memory
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("the state file is not valid JSON: %v", err)
+	if err := json.Unmarshal(head, &m); err != nil {
+		return nil, fmt.Errorf("the state file's header is not valid JSON: %v", err)
 	}
 	if m.V != memoryVersion {
 		return nil, fmt.Errorf("the state file has format %d; this gate reads %d", m.V, memoryVersion)
 	}
-	if len(m.Session) == 0 {
-		return nil, fmt.Errorf("the state file has no session")
-	}
 	if len(m.Calls) > maxPending {
 		return nil, fmt.Errorf("the state file holds %d pending calls; the limit is %d", len(m.Calls), maxPending)
 	}
+	m.Session = snap
 	return &m, nil
 }
 
-func (m *memory) encode() ([]byte, error) { return json.Marshal(m) }
+func (m *memory) encode() ([]byte, error) {
+	head, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(head)+1+len(m.Session))
+	out = append(out, head...)
+	out = append(out, '\n')
+	out = append(out, m.Session...)
+	return out, nil
+}
 
 // take removes and returns the pending call a post-tool event reports: by
 // the agent's call id, else the oldest with the same tool and input.
