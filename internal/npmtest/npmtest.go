@@ -20,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/govkit/govkit/internal/debpkg"
 )
 
 // NotFoundError says that node or npm is not installed and why it was not
@@ -43,16 +45,17 @@ func Find() (node, npm string, err error) {
 		if findNode, findNPM = lookup(); findNode != "" && findNPM != "" {
 			return
 		}
-		if os.Geteuid() != 0 {
+		err := debpkg.Install("npmtest", []string{"nodejs", "npm"}, func() bool { n, p := lookup(); return n != "" && p != "" })
+		switch {
+		case errors.Is(err, debpkg.ErrNotRoot):
 			findErr = &NotFoundError{Why: "not root, so not installing them; install them " +
 				"(Debian/Ubuntu: sudo apt-get install nodejs npm) or put node and npm in PATH"}
 			return
-		}
-		if _, err := exec.LookPath("apt-get"); err != nil {
+		case errors.Is(err, debpkg.ErrNoAptGet):
 			findErr = &NotFoundError{Why: "no apt-get to install the nodejs and npm packages with; install them and put node and npm in PATH"}
 			return
-		}
-		if findErr = install(); findErr != nil {
+		case err != nil:
+			findErr = fmt.Errorf("npmtest: node or npm not found, and %w", err)
 			return
 		}
 		if findNode, findNPM = lookup(); findNode == "" || findNPM == "" {
@@ -71,34 +74,6 @@ func lookup() (node, npm string) {
 	}
 	npm, _ = exec.LookPath("npm")
 	return node, npm
-}
-
-// install runs apt-get non-interactively, one test process at a time.
-func install() error {
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "govkit-npmtest-install.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if n, p := lookup(); n != "" && p != "" {
-		return nil // another test process installed them
-	}
-	for _, args := range [][]string{
-		{"update"},
-		{"install", "-y", "--no-install-recommends", "nodejs", "npm"},
-	} {
-		cmd := exec.Command("apt-get", append([]string{"-o", "DPkg::Lock::Timeout=300", "-q"}, args...)...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("npmtest: node or npm not found, and apt-get %s failed: %v\n%s", args[0], err, tail(out))
-		}
-	}
-	return nil
 }
 
 // CacheDir is where packages are installed: $GOVKIT_NPMTEST_CACHE, else
@@ -170,7 +145,7 @@ func installPackage(npm, spec, dir string) error {
 	cmd.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(CacheDir(), ".npm"), "npm_config_update_notifier=false")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("npmtest: npm install %s: %v\n%s", spec, err, tail(out))
+		return fmt.Errorf("npmtest: npm install %s: %v\n%s", spec, err, debpkg.Tail(out))
 	}
 	return os.WriteFile(marker, []byte(spec+"\n"), 0o644)
 }
@@ -184,13 +159,4 @@ func Skip(t testing.TB, err error) {
 		t.Skip(err.Error())
 	}
 	t.Fatal(err)
-}
-
-// tail is the end of a long output, where apt-get and npm say what went wrong.
-func tail(b []byte) []byte {
-	const max = 4 << 10
-	if len(b) > max {
-		return b[len(b)-max:]
-	}
-	return b
 }

@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/govkit/govkit/internal/debpkg"
 )
 
 // Cluster is a running PostgreSQL server and its data directory.
@@ -247,16 +249,17 @@ func Find() (string, error) {
 		if findBin = lookup(); findBin != "" {
 			return
 		}
-		if os.Geteuid() != 0 {
+		err := debpkg.Install("pgtest", []string{"postgresql"}, func() bool { return lookup() != "" })
+		switch {
+		case errors.Is(err, debpkg.ErrNotRoot):
 			findErr = &NotFoundError{Why: "not root, so not installing them; install them " +
 				"(Debian/Ubuntu: sudo apt-get install postgresql) or put initdb and pg_ctl in PATH"}
 			return
-		}
-		if _, err := exec.LookPath("apt-get"); err != nil {
+		case errors.Is(err, debpkg.ErrNoAptGet):
 			findErr = &NotFoundError{Why: "no apt-get to install the postgresql package with; install PostgreSQL and put initdb and pg_ctl in PATH"}
 			return
-		}
-		if findErr = install(); findErr != nil {
+		case err != nil:
+			findErr = fmt.Errorf("pgtest: initdb not found, and %w", err)
 			return
 		}
 		if findBin = lookup(); findBin == "" {
@@ -294,44 +297,4 @@ func version(path string) int {
 	n, _ := strconv.Atoi(major)
 	m, _ := strconv.Atoi(minor)
 	return n*100 + m
-}
-
-// install runs apt-get non-interactively. Test packages run in parallel
-// processes: one installs while the others wait on a lock file, then find
-// it installed (apt-get update fails, rather than waits, on its lists
-// lock).
-func install() error {
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "govkit-pgtest-install.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if lookup() != "" {
-		return nil // another test process installed it
-	}
-	for _, args := range [][]string{
-		{"update"},
-		{"install", "-y", "--no-install-recommends", "postgresql"},
-	} {
-		cmd := exec.Command("apt-get", append([]string{"-o", "DPkg::Lock::Timeout=300", "-q"}, args...)...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("pgtest: initdb not found, and apt-get %s failed: %v\n%s", args[0], err, tail(out))
-		}
-	}
-	return nil
-}
-
-// tail is the end of a long output, where apt-get says what went wrong.
-func tail(b []byte) []byte {
-	const max = 4 << 10
-	if len(b) > max {
-		return b[len(b)-max:]
-	}
-	return b
 }

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -69,4 +70,33 @@ func judgeWithin(judge Judge, ev Event, budget time.Duration) Decision {
 	case <-timer.C:
 		return Failure(fmt.Sprintf("no decision within the %v budget", budget))
 	}
+}
+
+// Misconfigured is the answer of a hook command that cannot run properly
+// (a bad flag, an unreadable config): d in the blocking form of the agent
+// named by --agent in args, since every agent lets a call through when its
+// hook merely exits 3. When even the agent is unknown it is exit 2, which
+// blocks in Claude Code, Codex, Gemini CLI and Cursor.
+func Misconfigured(agent string, args []string, d Decision) Answer {
+	if agent == "" {
+		agent = AgentArg(args)
+	}
+	dialect, ok := Dialects[agent]
+	if !ok {
+		return Answer{Exit: 2}
+	}
+	return dialect.Encode(d)
+}
+
+// AgentArg finds --agent in raw arguments, for when flag parsing failed.
+func AgentArg(args []string) string {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--agent="); ok {
+			return v
+		}
+		if a == "--agent" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
 }

@@ -256,7 +256,7 @@ func (r *run) decideWrite(ctx context.Context, ev hook.Event, c call, p *pending
 		}
 		return d
 	}
-	key := callKey(ev)
+	key := p.Key
 	gc := r.govCall(c, p.ID)
 	gc.ApprovalID = r.mem.Approvals[key]
 	gctx, cancel := r.g.govContext(ctx)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 )
 
 // memoryVersion is the state file's format version.
@@ -104,14 +103,4 @@ func (m *memory) add(c pending) (dropped []pending) {
 		m.Calls = append(m.Calls[:0], m.Calls[n:]...)
 	}
 	return dropped
-}
-
-// approvalKeys lists the approvals in a stable order (tests).
-func (m *memory) approvalKeys() []string {
-	keys := make([]string, 0, len(m.Approvals))
-	for k := range m.Approvals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

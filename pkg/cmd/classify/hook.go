@@ -78,33 +78,11 @@ Set it up with "classify hook install --agent AGENT"; check it with
 }
 
 // failClosedHook answers with the agent's deny when the hook cannot run
-// properly. When even the agent is unknown, exit 2 blocks in Claude Code,
-// Codex, Gemini CLI and Cursor.
+// properly.
 func failClosedHook(opts *HookOptions, args []string) int {
-	agent := opts.Agent
-	if agent == "" {
-		agent = agentFromArgs(args)
-	}
-	d, ok := hook.Dialects[agent]
-	if !ok {
-		return 2
-	}
-	ans := d.Encode(hook.Failure("the hook is misconfigured; run classify doctor"))
+	ans := hook.Misconfigured(opts.Agent, args, hook.Failure("the hook is misconfigured; run classify doctor"))
 	opts.IO.Out.Write(ans.Stdout)
 	return ans.Exit
-}
-
-// agentFromArgs finds --agent in raw arguments when flag parsing failed.
-func agentFromArgs(args []string) string {
-	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, "--agent="); ok {
-			return v
-		}
-		if a == "--agent" && i+1 < len(args) {
-			return args[i+1]
-		}
-	}
-	return ""
 }
 
 func hookRun(opts *HookOptions) error {

@@ -105,34 +105,18 @@ Set it up with "gate hook install --agent AGENT"; check it with
 }
 
 // failClosed answers with the agent's blocking form when the hook cannot
-// run properly; exit 2 blocks in most agents when even the agent is unknown.
+// run properly.
 func (o *HookOptions) failClosed(args []string) int {
 	agent := o.Agent
 	if agent == "" {
-		agent = agentArg(args)
+		agent = hook.AgentArg(args)
 	}
-	d, ok := hook.Dialects[agent]
-	if !ok {
-		return 2
-	}
-	ans := d.Encode(hookgate.Failure("the hook is misconfigured; run gate doctor --agent " + agent))
+	ans := hook.Misconfigured(agent, nil, hookgate.Failure("the hook is misconfigured; run gate doctor --agent "+agent))
 	o.IO.Out.Write(ans.Stdout)
 	if ans.Stderr != "" {
 		fmt.Fprintln(o.IO.ErrOut, ans.Stderr)
 	}
 	return ans.Exit
-}
-
-func agentArg(args []string) string {
-	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, "--agent="); ok {
-			return v
-		}
-		if a == "--agent" && i+1 < len(args) {
-			return args[i+1]
-		}
-	}
-	return ""
 }
 
 func (o *HookOptions) dialect() (hook.Dialect, error) {
