@@ -146,7 +146,7 @@ func (c *Client) AppendResult(ctx context.Context, ev audit.Event) (AppendResult
 		return AppendResult{}, err
 	}
 	var res AppendResult
-	code, err := c.do(ctx, http.MethodPost, govapi.PathEvents, nil, body, &res.Event)
+	code, err := c.doType(ctx, http.MethodPost, govapi.PathEvents, nil, govapi.ContentTypeJSON, body, ev.EventID != "", &res.Event)
 	res.Created = code == http.StatusCreated
 	return res, err
 }
@@ -171,7 +171,9 @@ func (c *Client) AppendBatch(ctx context.Context, evs []audit.Event) ([]AppendRe
 		return nil, fmt.Errorf("a batch holds at most %d events, not %d; split it", govapi.MaxBatchEvents, len(evs))
 	}
 	var body []byte
+	replayable := true
 	for i, ev := range evs {
+		replayable = replayable && ev.EventID != ""
 		line, err := EncodeEvent(ev)
 		if err != nil {
 			return nil, fmt.Errorf("evs[%d]: %w", i, err)
@@ -179,7 +181,7 @@ func (c *Client) AppendBatch(ctx context.Context, evs []audit.Event) ([]AppendRe
 		body = append(append(body, line...), '\n')
 	}
 	var answer govapi.BatchAnswer
-	if _, err := c.doType(ctx, http.MethodPost, govapi.PathEvents, nil, govapi.ContentTypeJSONLines, body, &answer); err != nil {
+	if _, err := c.doType(ctx, http.MethodPost, govapi.PathEvents, nil, govapi.ContentTypeJSONLines, body, replayable, &answer); err != nil {
 		return nil, err
 	}
 	if len(answer.Events) != len(evs) {
@@ -333,11 +335,14 @@ func NetReason(err error) string {
 // a 2xx JSON answer into out; any other answer becomes an *Error. It
 // returns the status code.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte, out any) (int, error) {
-	return c.doType(ctx, method, path, q, govapi.ContentTypeJSON, body, out)
+	return c.doType(ctx, method, path, q, govapi.ContentTypeJSON, body, false, out)
 }
 
-// doType is do with a body of the given Content-Type.
-func (c *Client) doType(ctx context.Context, method, path string, q url.Values, contentType string, body []byte, out any) (int, error) {
+// doType is do with a body of the given Content-Type. replayable says that
+// sending the request twice stores nothing twice (events with ids): net/http
+// then resends it when a kept-alive connection turns out to be closed, as
+// every one is after auditd restarts, instead of failing the call with EOF.
+func (c *Client) doType(ctx context.Context, method, path string, q url.Values, contentType string, body []byte, replayable bool, out any) (int, error) {
 	target := c.base.String() + path // path is escaped by the caller
 	if len(q) > 0 {
 		target += "?" + q.Encode()
@@ -351,6 +356,11 @@ func (c *Client) doType(ctx context.Context, method, path string, q url.Values, 
 		return 0, err
 	}
 	req.Header.Set("Accept", govapi.ContentTypeJSON)
+	if replayable {
+		// A nil value marks the request replayable to net/http without
+		// sending the header (net/http.Request.isReplayable).
+		req.Header["Idempotency-Key"] = nil
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", contentType)
 	}

@@ -103,7 +103,15 @@ func (d *daemon) restart(sqlText string) {
 			d.t.Fatal(err)
 		}
 	}
+	d.start()
+}
+
+// start starts the stopped auditd again and drops the client's connections
+// to the old one: a POST on one fails with EOF (net/http resends only
+// replayable requests, and these events have no ids).
+func (d *daemon) start() {
 	d.Start()
+	d.c.CloseIdleConnections()
 }
 
 // post appends n events of agent through the API and returns them.

@@ -74,7 +74,7 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 	// Twice, while auditor is away: the replay brings them.
 	d.Stop()
 	time.Sleep(100 * time.Millisecond)
-	d.Start()
+	d.start()
 	d.post("b", 3, nil)
 	r.waitFor("13 events", func() bool { return len(r.received()) >= 13 })
 	r.stop()

@@ -52,6 +52,9 @@ func (d *daemon) resume() {
 	d.t.Helper()
 	d.Start()
 	d.connect()
+	// The old auditd's kept-alive connections are dead: a POST on one
+	// fails with EOF (net/http resends only replayable requests).
+	d.c.CloseIdleConnections()
 }
 
 func (d *daemon) restart() {
