@@ -42,7 +42,18 @@ func cmdNpmbin(ts *testscript.TestScript, neg bool, args []string) {
 // mcpEnv are the variables a script's MCP client passes to the program it
 // starts: the script's own, never the test process's.
 var mcpEnv = []string{"PATH", "HOME", "WORK", "TMPDIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME",
-	"GOVKIT_RECEIPT_KEY", "GOVKIT_CONFIG", "GOVKIT_URL"}
+	"GOVKIT_RECEIPT_KEY", "GOVKIT_CONFIG", "GOVKIT_URL", "GOVKIT_TOKEN"}
+
+// scriptEnv is the environment of a program a script's MCP client starts.
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, name := range mcpEnv {
+		if v := ts.Getenv(name); v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
 
 // mcpsession [-receipts FILE] REQUESTS -- PROG [ARGS...]: be an MCP client.
 // Start PROG (gate mcp …), send each line of REQUESTS (JSON-RPC messages;
@@ -52,6 +63,10 @@ var mcpEnv = []string{"PATH", "HOME", "WORK", "TMPDIR", "XDG_CONFIG_HOME", "XDG_
 // keys; PROG's stderr goes to stderr. Then close PROG's input and wait for
 // it: it must exit 0 (with !, non-zero). -receipts appends each result's
 // _meta["govkit/receipt"] to FILE, one per line, for gate receipt verify.
+//
+// A line "$ COMMAND" runs COMMAND with sh -c in $WORK between two requests
+// (a person approving what the last answer asked for), with the script's
+// variables and $MCP_LAST, the last message received; it must exit 0.
 func cmdMcpsession(ts *testscript.TestScript, neg bool, args []string) {
 	usage := "usage: mcpsession [-receipts FILE] REQUESTS -- PROG [ARGS...]"
 	var receipts string
@@ -64,11 +79,7 @@ func cmdMcpsession(ts *testscript.TestScript, neg bool, args []string) {
 	requests := ts.ReadFile(args[0])
 	cmd := exec.Command(args[2], args[3:]...)
 	cmd.Dir = ts.Getenv("WORK")
-	for _, name := range mcpEnv {
-		if v := ts.Getenv(name); v != "" {
-			cmd.Env = append(cmd.Env, name+"="+v)
-		}
-	}
+	cmd.Env = scriptEnv(ts)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
@@ -87,7 +98,9 @@ func cmdMcpsession(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}()
 	var rec bytes.Buffer
+	var last []byte
 	show := func(line []byte) (id string) {
+		last = line
 		var m map[string]any
 		if err := json.Unmarshal(line, &m); err != nil {
 			fmt.Fprintf(ts.Stdout(), "not json: %s\n", line)
@@ -110,6 +123,17 @@ func cmdMcpsession(ts *testscript.TestScript, neg bool, args []string) {
 	for _, line := range strings.Split(requests, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if sh, ok := strings.CutPrefix(line, "$ "); ok {
+			c := exec.Command("sh", "-c", sh)
+			c.Dir = ts.Getenv("WORK")
+			c.Env = append(scriptEnv(ts), "MCP_LAST="+string(last))
+			if out, err := c.CombinedOutput(); err != nil {
+				ts.Fatalf("mcpsession: $ %s: %v\n%s", sh, err, out)
+			} else {
+				fmt.Fprintf(ts.Stdout(), "$ %s\n%s", sh, out)
+			}
 			continue
 		}
 		line = os.Expand(line, ts.Getenv) // ${WORK}/srv/a.txt

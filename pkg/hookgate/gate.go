@@ -22,12 +22,6 @@ import (
 	"github.com/govkit/govkit/pkg/toolgov"
 )
 
-// Governance is auditd behind the gate (--url): *toolgov.Gov.
-type Governance interface {
-	Decide(ctx context.Context, c toolgov.Call) (toolgov.Verdict, error)
-	Record(ctx context.Context, r toolgov.Record) error
-}
-
 // Failure is the decision for anything gate hook could not decide: always
 // a refusal (of the call, of the stop), never an allow.
 func Failure(what string) hook.Decision {
@@ -43,7 +37,7 @@ type Gate struct {
 	Session session.Options
 	Config  Config
 	// Gov is auditd's policy, approvals and chain; nil without --url.
-	Gov Governance
+	Gov toolgov.Governance
 	// Policy answers writes when there is no auditd: allow (gate hook's
 	// default), ask or deny; and commands that may never end (deny or ask).
 	Policy hook.Policy

@@ -102,12 +102,15 @@ type verdict struct {
 	block    *response.ToolResponse // nil: allowed
 	warnings []string
 	args     map[string]any // as the reducer saw them
+	asked    map[string]any // as the client sent them
+	// approvalID is the approval auditd consumed for this call.
+	approvalID string
 }
 
 // call puts one tools/call before the reducer.
 func (g *governor) call(name string, args map[string]any) verdict {
 	g.n++
-	v := verdict{callID: "mcp-" + strconv.Itoa(g.n), kind: g.kind(name), args: g.target(name, args)}
+	v := verdict{callID: "mcp-" + strconv.Itoa(g.n), kind: g.kind(name), args: g.target(name, args), asked: args}
 	if v.args == nil {
 		v.args = map[string]any{}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/session"
 	"github.com/govkit/govkit/pkg/session/response"
+	"github.com/govkit/govkit/pkg/toolgov"
 )
 
 // Defaults of the bounds (DESIGN §3: every read bounded, nothing hangs).
@@ -55,9 +56,9 @@ type Options struct {
 	Workspace string
 	// ServerName labels the session's agent id ("mcp:<name>").
 	ServerName string
-	// Governance, when set, asks auditd about every call the reducer
-	// allowed and records every decision and outcome (--url).
-	Governance Governance
+	// Governance, when set, asks auditd's policy about every write the
+	// reducer allowed and records every decision and outcome (--url).
+	Governance toolgov.Governance
 	Now        func() time.Time
 	Rand       io.Reader
 	// Log receives one line per event the client is not told of.
@@ -312,7 +313,7 @@ func (p *Proxy) toolsCall(m *jsonrpc.Request, line []byte) error {
 		return p.client.writeMsg(resultResponse(m.ID, blockResult(*v.block, v.kind.Kind, !schema)))
 	}
 	if g := p.opts.Governance; g != nil {
-		if block := p.govern(g, &v, params.Name, params.Arguments); block != nil {
+		if block := p.govern(g, &v); block != nil {
 			return p.client.writeMsg(resultResponse(m.ID, blockResult(*block, v.kind.Kind, !schema)))
 		}
 	}
@@ -569,16 +570,17 @@ func (p *Proxy) initialized(m *jsonrpc.Response) {
 func (p *Proxy) callResult(m *jsonrpc.Response, v *verdict) error {
 	if m.Error != nil {
 		p.mu.Lock()
-		p.gov.result(v, false, "", m.Error.Error())
+		out := p.gov.result(v, false, "", m.Error.Error())
 		p.mu.Unlock()
-		p.recordOutcome(v, false, m.Error.Error())
+		p.recordOutcome(v, false, "", m.Error.Error(), out)
 		return p.client.writeMsg(m)
 	}
 	var res map[string]json.RawMessage
 	if err := json.Unmarshal(m.Result, &res); err != nil || res == nil {
 		p.mu.Lock()
-		p.gov.result(v, false, "", "the server's result is not a JSON object")
+		out := p.gov.result(v, false, "", "the server's result is not a JSON object")
 		p.mu.Unlock()
+		p.recordOutcome(v, false, "", "the server's result is not a JSON object", out)
 		return p.client.writeMsg(m)
 	}
 	var isError bool
@@ -594,7 +596,7 @@ func (p *Proxy) callResult(m *jsonrpc.Response, v *verdict) error {
 	for _, e := range out.errors {
 		p.logf("session: %s", e)
 	}
-	p.recordOutcome(v, !isError, errText)
+	p.recordOutcome(v, !isError, text, errText, out)
 	meta := map[string]any{}
 	if raw, ok := res["_meta"]; ok {
 		_ = json.Unmarshal(raw, &meta)
@@ -744,7 +746,7 @@ func (p *Proxy) serverOversize(o *oversize) error {
 	}
 	resp := response.Failed(response.ExecutionFailed, what, false,
 		map[string]any{"recovery_hint": "ask for less: a narrower range, a smaller file, fewer entries"})
-	p.recordOutcome(r.call, false, what)
+	p.recordOutcome(r.call, false, "", what, out)
 	res := blockResult(resp, r.call.kind.Kind, !p.schema(r.call.kind.Name))
 	addReceipt(res, out)
 	return p.client.writeMsg(resultResponse(o.ID, res))

@@ -15,8 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/govkit/govkit/pkg/mcpgate"
+	"github.com/govkit/govkit/pkg/policy"
 	"github.com/govkit/govkit/pkg/session"
 	"github.com/govkit/govkit/pkg/session/receipt"
+	"github.com/govkit/govkit/pkg/toolgov"
 )
 
 var testKey = []byte("0123456789abcdef0123456789abcdef")
@@ -448,30 +450,28 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
-// fakeGov is governance that allows cat and list, asks approval for put
-// once, denies anything else, and records everything.
+// fakeGov is governance that asks approval for put once and denies other
+// writes; reads are never asked (only recorded). It records everything.
 type fakeGov struct {
 	mu      sync.Mutex
-	calls   []mcpgate.GovCall
-	records []mcpgate.GovRecord
+	calls   []toolgov.Call
+	records []toolgov.Record
 }
 
-func (f *fakeGov) Decide(_ context.Context, c mcpgate.GovCall) (mcpgate.GovVerdict, error) {
+func (f *fakeGov) Decide(_ context.Context, c toolgov.Call) (toolgov.Verdict, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, c)
 	switch {
 	case c.Tool == "put" && c.ApprovalID == "":
-		return mcpgate.GovVerdict{Effect: "require_approval", ApprovalID: "ap-1", Reason: "a person must approve"}, nil
+		return toolgov.Verdict{Effect: policy.EffectRequireApproval, ApprovalID: "ap-1", Reason: "a person must approve"}, nil
 	case c.Tool == "put" && c.ApprovalID == "ap-1":
-		return mcpgate.GovVerdict{Effect: "allow"}, nil
-	case c.Tool == "cat" || c.Tool == "list":
-		return mcpgate.GovVerdict{Effect: "allow"}, nil
+		return toolgov.Verdict{Effect: policy.EffectAllow, ApprovalID: "ap-1", Consumed: true}, nil
 	}
-	return mcpgate.GovVerdict{Effect: "deny", Reason: "policy says no"}, nil
+	return toolgov.Verdict{Effect: policy.EffectDeny, Reason: "policy says no"}, nil
 }
 
-func (f *fakeGov) Record(_ context.Context, r mcpgate.GovRecord) error {
+func (f *fakeGov) Record(_ context.Context, r toolgov.Record) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.records = append(f.records, r)
@@ -494,17 +494,70 @@ func TestProxyGovernance(t *testing.T) {
 	}
 	gov.mu.Lock()
 	defer gov.mu.Unlock()
-	last := gov.calls[len(gov.calls)-1]
-	if last.ApprovalID != "ap-1" || last.Action != "destructive" || last.Resource != "/d/a.txt" || last.Agent != "mcp:test" {
+	if len(gov.calls) != 2 {
+		t.Fatalf("governance was asked %d times, want 2 (the put, twice; reads are not asked): %+v", len(gov.calls), gov.calls)
+	}
+	last := gov.calls[1]
+	if last.ApprovalID != "ap-1" || last.Action != "destructive" || last.Resource.Type != "file" || last.Resource.Name != "/d/a.txt" || last.Agent != "mcp:test" ||
+		last.RawCommand != `put {"path":"/d/a.txt"}` {
 		t.Errorf("the retried call as governance saw it: %+v", last)
 	}
-	var outcomes int
+	var outcomes, allowed int
 	for _, r := range gov.records {
-		if r.Type == "tool_execution" && r.Status == "success" {
+		switch {
+		case r.Type == toolgov.TypeToolExecution && r.Status == "success":
 			outcomes++
+			if r.ReceiptID == "" {
+				t.Errorf("outcome without a receipt id: %+v", r)
+			}
+			if r.Call.Tool == "put" && r.ApprovalID != "ap-1" {
+				t.Errorf("the put's outcome does not name the approval it consumed: %+v", r)
+			}
+		case r.Type == toolgov.TypeHookDecision && r.Status == "allow":
+			allowed++
 		}
 	}
-	if outcomes != 3 {
-		t.Errorf("%d successful outcomes recorded, want 3: %+v", outcomes, gov.records)
+	if outcomes != 3 || allowed != 3 {
+		t.Errorf("%d successful outcomes and %d allow decisions recorded, want 3 and 3: %+v", outcomes, allowed, gov.records)
+	}
+}
+
+// brokenGov is an auditd that fails to decide, or to record too.
+type brokenGov struct{ recordErr error }
+
+func (brokenGov) Decide(context.Context, toolgov.Call) (toolgov.Verdict, error) {
+	return toolgov.Verdict{}, errors.New("connection refused")
+}
+func (g brokenGov) Record(context.Context, toolgov.Record) error { return g.recordErr }
+
+// Nothing runs that auditd has not seen (fail closed): a read it cannot
+// record, a write it cannot decide.
+func TestProxyGovernanceDown(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		recordErr error
+		calls     []string
+		want      string
+	}{
+		{"down", errors.New("connection refused"), []string{"cat"}, "auditd did not record the decision"},
+		{"no decisions", nil, []string{"list", "put"}, "governance is unavailable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestServer(t)
+			p := startProxy(t, s, testConfig, func(o *mcpgate.Options) { o.Governance = brokenGov{tc.recordErr} })
+			cs := connect(t, p, nil)
+			var res *mcp.CallToolResult
+			for _, tool := range tc.calls {
+				args := map[string]any{"path": "/d/a"}
+				if tool == "list" {
+					args = map[string]any{"dir": "/d"}
+				}
+				res = call(t, cs, tool, args)
+			}
+			code, _ := envelope(t, res)
+			if text := res.Content[0].(*mcp.TextContent).Text; code != "POLICY_BLOCKED" || !strings.Contains(text, tc.want) {
+				t.Errorf("%s: %s, want POLICY_BLOCKED saying %q", code, text, tc.want)
+			}
+		})
 	}
 }

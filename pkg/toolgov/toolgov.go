@@ -118,6 +118,15 @@ type Verdict struct {
 	EventID string
 }
 
+// Governance is what a gate asks of auditd about tool calls (gate hook's
+// and gate mcp's --url); *Gov is it, tests give a fake.
+type Governance interface {
+	Decide(ctx context.Context, c Call) (Verdict, error)
+	Record(ctx context.Context, r Record) error
+}
+
+var _ Governance = (*Gov)(nil)
+
 // Gov governs tool calls through one auditd.
 type Gov struct {
 	a    Auditd

@@ -23,6 +23,7 @@ import (
 	"github.com/govkit/govkit/pkg/session"
 	"github.com/govkit/govkit/pkg/sessionloop"
 	"github.com/govkit/govkit/pkg/table"
+	"github.com/govkit/govkit/pkg/toolgov"
 )
 
 // ExitMCPServer is gate mcp's status when the server exited, or closed its
@@ -71,6 +72,13 @@ error, so the model can recover. Every result carries its signed receipt in
 _meta["govkit/receipt"] (check it with 'gate receipt verify'), the call's
 kind in _meta["govkit/kind"].
 
+With --url (or GOVKIT_URL), auditd governs too: every write the reducer
+allows asks auditd's policy (POST /api/v1/decisions), a require_approval is
+refused with APPROVAL_REQUIRED naming the approval ('approvals approve ID',
+then the same call again consumes it, once), and every decision and outcome
+is recorded in auditd's chain with the session id. A call auditd cannot
+decide or record does not run.
+
 Bounds: a message over --max-message bytes, either way, is answered with an
 error for its id; a tools/call unanswered after --call-timeout is answered
 "timed out" and cancelled at the server; when the server exits, every
@@ -83,6 +91,7 @@ output first (stderr says how); 3 usage, an unreadable config or receipt
 key, or the server could not start.`,
 		Example: `  gate mcp -- npx -y @modelcontextprotocol/server-filesystem /srv
   gate mcp --config examples/mcp/filesystem.yaml -- npx -y @modelcontextprotocol/server-filesystem /srv
+  gate mcp --url http://127.0.0.1:8600 --config examples/mcp/filesystem.yaml -- npx -y @modelcontextprotocol/server-filesystem /srv
   gate mcp --print-kinds --config examples/mcp/filesystem.yaml -- npx -y @modelcontextprotocol/server-filesystem /srv
   claude mcp add fs -- gate mcp --config ~/.config/govkit/fs.yaml -- npx -y @modelcontextprotocol/server-filesystem ~/src`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -116,12 +125,6 @@ func (o *MCPOptions) run() error {
 	if o.MaxMessage < 1024 {
 		return cli.Failf("--max-message %d: must be at least 1024 bytes", o.MaxMessage).WithHint("pass --max-message 8388608")
 	}
-	if o.urlGiven() {
-		// Fail closed: a user who asked for auditd must not get a proxy
-		// that silently records nothing.
-		return cli.Failf("gate mcp does not record in auditd yet: --url is not supported").
-			WithHint("run without --url (and unset GOVKIT_URL for gate mcp)")
-	}
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -139,9 +142,17 @@ func (o *MCPOptions) run() error {
 	if err != nil {
 		return cli.Failf("mcp.workspace_root: %v", err)
 	}
-	p, err := mcpgate.New(mcpgate.Options{Config: cfg, Session: session.Options{ReceiptKey: key},
+	popts := mcpgate.Options{Config: cfg, Session: session.Options{ReceiptKey: key},
 		CallTimeout: o.CallTimeout, MaxMessage: o.MaxMessage, Workspace: workspace,
-		ServerName: serverName(o.Server), Log: o.IO.ErrOut})
+		ServerName: serverName(o.Server), Log: o.IO.ErrOut}
+	if o.urlGiven() {
+		c, err := o.client()
+		if err != nil {
+			return err
+		}
+		popts.Governance = toolgov.New(c, nil, nil)
+	}
+	p, err := mcpgate.New(popts)
 	if err != nil {
 		return cli.Fail(err, "fix the mcp section of --config")
 	}
