@@ -1,0 +1,140 @@
+package convstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations are the schema's versions: migrations[i] takes the database
+// from version i to version i+1. Append to the list; never edit or reorder
+// an entry that has shipped, since databases in the field have applied it.
+// Each entry runs in the same transaction as its schema_migrations row.
+var migrations = []string{
+	// 1: conversations, their messages and their attachments.
+	//
+	// conversations holds the executor's snapshot of each conversation
+	// (the machine's JSON) with the columns a listing filters and sorts on
+	// beside it. Times are RFC 3339 UTC with nine fraction digits so that
+	// they sort as text. parent_id and continued_from are '' when absent.
+	//
+	// messages is the conversation's history, one row per message, keyed
+	// by (conversation, seq) so that a replay after a seq (the SSE stream,
+	// B-11) walks the primary key in order; WITHOUT ROWID because that key
+	// is the only access path. body is the message's JSON as the machine
+	// made it.
+	//
+	// attachments are content-addressed: ref is "att_" and the SHA-256 of
+	// data, so an image attached twice is stored once (B-13: messages hold
+	// references, never bytes).
+	`CREATE TABLE conversations (
+		id             TEXT PRIMARY KEY,
+		parent_id      TEXT NOT NULL DEFAULT '',
+		continued_from TEXT NOT NULL DEFAULT '',
+		subagent       INTEGER NOT NULL DEFAULT 0,
+		cwd            TEXT NOT NULL,
+		model          TEXT NOT NULL,
+		mode           TEXT NOT NULL,
+		state          TEXT NOT NULL,
+		created_at     TEXT NOT NULL,
+		updated_at     TEXT NOT NULL,
+		snapshot       BLOB NOT NULL
+	);
+	CREATE INDEX conversations_listing ON conversations (subagent, created_at);
+	CREATE INDEX conversations_parent  ON conversations (parent_id, created_at) WHERE parent_id != '';
+	CREATE TABLE messages (
+		conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+		seq             INTEGER NOT NULL,
+		role            TEXT NOT NULL,
+		at              TEXT NOT NULL,
+		body            BLOB NOT NULL,
+		PRIMARY KEY (conversation_id, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE attachments (
+		ref        TEXT PRIMARY KEY,
+		media_type TEXT NOT NULL,
+		size       INTEGER NOT NULL,
+		created_at TEXT NOT NULL,
+		data       BLOB NOT NULL
+	) WITHOUT ROWID;`,
+}
+
+// SchemaVersion is the schema version this binary needs.
+func SchemaVersion() int { return len(migrations) }
+
+// migrationsTable records each applied version, so that an operator can see
+// the schema's history with plain SQL.
+const migrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	applied_at TEXT NOT NULL
+)`
+
+// migrate brings the database to SchemaVersion in one transaction, and
+// refuses a database newer than this binary. The transaction is BEGIN
+// IMMEDIATE (the writer's _txlock), so two processes opening the same new
+// file cannot both apply a version.
+func migrate(ctx context.Context, db *sql.DB, now time.Time) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if _, err := tx.ExecContext(ctx, migrationsTable); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	var have int
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&have); err != nil {
+		return err
+	}
+	if have == 0 {
+		// A file that holds other tables is not a conversation
+		// database: refuse it rather than add ours beside them.
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master
+			WHERE type = 'table' AND name NOT IN ('schema_migrations') AND name NOT LIKE 'sqlite_%'`).Scan(&n)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("not a conversation database: it has %d other tables and no schema version", n)
+		}
+	} else {
+		// Another govkit database (auditd's) has a schema_migrations
+		// table too: refuse one without our first table.
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'conversations'").Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("not a conversation database: schema version %d without a conversations table", have)
+		}
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("database has schema version %d, this binary needs %d", have, len(migrations))
+	}
+	applied := have < len(migrations)
+	for v := have + 1; v <= len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+			return fmt.Errorf("schema migration %d: %w", v, err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", v, formatTime(now)); err != nil {
+			return fmt.Errorf("schema migration %d: %w", v, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if applied {
+		// Move the new schema from the WAL into the database file, so
+		// that a copy of the file alone (without its -wal) has it.
+		if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			return fmt.Errorf("checkpoint after migration: %w", err)
+		}
+	}
+	return nil
+}
