@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -22,8 +23,14 @@ func openTest(t testing.TB) (*Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var mu sync.Mutex // Saves from goroutines read the clock at once
 	tick := t0
-	s.now = func() time.Time { tick = tick.Add(time.Second); return tick }
+	s.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		tick = tick.Add(time.Second)
+		return tick
+	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			t.Error(err)
