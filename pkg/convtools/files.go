@@ -255,11 +255,11 @@ func (r *Runner) search(ctx context.Context, call Call, a searchArgs) Result {
 			res.Truncated = true
 			return stop
 		}
-		files++
 		f, fi, err := openRegular(root, p)
 		if err != nil {
 			return nil // a symlink out of cwd, a FIFO, a device: skipped
 		}
+		files++
 		defer f.Close()
 		if fi.Size() > MaxSearchFileBytes {
 			return nil
