@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/govkit/govkit/pkg/session/response"
 )
 
 // TestDefinitions: the four tools' parameters are closed JSON Schemas whose
@@ -167,4 +169,35 @@ func FuzzDecodeArgs(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestResponse(t *testing.T) {
+	tests := []struct {
+		res           Result
+		ok            bool
+		code          string
+		blocked, fail bool
+		data          string
+	}{
+		{res: Result{OK: true, Output: "x"}, ok: true, data: `{"output":"x"}`},
+		{res: Result{OK: true, Output: "a:1: q\n", Paths: []string{"a"}}, ok: true, data: `{"output":"a:1: q\n","paths":["a"]}`},
+		{res: Result{Code: response.ExecutionFailed, Error: "exit code 2", Output: "boom"}, code: response.ExecutionFailed, fail: true},
+		{res: Result{Code: response.ActionNotAllowed, Error: "patch is disabled"}, code: response.ActionNotAllowed, blocked: true},
+		{res: Result{Error: "odd"}, code: response.ExecutionFailed, fail: true},
+	}
+	for _, tt := range tests {
+		r := tt.res.Response()
+		if r.OK != tt.ok {
+			t.Errorf("%+v: ok %v", tt.res, r.OK)
+		}
+		if tt.ok {
+			if got := string(mustJSON(t, r.Data)); got != tt.data {
+				t.Errorf("data %s, want %s", got, tt.data)
+			}
+			continue
+		}
+		if r.Error == nil || r.Error.Code != tt.code || r.Error.Blocked != tt.blocked || r.Error.Failed != tt.fail || !strings.Contains(r.Error.Message, tt.res.Error) {
+			t.Errorf("%+v: error %+v", tt.res, r.Error)
+		}
+	}
 }
