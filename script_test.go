@@ -96,6 +96,7 @@ func TestScripts(t *testing.T) {
 			"expand":     cmdExpand,     // gate hook (issue 17): hook_script_test.go
 			"npmbin":     cmdNpmbin,     // gate mcp (issue 17): mcp_script_test.go
 			"mcpsession": cmdMcpsession, // gate mcp (issue 17): mcp_script_test.go
+			"llmfake":    cmdLlmfake,    // gate serve (issue 18): llm_script_test.go
 			// Transport (DESIGN §11, issue 13): script_tls_test.go.
 			"gencert":     cmdGencert,
 			"httppost":    cmdHTTPPost,

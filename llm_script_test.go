@@ -1,0 +1,94 @@
+package govkit_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/govkit/govkit/internal/llmfake"
+)
+
+// The scripted LLM server for gate serve's scripts (issue 18): the one
+// fake the issue allows, since no model runs on this machine.
+
+// llmServers are the scripts' running llmfake servers.
+var llmServers = struct {
+	sync.Mutex
+	m map[*testscript.TestScript]*llmfake.Server
+}{m: map[*testscript.TestScript]*llmfake.Server{}}
+
+// llmfake SCRIPT: serve SCRIPT (internal/llmfake's JSON Lines steps) on
+// 127.0.0.1 for the rest of the script, set $LLM_URL to its base URL
+// (with /v1), and append every request body it receives, as it arrives,
+// to $WORK/llm-requests.jsonl as one line of JSON.
+//
+// llmfake aborted N [TIMEOUT]: wait (10s by default) until the server has
+// counted N requests abandoned by their client while a hang or delay
+// step held them (with !, require that it has not).
+func cmdLlmfake(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) >= 2 && args[0] == "aborted" {
+		llmfakeAborted(ts, neg, args[1:])
+		return
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: llmfake SCRIPT | llmfake aborted N [TIMEOUT]")
+	}
+	steps, err := llmfake.Load(strings.NewReader(ts.ReadFile(args[0])))
+	ts.Check(err)
+	llmServers.Lock()
+	defer llmServers.Unlock()
+	if llmServers.m[ts] != nil {
+		ts.Fatalf("llmfake: a server already runs for this script")
+	}
+	rec, err := os.OpenFile(filepath.Join(ts.Getenv("WORK"), "llm-requests.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	ts.Check(err)
+	srv, err := llmfake.Listen(steps, llmfake.WithRecorder(rec))
+	if err != nil {
+		rec.Close()
+		ts.Fatalf("%v", err)
+	}
+	llmServers.m[ts] = srv
+	ts.Setenv("LLM_URL", srv.URL)
+	ts.Defer(func() {
+		srv.Close()
+		rec.Close()
+		llmServers.Lock()
+		delete(llmServers.m, ts)
+		llmServers.Unlock()
+	})
+}
+
+func llmfakeAborted(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) > 2 {
+		ts.Fatalf("usage: llmfake aborted N [TIMEOUT]")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 0 {
+		ts.Fatalf("llmfake aborted: bad count %q", args[0])
+	}
+	timeout := 10 * time.Second
+	if len(args) == 2 {
+		if timeout, err = time.ParseDuration(args[1]); err != nil {
+			ts.Fatalf("llmfake aborted: bad timeout %q", args[1])
+		}
+	}
+	llmServers.Lock()
+	srv := llmServers.m[ts]
+	llmServers.Unlock()
+	if srv == nil {
+		ts.Check(errors.New("llmfake aborted: no llmfake server runs: start one with llmfake SCRIPT"))
+	}
+	reached := srv.WaitAborted(n, timeout)
+	switch {
+	case reached && neg:
+		ts.Fatalf("llmfake: %d requests abandoned, want fewer than %d", srv.Aborted(), n)
+	case !reached && !neg:
+		ts.Fatalf("llmfake: %d requests abandoned after %v, want %d", srv.Aborted(), timeout, n)
+	}
+}
