@@ -219,7 +219,7 @@ func (t *tx) llmResponse(ev Event) {
 	}
 }
 
-// callIDs gives every call an id, unique in the conversation: results are
+// callIDs gives every call an id unique in the conversation: results are
 // matched to calls by id (B-05d).
 func (t *tx) callIDs(calls []ToolCall) []ToolCall {
 	if len(calls) == 0 {
@@ -227,11 +227,27 @@ func (t *tx) callIDs(calls []ToolCall) []ToolCall {
 	}
 	out := make([]ToolCall, len(calls))
 	seen := map[string]bool{}
+	// Local servers reuse ids across responses ("call_0"): an id is
+	// renamed unless it is new to the whole conversation.
+	for _, m := range t.c.Messages {
+		for _, tc := range m.ToolCalls {
+			seen[tc.ID] = true
+		}
+	}
 	for i, call := range calls {
 		if call.ID == "" || seen[call.ID] {
 			call.ID = fmt.Sprintf("%s/call/%d.%d", t.c.ID, t.c.LastSeq+1, i+1)
 		}
 		seen[call.ID] = true
+		// A model's malformed arguments are kept as a JSON string, so the
+		// snapshot stays JSON and the tool reports the bad input.
+		switch {
+		case len(call.Args) == 0:
+			call.Args = json.RawMessage(`{}`)
+		case !json.Valid(call.Args):
+			b, _ := json.Marshal(string(call.Args))
+			call.Args = b
+		}
 		out[i] = call
 	}
 	return out
