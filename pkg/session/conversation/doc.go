@@ -76,6 +76,21 @@
 // spawn_agents and request_mode_upgrade, refuses them if called anyway
 // (B-09a), and ends with subagent_done when it submits or fails.
 //
+// # The JSON shape
+//
+// The executor persists json.Marshal(*Conversation) and streams Effect and
+// Message values as JSON; the tags are snake_case and are only ever added
+// to, never renamed. A snapshot's keys: id, parent_id, continued_from,
+// subagent, cwd, model, context_window, landlock_available, mode,
+// generation, tool_kinds, sandboxed, max_retries, state, attempt,
+// request_id, in_flight, requests, queue and running ({call, generation,
+// killed}), subagents, spawned, deferred, messages, last_seq, usage
+// ({input_tokens, output_tokens, total_tokens}), warned,
+// continuation_available, continuing, summary, last_error, nudged,
+// finished, result, failure, created_at. An Effect is {"type": …} plus the
+// fields its type uses (see Effect); an Event likewise, with the HTTP
+// status of llm_error in "status" and a sub-agent's outcome in "outcome".
+//
 // # Restore
 //
 // After a restart Restore brings every conversation to idle with its

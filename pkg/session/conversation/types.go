@@ -203,6 +203,12 @@ const (
 	EfReject              = "reject"
 	EfNotify              = "notify"
 	EfError               = "error"
+	// Made by pkg/session's composition (session.Conversation), never by
+	// this machine: a receipt of the session gates for one tool execution,
+	// and any other gate effect (stabilization, metric, state, error) as
+	// the gates wrote it.
+	EfReceipt = "receipt"
+	EfGate    = "gate"
 )
 
 // Codes of reject and error effects, and of the machine's own tool results.
@@ -261,6 +267,9 @@ type Effect struct {
 	Detail string `json:"detail,omitempty"` // error
 
 	State *StateView `json:"state,omitempty"` // state (B-11)
+
+	Receipt json.RawMessage `json:"receipt,omitempty"` // receipt (session.Conversation)
+	Gate    json.RawMessage `json:"gate,omitempty"`    // gate: the session effect (session.Conversation)
 }
 
 // StateView is what the state effect streams (B-11).
