@@ -82,7 +82,7 @@ Exit status of run and check:
 	cli.SetEnvName(pf, "url", "GOVKIT_URL")
 	cli.AddConfigFlag(root)
 	root.AddCommand(newCmdRun(opts, false), newCmdRun(opts, true), newCmdDoctor(opts), newCmdSession(opts), newCmdReceipt(opts),
-		newCmdHook(opts), newCmdMCP(opts))
+		newCmdHook(opts), newCmdMCP(opts), newCmdServe(opts), newCmdConversations(opts))
 	return root
 }
 

@@ -1,0 +1,284 @@
+package gate
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/serve"
+	"github.com/govkit/govkit/pkg/session/conversation"
+	"github.com/govkit/govkit/pkg/table"
+)
+
+// ConversationsOptions are the flags of gate conversations.
+type ConversationsOptions struct {
+	*Options
+	Server string
+	Output cli.Format
+}
+
+func newCmdConversations(opts *Options) *cobra.Command {
+	o := &ConversationsOptions{Options: opts}
+	cmd := &cobra.Command{
+		Use:   "conversations",
+		Short: "Talk to gate serve: list, show, send, cancel, watch, mode",
+		Long: `Conversations is gate serve's command-line client, for people at a terminal:
+text on a terminal, JSON Lines when piped (-o json). --server names the
+server: http://127.0.0.1:PORT or unix:PATH (GOVKIT_SERVE).`,
+		Example: `  gate conversations new --cwd ~/src/app
+  gate conversations send conv_1a2b 'run the tests and fix what fails' --wait
+  gate conversations watch conv_1a2b
+  gate conversations mode conv_1a2b downgrade`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&o.Server, "server", "http://127.0.0.1:8700", "gate serve's `ADDRESS`: http://HOST:PORT or unix:PATH")
+	cli.SetEnvName(pf, "server", "GOVKIT_SERVE")
+	cli.AddOutputFlag(cmd, &o.Output)
+
+	var all bool
+	list := &cobra.Command{Use: "list", Short: "List conversations (not sub-agents)", Args: cobra.NoArgs,
+		RunE: o.wrap(func(ctx context.Context, c *serve.Client, _ []string) error {
+			path := serve.PathConversations
+			if all {
+				path += "?include_subagents=true"
+			}
+			var out struct {
+				Conversations []serve.StateView `json:"conversations"`
+			}
+			if err := c.Do(ctx, http.MethodGet, path, nil, &out); err != nil {
+				return err
+			}
+			if o.json() {
+				return o.lines(out.Conversations)
+			}
+			rows := [][]string{}
+			for _, v := range out.Conversations {
+				rows = append(rows, []string{v.ID, string(v.State), string(v.Mode), v.Model, v.Cwd})
+			}
+			return o.table([]string{"ID", "STATE", "MODE", "MODEL", "CWD"}, rows)
+		})}
+	list.Flags().BoolVar(&all, "all", false, "include sub-agents")
+
+	var cwd, model, mode string
+	create := &cobra.Command{Use: "new --cwd DIR", Short: "Start a conversation in a working directory", Args: cobra.NoArgs,
+		RunE: o.wrap(func(ctx context.Context, c *serve.Client, _ []string) error {
+			var v serve.StateView
+			if err := c.Do(ctx, http.MethodPost, serve.PathConversations, serve.CreateInput{Cwd: cwd, Model: model, Mode: mode}, &v); err != nil {
+				return err
+			}
+			return o.state(v)
+		})}
+	create.Flags().StringVar(&cwd, "cwd", ".", "the conversation's fixed working `DIR`")
+	create.Flags().StringVar(&model, "model", "", "the `MODEL` (default: the server's)")
+	create.Flags().StringVar(&mode, "mode", "", "restricted (the default where Landlock works) or unrestricted")
+
+	show := &cobra.Command{Use: "show ID", Short: "Show a conversation and its messages", Args: cobra.ExactArgs(1),
+		RunE: o.wrap(func(ctx context.Context, c *serve.Client, args []string) error {
+			var v serve.ConversationView
+			if err := c.Do(ctx, http.MethodGet, at(serve.PathConversation, args[0]), nil, &v); err != nil {
+				return err
+			}
+			if o.json() {
+				return o.lines([]serve.ConversationView{v})
+			}
+			if err := o.state(v.StateView); err != nil {
+				return err
+			}
+			for _, m := range v.Messages {
+				fmt.Fprintln(o.IO.Out, messageLine(m))
+			}
+			return nil
+		})}
+
+	var images []string
+	var wait bool
+	send := &cobra.Command{Use: "send ID TEXT", Short: "Send a message (refused while the agent is busy: cancel first)", Args: cobra.ExactArgs(2),
+		RunE: o.wrap(func(ctx context.Context, c *serve.Client, args []string) error {
+			in := serve.MessageInput{Text: args[1]}
+			for _, f := range images {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					return cli.Failf("--image %v", unwrapPath(err))
+				}
+				in.Images = append(in.Images, serve.ImageInput{MediaType: http.DetectContentType(b), Data: base64.StdEncoding.EncodeToString(b)})
+			}
+			var v serve.StateView
+			if err := c.Do(ctx, http.MethodPost, at(serve.PathMessages, args[0]), in, &v); err != nil {
+				return err
+			}
+			if !wait {
+				return o.state(v)
+			}
+			return o.follow(ctx, c, args[0], v.Messages)
+		})}
+	send.Flags().StringArrayVar(&images, "image", nil, "attach the image `FILE` (repeatable)")
+	send.Flags().BoolVar(&wait, "wait", false, "follow the conversation until the agent is idle again")
+
+	cancel := &cobra.Command{Use: "cancel ID", Short: "Cancel what the agent is doing (LLM request, running tool)", Args: cobra.ExactArgs(1),
+		RunE: o.post(serve.PathCancel, nil)}
+	cont := &cobra.Command{Use: "continue ID", Short: "Summarise the conversation to continue in a new one", Args: cobra.ExactArgs(1),
+		RunE: o.post(serve.PathContinue, nil)}
+	watch := &cobra.Command{Use: "watch ID", Short: "Follow a conversation's state and messages as they happen", Args: cobra.ExactArgs(1),
+		RunE: o.wrap(func(ctx context.Context, c *serve.Client, args []string) error { return o.follow(ctx, c, args[0], -1) })}
+
+	var reason string
+	modeCmd := &cobra.Command{Use: "mode ID downgrade|approve|deny", Short: "Downgrade a conversation, or decide its upgrade request", Args: cobra.ExactArgs(2),
+		RunE: o.wrap(func(ctx context.Context, c *serve.Client, args []string) error {
+			var v serve.StateView
+			if err := c.Do(ctx, http.MethodPost, at(serve.PathMode, args[0]), serve.ModeInput{Action: args[1], Reason: reason}, &v); err != nil {
+				return err
+			}
+			return o.state(v)
+		})}
+	modeCmd.Flags().StringVar(&reason, "reason", "", "why (kept with the decision)")
+
+	cmd.AddCommand(list, create, show, send, cancel, cont, watch, modeCmd)
+	return cmd
+}
+
+func at(pattern, id string) string { return strings.Replace(pattern, "{id}", id, 1) }
+
+func (o *ConversationsOptions) json() bool { return o.Output.Resolve(o.IO) == cli.FormatJSON }
+
+func (o *ConversationsOptions) wrap(fn func(context.Context, *serve.Client, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := serve.NewClient(o.Server)
+		if err != nil {
+			return cli.Failf("--server: %v", err)
+		}
+		ctx, stop := cli.RunContext(o.Context)
+		defer stop()
+		err = fn(ctx, c, args)
+		if e, ok := err.(*serve.APIError); ok {
+			return cli.Failf("%s", e.Message).WithHint(hintFor(e))
+		}
+		return err
+	}
+}
+
+func hintFor(e *serve.APIError) string {
+	switch e.Code {
+	case "AGENT_BUSY":
+		return "wait for the agent (gate conversations watch ID) or cancel it (gate conversations cancel ID)"
+	case "not_found":
+		return "list them with 'gate conversations list'"
+	}
+	return ""
+}
+
+func (o *ConversationsOptions) post(pattern string, in any) func(*cobra.Command, []string) error {
+	return o.wrap(func(ctx context.Context, c *serve.Client, args []string) error {
+		var v serve.StateView
+		if err := c.Do(ctx, http.MethodPost, at(pattern, args[0]), in, &v); err != nil {
+			return err
+		}
+		return o.state(v)
+	})
+}
+
+func (o *ConversationsOptions) state(v serve.StateView) error {
+	if o.json() {
+		return o.lines([]serve.StateView{v})
+	}
+	fmt.Fprintf(o.IO.Out, "%s  %s  %s  %s  %s\n", v.ID, v.State, v.Mode, v.Model, v.Cwd)
+	return nil
+}
+
+func (o *ConversationsOptions) lines(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(b, &items); err != nil {
+		return err
+	}
+	for _, it := range items {
+		fmt.Fprintf(o.IO.Out, "%s\n", it)
+	}
+	return nil
+}
+
+func (o *ConversationsOptions) table(head []string, rows [][]string) error {
+	s, err := table.Render("", head, rows)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(o.IO.Out, s)
+	return err
+}
+
+// follow prints the stream. With after ≥ 0 (the number of messages when
+// the user's message was sent) it returns once the agent is idle (or in
+// error, or exhausted) again with more messages than that, or after having
+// been busy.
+func (o *ConversationsOptions) follow(ctx context.Context, c *serve.Client, id string, after int) error {
+	untilIdle := after >= 0
+	busy := false
+	stopErr := fmt.Errorf("done")
+	err := c.Watch(ctx, id, func(f serve.Frame) error {
+		if o.json() {
+			fmt.Fprintf(o.IO.Out, "{\"event\":%q,\"data\":%s}\n", f.Event, f.Data)
+		} else {
+			o.printFrame(f)
+		}
+		if f.Event == "state" && untilIdle {
+			var st serve.StateView
+			_ = json.Unmarshal(f.Data, &st)
+			switch st.State {
+			case conversation.Idle, conversation.Error, conversation.ContextExhausted:
+				if busy || st.Messages > after {
+					return stopErr
+				}
+			default:
+				busy = true
+			}
+		}
+		return nil
+	})
+	if err == stopErr {
+		return nil
+	}
+	return err
+}
+
+func (o *ConversationsOptions) printFrame(f serve.Frame) {
+	switch f.Event {
+	case "message":
+		var m conversation.Message
+		if json.Unmarshal(f.Data, &m) == nil {
+			fmt.Fprintln(o.IO.Out, messageLine(m))
+		}
+	default:
+		fmt.Fprintf(o.IO.Out, "[%s] %s\n", f.Event, f.Data)
+	}
+}
+
+func messageLine(m conversation.Message) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d %s", m.Seq, m.Role)
+	if m.Kind != "" {
+		b.WriteString(" (" + m.Kind + ")")
+	}
+	if m.Tool != "" {
+		b.WriteString(" " + m.Tool)
+	}
+	if m.IsError {
+		b.WriteString(" error")
+	}
+	if m.Text != "" {
+		b.WriteString(": " + m.Text)
+	}
+	for _, tc := range m.ToolCalls {
+		fmt.Fprintf(&b, "\n    → %s %s", tc.Name, tc.Args)
+	}
+	return b.String()
+}

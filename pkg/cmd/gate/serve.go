@@ -1,0 +1,195 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/convstore"
+	"github.com/govkit/govkit/pkg/convtools"
+	"github.com/govkit/govkit/pkg/llm"
+	"github.com/govkit/govkit/pkg/sandbox"
+	"github.com/govkit/govkit/pkg/serve"
+	"github.com/govkit/govkit/pkg/statedir"
+	"github.com/govkit/govkit/pkg/stream"
+)
+
+// ServeOptions are the flags of gate serve.
+type ServeOptions struct {
+	*Options
+
+	LLM             string
+	Model           string
+	APIKeyFile      string
+	DB              string
+	Listen          string
+	Socket          string
+	WorkdirRoot     string
+	ToolProtocol    string
+	SubagentTimeout time.Duration
+	MaxImageDim     int
+	ToolTimeout     time.Duration
+}
+
+func newCmdServe(opts *Options) *cobra.Command {
+	o := &ServeOptions{Options: opts}
+	cmd := &cobra.Command{
+		Use:   "serve --llm URL --model MODEL [flags]",
+		Short: "Run agent conversations against an OpenAI-compatible model, every tool call governed",
+		Long: `Serve runs agent conversations (seed 001's conversation machine) against any
+OpenAI-compatible /v1/chat/completions endpoint (LM Studio, Ollama, vLLM,
+llama.cpp server, or a hosted one) and real tools: bash (through gate's
+sandbox), read_file, search and patch, plus spawn_agents, submit_result and
+request_mode_upgrade.
+
+Each conversation has a fixed working directory. It starts restricted where
+Landlock works (read-only tools, bash in the isolated sandbox: read-only
+filesystem, no network; patch refused) and becomes unrestricted only when a
+person approves the agent's request_mode_upgrade — in auditd with --url
+('approvals approve ID'), else through the API. A downgrade is immediate.
+
+Every state is written to the SQLite file --db before its effects run: after
+a crash or kill -9, every conversation is back, idle, with its history.
+
+The HTTP API listens on loopback (--listen) or a 0600 Unix socket (--socket);
+'gate conversations' is its command-line client. docs/serve.md has the API.
+
+Exit status: 0 stopped by a signal; 3 usage, an unreachable database or a
+listener that cannot be opened.`,
+		Example: `  gate serve --llm http://127.0.0.1:1234/v1 --model qwen2.5-coder --listen 127.0.0.1:8700
+  gate serve --llm http://127.0.0.1:11434/v1 --model llama3.1 --socket /run/user/1000/gate.sock --url http://127.0.0.1:1199`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.flags = c.Flags()
+			return o.run()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.LLM, "llm", "", "the OpenAI-compatible endpoint's base `URL` (e.g. http://127.0.0.1:1234/v1)")
+	f.StringVar(&o.Model, "model", "", "the `MODEL` new conversations use")
+	f.StringVar(&o.APIKeyFile, "api-key-file", "", "read the endpoint's API key from `FILE` (0600)")
+	f.StringVar(&o.DB, "db", "", "the conversations' SQLite `FILE` (default $XDG_STATE_HOME/govkit/serve.db)")
+	f.StringVar(&o.Listen, "listen", "127.0.0.1:8700", "serve the API on loopback `ADDR`")
+	f.StringVar(&o.Socket, "socket", "", "serve the API on a 0600 Unix socket at `PATH` instead")
+	f.StringVar(&o.WorkdirRoot, "workdir-root", "", "conversations' working directories must lie under `DIR`")
+	f.StringVar(&o.ToolProtocol, "tool-protocol", "native", "how the model calls tools: native or envelope")
+	f.DurationVar(&o.SubagentTimeout, "subagent-timeout", 10*time.Minute, "fail a sub-agent that has not submitted a result after `DURATION`")
+	f.DurationVar(&o.ToolTimeout, "tool-timeout", 10*time.Minute, "kill a tool still running after `DURATION`")
+	f.IntVar(&o.MaxImageDim, "max-image-dim", 1568, "resize attached images to at most `PIXELS` wide and high")
+	return cmd
+}
+
+func (o *ServeOptions) run() error {
+	switch {
+	case o.LLM == "":
+		return cli.Failf("--llm is required").WithHint("pass --llm http://127.0.0.1:1234/v1 (LM Studio) or http://127.0.0.1:11434/v1 (Ollama)")
+	case o.Model == "":
+		return cli.Failf("--model is required").WithHint("pass the model's name as the endpoint knows it, e.g. --model qwen2.5-coder")
+	case o.ToolProtocol != "native" && o.ToolProtocol != "envelope":
+		return cli.Failf("--tool-protocol %q: not native or envelope", o.ToolProtocol)
+	case o.ToolProtocol == "envelope":
+		return cli.Failf("--tool-protocol envelope is not available yet").WithHint("use native tool calling (the default)")
+	}
+	key := ""
+	if o.APIKeyFile != "" {
+		b, err := os.ReadFile(o.APIKeyFile)
+		if err != nil {
+			return cli.Failf("--api-key-file %v", unwrapPath(err))
+		}
+		key = strings.TrimSpace(string(b))
+	}
+	lc, err := llm.New(o.LLM, key)
+	if err != nil {
+		return cli.Failf("--llm %s: %v", o.LLM, err)
+	}
+	ln, err := o.listener()
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	db := o.DB
+	if db == "" {
+		dir, err := statedir.Dir()
+		if err != nil {
+			return cli.Fail(err, "pass --db FILE")
+		}
+		db = filepath.Join(dir, "serve.db")
+	}
+	st, err := convstore.Open(db)
+	if err != nil {
+		return cli.Failf("--db %s: %v", db, err)
+	}
+	defer st.Close()
+	so := serve.Options{Store: st, LLM: lc, Model: o.Model, WorkdirRoot: o.WorkdirRoot,
+		Tools: &convtools.Runner{Timeout: o.ToolTimeout}, SubagentTimeout: o.SubagentTimeout, MaxImageDim: o.MaxImageDim, Log: o.IO.ErrOut}
+	if err := sandbox.Probe().Check(sandbox.Isolated); err == nil {
+		so.LandlockAvailable = true
+	} else {
+		fmt.Fprintf(o.IO.ErrOut, "gate serve: restricted mode is unavailable (%v): conversations start unrestricted\n", err)
+	}
+	if o.urlGiven() {
+		c, err := o.client()
+		if err != nil {
+			return err
+		}
+		so.Auditd = c
+		so.Tools.Client = c
+	}
+	srv, err := serve.New(so)
+	if err != nil {
+		return cli.Failf("%v", err)
+	}
+	defer srv.Close()
+	ctx, stop := cli.RunContext(o.Context)
+	defer stop()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	fmt.Fprintf(o.IO.ErrOut, "gate serve: listening on %s, model %s at %s, database %s\n", ln.Addr(), o.Model, o.LLM, db)
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		return nil
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return cli.Failf("serving: %v", err)
+	}
+}
+
+// listener is loopback TCP or a 0600 Unix socket: the API has no tokens
+// of its own, so it is never reachable from another machine.
+func (o *ServeOptions) listener() (net.Listener, error) {
+	if o.Socket != "" {
+		l, err := stream.Listen(o.Socket)
+		if err != nil {
+			return nil, cli.Failf("--socket %v", err)
+		}
+		return l, nil
+	}
+	host, _, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return nil, cli.Failf("--listen %s: %v", o.Listen, err).WithHint("pass --listen 127.0.0.1:PORT")
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, cli.Failf("--listen %s: not a loopback address", o.Listen).
+			WithHint("gate serve's API runs tools on this machine: listen on 127.0.0.1, or on a --socket, and put an authenticating proxy in front for others")
+	}
+	l, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return nil, cli.Failf("--listen %v", err)
+	}
+	return l, nil
+}

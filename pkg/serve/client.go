@@ -1,0 +1,133 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Client talks to gate serve's API over loopback TCP or its Unix socket.
+type Client struct {
+	base string
+	http *http.Client
+}
+
+// NewClient returns a client of the server at addr: "http://127.0.0.1:8700"
+// or "unix:/path/to/gate.sock".
+func NewClient(addr string) (*Client, error) {
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}}
+		return &Client{base: "http://gate-serve", http: &http.Client{Transport: tr}}, nil
+	}
+	if !strings.HasPrefix(addr, "http://") {
+		return nil, fmt.Errorf("server %q is not http://HOST:PORT or unix:PATH", addr)
+	}
+	return &Client{base: strings.TrimRight(addr, "/"), http: &http.Client{}}, nil
+}
+
+// APIError is an answer other than success.
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Do sends a request with a JSON body (nil for none) and decodes the
+// answer into out (nil to discard).
+func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach gate serve: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		_ = json.Unmarshal(data, &e)
+		return &APIError{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+	}
+	if out != nil {
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}
+
+// Frame is one server-sent event.
+type Frame struct {
+	Event string
+	Data  json.RawMessage
+}
+
+// Watch follows a conversation's event stream until ctx ends or the
+// server closes it, calling fn for each event.
+func (c *Client) Watch(ctx context.Context, id string, fn func(Frame) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+strings.Replace(PathEvents, "{id}", id, 1), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach gate serve: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return &APIError{Status: resp.StatusCode, Code: "stream", Message: resp.Status}
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 64<<20)
+	var f Frame
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			f.Event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			f.Data = json.RawMessage(strings.TrimPrefix(line, "data: "))
+		case line == "":
+			if f.Event != "" {
+				if err := fn(f); err != nil {
+					return err
+				}
+			}
+			f = Frame{}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return sc.Err()
+}

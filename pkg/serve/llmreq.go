@@ -1,0 +1,72 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/govkit/govkit/pkg/convtools"
+	"github.com/govkit/govkit/pkg/llm"
+	"github.com/govkit/govkit/pkg/session/conversation"
+)
+
+// llmRequest is the conversation as the model sees it: a system prompt,
+// the history, and the tools (none for a continuation summary,
+// REQ-BED-020). The tools are the same whatever the mode (REQ-BED-017):
+// the mode shows in the prompt and in refusals, never in descriptions.
+func (s *Server) llmRequest(ctx context.Context, c *conversation.Conversation, withTools bool) (llm.Request, error) {
+	req := llm.Request{Model: c.Model, Messages: []llm.Message{{Role: "system", Content: systemPrompt(c)}}}
+	for _, m := range c.Messages {
+		lm := llm.Message{Role: m.Role, Content: m.Text}
+		switch m.Role {
+		case "tool":
+			lm.ToolCallID, lm.Name = m.CallID, m.Tool
+			if m.IsError && !strings.HasPrefix(m.Text, "error") {
+				lm.Content = "error: " + m.Text
+			}
+		case "assistant":
+			for _, tc := range m.ToolCalls {
+				lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: string(tc.Args)})
+			}
+		case "user":
+			for _, a := range m.Attachments {
+				media, data, err := s.o.Store.Attachment(ctx, a.Ref)
+				if err != nil {
+					return llm.Request{}, fmt.Errorf("attachment %s: %w", a.Ref, err)
+				}
+				lm.Images = append(lm.Images, llm.Image{MediaType: media, Data: data})
+			}
+		}
+		req.Messages = append(req.Messages, lm)
+	}
+	if withTools {
+		req.Tools = tools(c.Subagent)
+	}
+	return req, nil
+}
+
+// tools are the standard tools and the machine's own: a sub-agent gets
+// submit_result instead of spawn_agents and request_mode_upgrade
+// (REQ-BED-009, REQ-BED-018).
+func tools(subagent bool) []llm.Tool {
+	var out []llm.Tool
+	for _, d := range convtools.Definitions() {
+		out = append(out, llm.Tool{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
+	}
+	for _, t := range conversation.Tools() {
+		if (t.Name == "submit_result") != subagent {
+			continue
+		}
+		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	return out
+}
+
+func systemPrompt(c *conversation.Conversation) string {
+	var b strings.Builder
+	b.WriteString("You are an agent working in the directory " + c.Cwd + ". Every tool starts there; a cd in one bash call does not carry over to the next.\n")
+	if c.Subagent {
+		b.WriteString("You are a sub-agent: do the task you are given, then call submit_result with your result. You cannot spawn agents or change your mode.\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,81 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/session/conversation"
+)
+
+// upgradeAction is what a mode upgrade asks auditd to approve: the
+// conversation as the resource, so that a policy can require approval for
+// it (resources: [{type: conversation}], action write).
+func upgradeAction(convID string) (audit.Resource, string, string, string) {
+	return audit.Resource{Type: "conversation", Name: convID}, "write", "request_mode_upgrade",
+		"upgrade conversation " + convID + " to unrestricted"
+}
+
+// requestModeApproval turns request_mode_upgrade into an approval request
+// in auditd (with --url) and waits for a person's decision. Nothing here
+// ever upgrades on its own: an expired, cancelled or unanswerable request
+// is a denial (B-15c), and without auditd the decision comes only from
+// the API (gate conversations mode ID approve).
+func (d *driver) requestModeApproval(ctx context.Context, e conversation.Effect) {
+	a := d.s.o.Auditd
+	if a == nil {
+		return
+	}
+	convID, reason := d.c.ID, e.Reason
+	go func() {
+		res, action, tool, raw := upgradeAction(convID)
+		req, err := a.RequestApproval(ctx, approval.Input{Resource: res, Action: action, Tool: tool, RawCommand: raw, Reason: reason})
+		var ae *client.Error
+		switch {
+		case errors.As(err, &ae) && ae.Code == govapi.CodeApprovalNotRequired:
+			// The policy would allow it unasked; a mode upgrade still
+			// needs a person, so the API decides.
+			d.s.logf("conversation %s: auditd's policy does not require approval for a mode upgrade; waiting for a decision through the API", convID)
+			return
+		case err != nil:
+			d.post(conversation.Event{Type: conversation.EvModeDecision, Approved: false,
+				Reason: "auditd could not open an approval request: " + err.Error()})
+			return
+		}
+		d.post(approvalOpened{id: req.ID})
+		for {
+			r, err := a.WaitApproval(ctx, req.ID, govapi.MaxWait)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				time.Sleep(time.Second)
+				continue
+			}
+			switch r.Status {
+			case approval.Pending:
+				continue
+			case approval.Approved:
+				// One approval, one upgrade (DESIGN §11).
+				if _, err := a.ConsumeApproval(ctx, r.ID, approval.ActionHash(res, action, tool, raw)); err != nil {
+					d.post(conversation.Event{Type: conversation.EvModeDecision, Approved: false, ApprovalID: r.ID,
+						Reason: "the approval could not be consumed: " + err.Error()})
+					return
+				}
+				d.post(conversation.Event{Type: conversation.EvModeDecision, Approved: true, ApprovalID: r.ID, Reason: "approved in auditd"})
+			default:
+				d.post(conversation.Event{Type: conversation.EvModeDecision, Approved: false, ApprovalID: r.ID,
+					Reason: "the approval request was " + string(r.Status)})
+			}
+			return
+		}
+	}()
+}
+
+// approvalOpened tells the loop which auditd approval an upgrade waits on,
+// for the API and the stream.
+type approvalOpened struct{ id string }

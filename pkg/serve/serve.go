@@ -1,0 +1,146 @@
+// Package serve is gate serve's executor: it runs seed 001's conversation
+// machine (pkg/session/conversation) against a real LLM endpoint and real
+// tools, persisting every state before its effects run, and serves the
+// conversations over HTTP with a server-sent event stream per conversation.
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/convstore"
+	"github.com/govkit/govkit/pkg/convtools"
+	"github.com/govkit/govkit/pkg/llm"
+	"github.com/govkit/govkit/pkg/session/conversation"
+	"github.com/govkit/govkit/pkg/toolgov"
+)
+
+// Options configure a Server.
+type Options struct {
+	Store *convstore.Store
+	LLM   *llm.Client
+	Model string
+	// ContextWindows maps models to their context windows in tokens
+	// (REQ-BED-022); nil is DefaultContextWindows.
+	ContextWindows map[string]int
+	Tools          *convtools.Runner
+	// Auditd, when set, records every tool execution and mode change and
+	// turns a mode upgrade into an approval request (DESIGN §11).
+	Auditd *client.Client
+	// WorkdirRoot, when set, is the directory every conversation's working
+	// directory must lie under.
+	WorkdirRoot string
+	// LandlockAvailable says restricted mode can be enforced (REQ-BED-014).
+	LandlockAvailable bool
+	// EnvelopeProtocol describes tools in seed 002's strict text envelope
+	// instead of native tool calling.
+	EnvelopeProtocol bool
+	// SubagentTimeout bounds a sub-agent's run (REQ-BED-008: a timeout is
+	// reported to the parent as a failure).
+	SubagentTimeout time.Duration
+	// MaxImageDim bounds an attached image's width and height; larger ones
+	// are resized before they are stored and sent.
+	MaxImageDim int
+	Log         io.Writer
+	Now         func() time.Time
+}
+
+// DefaultContextWindows are context windows of common local and hosted
+// models, in tokens. An unknown model gets the smallest (REQ-BED-022).
+var DefaultContextWindows = map[string]int{
+	"gpt-4o": 128000, "gpt-4o-mini": 128000, "gpt-4.1": 1047576,
+	"llama3.1": 131072, "llama3.2": 131072, "qwen2.5": 32768, "qwen2.5-coder": 32768,
+	"mistral": 32768, "gemma2": 8192,
+}
+
+// Server runs conversations.
+type Server struct {
+	o     Options
+	mu    sync.Mutex
+	convs map[string]*driver
+	wg    sync.WaitGroup
+	ctx   context.Context
+	stop  context.CancelFunc
+	gov   *toolgov.Gov // with Auditd
+}
+
+// New starts a Server: every stored conversation is restored to idle with
+// its complete history (REQ-BED-007) before New returns.
+func New(o Options) (*Server, error) {
+	if o.Store == nil || o.LLM == nil || o.Tools == nil {
+		return nil, errors.New("serve: a store, an LLM client and a tool runner are required")
+	}
+	if o.ContextWindows == nil {
+		o.ContextWindows = DefaultContextWindows
+	}
+	if o.SubagentTimeout <= 0 {
+		o.SubagentTimeout = 10 * time.Minute
+	}
+	if o.MaxImageDim <= 0 {
+		o.MaxImageDim = 1568
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	s := &Server{o: o, convs: map[string]*driver{}}
+	if o.Auditd != nil {
+		s.gov = toolgov.New(o.Auditd, nil, nil)
+	}
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	all, err := o.Store.All(s.ctx)
+	if err != nil {
+		return nil, fmt.Errorf("serve: reading the stored conversations: %w", err)
+	}
+	for _, rec := range all {
+		var c conversation.Conversation
+		if err := json.Unmarshal(rec.Snapshot, &c); err != nil {
+			return nil, fmt.Errorf("serve: conversation %s: its stored state is damaged: %v", rec.ID, err)
+		}
+		d := s.start(&c, rec)
+		d.post(restoreEvent{})
+	}
+	return s, nil
+}
+
+// Close stops every conversation's driver: running tools are killed and
+// LLM requests aborted, and nothing more is persisted.
+func (s *Server) Close() {
+	s.stop()
+	s.wg.Wait()
+}
+
+func (s *Server) logf(format string, args ...any) {
+	fmt.Fprintf(s.o.Log, "gate serve: "+format+"\n", args...)
+}
+
+func (s *Server) at() string { return s.o.Now().UTC().Format(time.RFC3339Nano) }
+
+// start registers c and starts its driver.
+func (s *Server) start(c *conversation.Conversation, rec convstore.Conversation) *driver {
+	d := newDriver(s, c, rec)
+	s.mu.Lock()
+	s.convs[c.ID] = d
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		d.loop(s.ctx)
+	}()
+	return d
+}
+
+func (s *Server) driver(id string) (*driver, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.convs[id]
+	return d, ok
+}
