@@ -122,14 +122,21 @@ func (s *Server) Create(ctx context.Context, in CreateInput, continuedFrom, summ
 	default:
 		return StateView{}, http.StatusBadRequest, fmt.Errorf("mode: %q is not restricted or unrestricted", in.Mode)
 	}
-	c, effs := conversation.New(conversation.Config{ID: newID("conv"), Cwd: cwd, Model: model, ContextWindows: s.o.ContextWindows,
-		LandlockAvailable: landlock, ContinuedFrom: continuedFrom, Summary: summary, At: s.at()})
+	conv, effs, err := s.newConversation(conversation.Config{ID: newID("conv"), Cwd: cwd, Model: model,
+		LandlockAvailable: landlock, ContinuedFrom: continuedFrom, Summary: summary})
+	if err != nil {
+		return StateView{}, http.StatusInternalServerError, err
+	}
+	c := conv.Machine
 	rec := convstore.Conversation{ID: c.ID, ContinuedFrom: continuedFrom, Cwd: cwd, Model: model, Mode: string(c.Mode),
 		State: string(c.State), CreatedAt: s.o.Now()}
+	if rec.Snapshot, err = s.snapshot(conv); err != nil {
+		return StateView{}, http.StatusInternalServerError, err
+	}
 	if err := s.o.Store.Create(ctx, rec); err != nil {
 		return StateView{}, http.StatusInternalServerError, err
 	}
-	d := s.start(c, rec)
+	d := s.start(conv, rec)
 	d.post(effectsEvent(effs))
 	var v StateView
 	err = d.view(ctx, func(c *conversation.Conversation) { v = stateOf(c) })
@@ -323,13 +330,7 @@ func (s *Server) continuation(w http.ResponseWriter, r *http.Request) {
 	var id, summary, cwd, model string
 	var state conversation.State
 	_ = d.view(r.Context(), func(c *conversation.Conversation) {
-		id, state, cwd, model = c.ID, c.State, c.Cwd, c.Model
-		for i := len(c.Messages) - 1; i >= 0; i-- {
-			if c.Messages[i].Kind == "continuation" {
-				summary = c.Messages[i].Text
-				break
-			}
-		}
+		id, state, cwd, model, summary = c.ID, c.State, c.Cwd, c.Model, c.Summary
 	})
 	if state != conversation.ContextExhausted || summary == "" {
 		writeError(w, http.StatusConflict, "not_exhausted", "the conversation has no continuation summary yet; continue it first (POST …/continue)")

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -95,7 +96,7 @@ type Frame struct {
 // Watch follows a conversation's event stream until ctx ends or the
 // server closes it, calling fn for each event.
 func (c *Client) Watch(ctx context.Context, id string, fn func(Frame) error) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+strings.Replace(PathEvents, "{id}", id, 1), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+strings.Replace(PathEvents, "{id}", url.PathEscape(id), 1), nil)
 	if err != nil {
 		return err
 	}

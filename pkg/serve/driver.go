@@ -10,6 +10,7 @@ import (
 	"github.com/govkit/govkit/pkg/convstore"
 	"github.com/govkit/govkit/pkg/convtools"
 	"github.com/govkit/govkit/pkg/llm"
+	"github.com/govkit/govkit/pkg/session"
 	"github.com/govkit/govkit/pkg/session/conversation"
 )
 
@@ -17,21 +18,23 @@ import (
 // machine and carries out the effects, so transitions are serial and each
 // state is persisted before its effects run (REQ-BED-007).
 type driver struct {
-	s   *Server
-	c   *conversation.Conversation
-	rec convstore.Conversation
+	s    *Server
+	conv *session.Conversation
+	c    *conversation.Conversation // conv.Machine
+	rec  convstore.Conversation
 
 	mu    sync.Mutex
 	queue []any
 	wake  chan struct{}
 
 	// Owned by the loop goroutine.
-	llmCancel  map[int64]context.CancelFunc
+	llmCancel  map[string]context.CancelFunc
 	toolCancel map[string]context.CancelFunc
 	subTimers  map[string]*time.Timer
 	hub        hub
 	broken     error  // a persist failed: nothing more runs (fail closed)
-	approvalID string // the auditd approval a mode upgrade waits on
+	approvalID string             // the auditd approval a mode upgrade waits on
+	approvalCancel context.CancelFunc // stops waiting on it
 }
 
 // restoreEvent asks the loop to restore the conversation after a restart.
@@ -56,9 +59,9 @@ type inspect struct {
 	reply chan struct{}
 }
 
-func newDriver(s *Server, c *conversation.Conversation, rec convstore.Conversation) *driver {
-	return &driver{s: s, c: c, rec: rec, wake: make(chan struct{}, 1),
-		llmCancel: map[int64]context.CancelFunc{}, toolCancel: map[string]context.CancelFunc{}, subTimers: map[string]*time.Timer{}}
+func newDriver(s *Server, c *session.Conversation, rec convstore.Conversation) *driver {
+	return &driver{s: s, conv: c, c: c.Machine, rec: rec, wake: make(chan struct{}, 1),
+		llmCancel: map[string]context.CancelFunc{}, toolCancel: map[string]context.CancelFunc{}, subTimers: map[string]*time.Timer{}}
 }
 
 // post queues an event; it never blocks, so LLM and tool goroutines can
@@ -122,7 +125,7 @@ func (d *driver) loop(ctx context.Context) {
 func (d *driver) handle(ctx context.Context, item any) {
 	switch it := item.(type) {
 	case restoreEvent:
-		d.run(ctx, conversation.Restore(d.c, d.s.at()))
+		d.run(ctx, d.conv.Restore(d.s.at()))
 	case request:
 		effs := d.transition(ctx, it.ev)
 		it.reply <- effs
@@ -156,7 +159,7 @@ func (d *driver) transition(ctx context.Context, ev conversation.Event) []conver
 		ev.At = d.s.at()
 	}
 	mode, gen := d.c.Mode, d.c.Generation
-	effs := conversation.Transition(d.c, ev)
+	effs := d.conv.Apply(ev)
 	out := append([]conversation.Effect(nil), effs...)
 	d.run(ctx, effs)
 	if d.c.Generation != gen && d.broken == nil {
@@ -202,10 +205,16 @@ func (d *driver) run(ctx context.Context, effs []conversation.Effect) {
 			}
 		case conversation.EfSpawnSubagent:
 			d.spawn(ctx, e)
+		case conversation.EfCancelSubagent:
+			if child, ok := d.s.driver(e.SubagentID); ok {
+				child.post(conversation.Event{Type: conversation.EvCancel})
+			}
 		case conversation.EfSubagentDone:
 			d.finishSubagent(e)
 		case conversation.EfRequestModeApproval:
 			d.requestModeApproval(ctx, e)
+		case conversation.EfCancelModeApproval:
+			d.withdrawApproval()
 		}
 		d.hub.effect(e, d.c)
 	}
@@ -213,7 +222,7 @@ func (d *driver) run(ctx context.Context, effs []conversation.Effect) {
 
 // persist writes the conversation and its new messages in one transaction.
 func (d *driver) persist(ctx context.Context, msgs []conversation.Message) error {
-	snap, err := json.Marshal(d.c)
+	snap, err := d.s.snapshot(d.conv)
 	if err != nil {
 		return err
 	}
@@ -262,6 +271,8 @@ func (d *driver) callLLM(ctx context.Context, e conversation.Effect) {
 		}
 		if err != nil {
 			ev := conversation.Event{Type: conversation.EvLLMError, RequestID: id, Error: err.Error(), Retryable: true}
+			// An *llm.Error says whether a retry can help (B-06a/c); any
+			// other error is the network's, retryable.
 			if le, ok := err.(*llm.Error); ok {
 				ev.Status, ev.Retryable = le.Status, le.Retryable
 			}
@@ -272,7 +283,7 @@ func (d *driver) callLLM(ctx context.Context, e conversation.Effect) {
 	}()
 }
 
-func llmEvent(id int64, resp llm.Response) conversation.Event {
+func llmEvent(id string, resp llm.Response) conversation.Event {
 	ev := conversation.Event{Type: conversation.EvLLMResponse, RequestID: id, Text: resp.Text, EndTurn: resp.EndTurn,
 		Usage: &conversation.Usage{InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens, TotalTokens: resp.Usage.TotalTokens}}
 	for _, tc := range resp.ToolCalls {
@@ -292,8 +303,8 @@ func llmEvent(id int64, resp llm.Response) conversation.Event {
 // last moment before it would start: a mode change never half-applies
 // (the phoenix-ide P0: bash still sandboxed while patch wrote).
 func (d *driver) executeTool(ctx context.Context, e conversation.Effect) {
-	call, gen := e.Call, e.Generation
-	if gen != d.c.Generation {
+	call, gen := *e.Call, e.Generation
+	if !d.c.Admits(call.ID, gen) {
 		d.post(conversation.Event{Type: conversation.EvToolResult, CallID: call.ID, Generation: gen,
 			Error: fmt.Sprintf("the conversation's mode changed (generation %d, the call was admitted under %d); ask for the call again", d.c.Generation, gen)})
 		return
@@ -302,16 +313,22 @@ func (d *driver) executeTool(ctx context.Context, e conversation.Effect) {
 	d.toolCancel[call.ID] = cancel
 	restricted := e.Mode == conversation.Restricted
 	cwd, convID := d.c.Cwd, d.c.ID
+	if e.Cwd != "" {
+		cwd = e.Cwd
+	}
 	go func() {
 		defer cancel()
 		res := d.s.o.Tools.Run(tctx, convtools.Call{ID: call.ID, Name: call.Name, Args: call.Args, Cwd: cwd, Restricted: restricted, Session: convID})
 		d.s.recordTool(convID, call, res)
-		if tctx.Err() != nil && res.Cancelled {
-			return // killed by a cancel: the machine wrote the synthetic result
-		}
+		// Always reported, killed or not: a killed call's result confirms
+		// its process group is gone, which is when the machine leaves
+		// cancelling (B-05b).
 		ev := conversation.Event{Type: conversation.EvToolResult, CallID: call.ID, Generation: gen, OK: res.OK, Output: res.Output}
 		if !res.OK {
 			ev.Error = res.Error
+			if ev.Error == "" {
+				ev.Error = res.Output
+			}
 		}
 		d.post(ev)
 	}()
@@ -327,6 +344,9 @@ func (d *driver) shutdown() {
 	}
 	for _, t := range d.subTimers {
 		t.Stop()
+	}
+	if d.approvalCancel != nil {
+		d.approvalCancel()
 	}
 	d.hub.close()
 }

@@ -16,7 +16,7 @@ import (
 // the mode shows in the prompt and in refusals, never in descriptions.
 func (s *Server) llmRequest(ctx context.Context, c *conversation.Conversation, withTools bool) (llm.Request, error) {
 	req := llm.Request{Model: c.Model, Messages: []llm.Message{{Role: "system", Content: systemPrompt(c)}}}
-	for _, m := range c.Messages {
+	for _, m := range c.History() {
 		lm := llm.Message{Role: m.Role, Content: m.Text}
 		switch m.Role {
 		case "tool":
@@ -40,7 +40,7 @@ func (s *Server) llmRequest(ctx context.Context, c *conversation.Conversation, w
 		req.Messages = append(req.Messages, lm)
 	}
 	if withTools {
-		req.Tools = tools(c.Subagent)
+		req.Tools = tools(c)
 	}
 	return req, nil
 }
@@ -48,15 +48,12 @@ func (s *Server) llmRequest(ctx context.Context, c *conversation.Conversation, w
 // tools are the standard tools and the machine's own: a sub-agent gets
 // submit_result instead of spawn_agents and request_mode_upgrade
 // (REQ-BED-009, REQ-BED-018).
-func tools(subagent bool) []llm.Tool {
+func tools(c *conversation.Conversation) []llm.Tool {
 	var out []llm.Tool
 	for _, d := range convtools.Definitions() {
 		out = append(out, llm.Tool{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
 	}
-	for _, t := range conversation.Tools() {
-		if (t.Name == "submit_result") != subagent {
-			continue
-		}
+	for _, t := range c.OfferedTools() {
 		out = append(out, llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	return out

@@ -31,6 +31,8 @@ func (d *driver) requestModeApproval(ctx context.Context, e conversation.Effect)
 		return
 	}
 	convID, reason := d.c.ID, e.Reason
+	ctx, cancel := context.WithCancel(ctx)
+	d.approvalCancel = cancel
 	go func() {
 		res, action, tool, raw := upgradeAction(convID)
 		req, err := a.RequestApproval(ctx, approval.Input{Resource: res, Action: action, Tool: tool, RawCommand: raw, Reason: reason})
@@ -74,6 +76,23 @@ func (d *driver) requestModeApproval(ctx context.Context, e conversation.Effect)
 			return
 		}
 	}()
+}
+
+// withdrawApproval stops waiting on the upgrade's approval and withdraws
+// it in auditd (the machine no longer waits: a cancel, a downgrade).
+func (d *driver) withdrawApproval() {
+	if d.approvalCancel != nil {
+		d.approvalCancel()
+		d.approvalCancel = nil
+	}
+	if id, a := d.approvalID, d.s.o.Auditd; id != "" && a != nil {
+		d.approvalID = ""
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+			defer cancel()
+			_, _ = a.CancelApproval(ctx, id)
+		}()
+	}
 }
 
 // approvalOpened tells the loop which auditd approval an upgrade waits on,

@@ -6,7 +6,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/govkit/govkit/pkg/convstore"
 	"github.com/govkit/govkit/pkg/convtools"
 	"github.com/govkit/govkit/pkg/llm"
+	"github.com/govkit/govkit/pkg/session"
 	"github.com/govkit/govkit/pkg/session/conversation"
 	"github.com/govkit/govkit/pkg/toolgov"
 )
@@ -30,6 +30,8 @@ type Options struct {
 	// (REQ-BED-022); nil is DefaultContextWindows.
 	ContextWindows map[string]int
 	Tools          *convtools.Runner
+	// Session are the session gates' options (the receipt key).
+	Session session.Options
 	// Auditd, when set, records every tool execution and mode change and
 	// turns a mode upgrade into an approval request (DESIGN §11).
 	Auditd *client.Client
@@ -51,14 +53,6 @@ type Options struct {
 	Now         func() time.Time
 }
 
-// DefaultContextWindows are context windows of common local and hosted
-// models, in tokens. An unknown model gets the smallest (REQ-BED-022).
-var DefaultContextWindows = map[string]int{
-	"gpt-4o": 128000, "gpt-4o-mini": 128000, "gpt-4.1": 1047576,
-	"llama3.1": 131072, "llama3.2": 131072, "qwen2.5": 32768, "qwen2.5-coder": 32768,
-	"mistral": 32768, "gemma2": 8192,
-}
-
 // Server runs conversations.
 type Server struct {
 	o     Options
@@ -77,7 +71,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("serve: a store, an LLM client and a tool runner are required")
 	}
 	if o.ContextWindows == nil {
-		o.ContextWindows = DefaultContextWindows
+		o.ContextWindows = conversation.DefaultContextWindows
 	}
 	if o.SubagentTimeout <= 0 {
 		o.SubagentTimeout = 10 * time.Minute
@@ -101,11 +95,12 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("serve: reading the stored conversations: %w", err)
 	}
 	for _, rec := range all {
-		var c conversation.Conversation
-		if err := json.Unmarshal(rec.Snapshot, &c); err != nil {
+		c, err := s.restoreConversation(rec.Snapshot)
+		if err != nil {
 			return nil, fmt.Errorf("serve: conversation %s: its stored state is damaged: %v", rec.ID, err)
 		}
-		d := s.start(&c, rec)
+		rec.Snapshot = nil
+		d := s.start(c, rec)
 		d.post(restoreEvent{})
 	}
 	return s, nil
@@ -125,10 +120,10 @@ func (s *Server) logf(format string, args ...any) {
 func (s *Server) at() string { return s.o.Now().UTC().Format(time.RFC3339Nano) }
 
 // start registers c and starts its driver.
-func (s *Server) start(c *conversation.Conversation, rec convstore.Conversation) *driver {
+func (s *Server) start(c *session.Conversation, rec convstore.Conversation) *driver {
 	d := newDriver(s, c, rec)
 	s.mu.Lock()
-	s.convs[c.ID] = d
+	s.convs[c.Machine.ID] = d
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {

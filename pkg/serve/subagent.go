@@ -15,24 +15,36 @@ import (
 // and reported to the parent as timed out (REQ-BED-008).
 func (d *driver) spawn(ctx context.Context, e conversation.Effect) {
 	s, parent := d.s, d.c.ID
-	c, effs := conversation.New(conversation.Config{ID: e.SubagentID, ParentID: parent, Subagent: true,
-		Cwd: d.c.Cwd, Model: d.c.Model, ContextWindows: s.o.ContextWindows, LandlockAvailable: s.o.LandlockAvailable, At: s.at()})
-	rec := convstore.Conversation{ID: c.ID, ParentID: parent, Subagent: true, Cwd: c.Cwd, Model: c.Model,
-		Mode: string(c.Mode), State: string(c.State), CreatedAt: s.o.Now()}
+	cwd := d.c.Cwd
+	if e.Cwd != "" {
+		cwd = e.Cwd
+	}
 	fail := func(why string) {
-		d.post(conversation.Event{Type: conversation.EvSubagentResult, SubagentID: e.SubagentID, Status: "failed", Error: why})
+		d.post(conversation.Event{Type: conversation.EvSubagentResult, SubagentID: e.SubagentID, Outcome: conversation.SubagentFailed, Error: why})
+	}
+	c, effs, err := s.newConversation(conversation.Config{ID: e.SubagentID, ParentID: parent, Subagent: true, Task: e.Task,
+		Cwd: cwd, Model: d.c.Model, LandlockAvailable: s.o.LandlockAvailable})
+	if err != nil {
+		fail("starting the sub-agent: " + err.Error())
+		return
+	}
+	m := c.Machine
+	rec := convstore.Conversation{ID: m.ID, ParentID: parent, Subagent: true, Cwd: m.Cwd, Model: m.Model,
+		Mode: string(m.Mode), State: string(m.State), CreatedAt: s.o.Now()}
+	if rec.Snapshot, err = s.snapshot(c); err != nil {
+		fail("starting the sub-agent: " + err.Error())
+		return
 	}
 	if err := s.o.Store.Create(ctx, rec); err != nil {
 		fail("starting the sub-agent: " + err.Error())
 		return
 	}
 	child := s.start(c, rec)
-	child.post(effectsEvent(effs))
-	child.post(conversation.Event{Type: conversation.EvUserMessage, Text: e.Task})
+	child.post(effectsEvent(effs)) // New sent the task and the first call_llm (B-08a)
 	id := e.SubagentID
 	d.subTimers[id] = time.AfterFunc(s.o.SubagentTimeout, func() {
 		child.post(conversation.Event{Type: conversation.EvCancel})
-		d.post(conversation.Event{Type: conversation.EvSubagentResult, SubagentID: id, Status: "timeout",
+		d.post(conversation.Event{Type: conversation.EvSubagentResult, SubagentID: id, Outcome: conversation.SubagentTimeout,
 			Error: "the sub-agent did not submit a result within " + s.o.SubagentTimeout.String()})
 	})
 }
@@ -44,8 +56,12 @@ func (d *driver) finishSubagent(e conversation.Effect) {
 	if !ok {
 		return
 	}
+	outcome := conversation.SubagentDone
+	if e.Error != "" {
+		outcome = conversation.SubagentFailed
+	}
 	parent.post(subagentFinished{id: d.c.ID, ev: conversation.Event{Type: conversation.EvSubagentResult,
-		SubagentID: d.c.ID, Status: e.Status, Result: e.Result, Error: e.Error}})
+		SubagentID: d.c.ID, Outcome: outcome, Result: e.Result, Error: e.Error}})
 }
 
 // subagentFinished is a child's result arriving at its parent: the parent

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
@@ -144,7 +145,8 @@ server: http://127.0.0.1:PORT or unix:PATH (GOVKIT_SERVE).`,
 	return cmd
 }
 
-func at(pattern, id string) string { return strings.Replace(pattern, "{id}", id, 1) }
+// at fills a route's {id}; a sub-agent's id holds slashes.
+func at(pattern, id string) string { return strings.Replace(pattern, "{id}", url.PathEscape(id), 1) }
 
 func (o *ConversationsOptions) json() bool { return o.Output.Resolve(o.IO) == cli.FormatJSON }
 

@@ -17,8 +17,10 @@ import (
 	"github.com/govkit/govkit/pkg/convstore"
 	"github.com/govkit/govkit/pkg/convtools"
 	"github.com/govkit/govkit/pkg/llm"
+	"github.com/govkit/govkit/pkg/receiptkey"
 	"github.com/govkit/govkit/pkg/sandbox"
 	"github.com/govkit/govkit/pkg/serve"
+	"github.com/govkit/govkit/pkg/session"
 	"github.com/govkit/govkit/pkg/statedir"
 	"github.com/govkit/govkit/pkg/stream"
 )
@@ -129,7 +131,15 @@ func (o *ServeOptions) run() error {
 		return cli.Failf("--db %s: %v", db, err)
 	}
 	defer st.Close()
-	so := serve.Options{Store: st, LLM: lc, Model: o.Model, WorkdirRoot: o.WorkdirRoot,
+	keyPath, err := receiptkey.DefaultPath()
+	if err != nil {
+		return cli.Fail(err, "set XDG_STATE_HOME")
+	}
+	rkey, err := receiptkey.LoadOrCreate(keyPath)
+	if err != nil {
+		return cli.Failf("the receipt key %s: %v", keyPath, err)
+	}
+	so := serve.Options{Store: st, LLM: lc, Model: o.Model, WorkdirRoot: o.WorkdirRoot, Session: session.Options{ReceiptKey: rkey},
 		Tools: &convtools.Runner{Timeout: o.ToolTimeout}, SubagentTimeout: o.SubagentTimeout, MaxImageDim: o.MaxImageDim, Log: o.IO.ErrOut}
 	if err := sandbox.Probe().Check(sandbox.Isolated); err == nil {
 		so.LandlockAvailable = true
