@@ -28,12 +28,12 @@ type driver struct {
 	wake  chan struct{}
 
 	// Owned by the loop goroutine.
-	llmCancel  map[string]context.CancelFunc
-	toolCancel map[string]context.CancelFunc
-	subTimers  map[string]*time.Timer
-	hub        hub
-	broken     error  // a persist failed: nothing more runs (fail closed)
-	approvalID string             // the auditd approval a mode upgrade waits on
+	llmCancel      map[string]context.CancelFunc
+	toolCancel     map[string]context.CancelFunc
+	subTimers      map[string]*time.Timer
+	hub            hub
+	broken         error              // a persist failed: nothing more runs (fail closed)
+	approvalID     string             // the auditd approval a mode upgrade waits on
 	approvalCancel context.CancelFunc // stops waiting on it
 }
 

@@ -30,13 +30,13 @@ func TestMain(m *testing.M) {
 // rig is a gate serve on a real SQLite file and the scripted LLM server,
 // its API on loopback.
 type rig struct {
-	t     *testing.T
-	fake  *llmfake.Server
-	db    string
-	srv   *serve.Server
-	http  *httptest.Server
-	c     *serve.Client
-	dir   string
+	t    *testing.T
+	fake *llmfake.Server
+	db   string
+	srv  *serve.Server
+	http *httptest.Server
+	c    *serve.Client
+	dir  string
 
 	closeStore func() error
 }
