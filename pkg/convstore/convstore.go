@@ -13,6 +13,7 @@ import (
 	sqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	lib "modernc.org/sqlite/lib"
 
+	"github.com/govkit/govkit/internal/sqlitefile"
 	"github.com/govkit/govkit/pkg/store"
 )
 
@@ -135,14 +136,19 @@ func open(path string, busy time.Duration) (_ *Store, err error) {
 	}()
 	// SQLite opens a file it cannot write read-only, silently, and the
 	// first commit fails; gate serve must refuse to start instead.
-	if err := checkWritable(path); err != nil {
+	if err := sqlitefile.CheckWritableStrict(path); err != nil {
 		return nil, err
 	}
-	if err := createFile(path); err != nil {
+	// 0600: conversations hold what users and tools said.
+	if err := sqlitefile.CreateFile(path); err != nil {
 		return nil, err
 	}
 	ctx := context.Background()
-	if s.writer, err = sql.Open(driverName, dsn(path, busy, false)); err != nil {
+	// WAL with synchronous=FULL: every commit syncs the WAL, so a
+	// conversation state whose Save returned survives power loss before
+	// its effects run (REQ-BED-007, B-07a).
+	rw := sqlitefile.DSN(path, sqlitefile.DSNOptions{BusyTimeout: busy})
+	if s.writer, err = sql.Open(sqlitefile.DriverName, rw); err != nil {
 		return nil, err
 	}
 	// One connection: a second could only wait for the write lock, and a
@@ -151,13 +157,14 @@ func open(path string, busy time.Duration) (_ *Store, err error) {
 	s.writer.SetMaxIdleConns(1)
 	s.writer.SetConnMaxIdleTime(0)
 	s.writer.SetConnMaxLifetime(0)
-	if err := checkPragmas(ctx, s.writer); err != nil {
+	if err := sqlitefile.CheckPragmas(ctx, s.writer); err != nil {
 		return nil, err
 	}
 	if err := migrate(ctx, s.writer, s.now()); err != nil {
 		return nil, writeError(err)
 	}
-	if s.reader, err = sql.Open(driverName, dsn(path, busy, true)); err != nil {
+	ro := sqlitefile.DSN(path, sqlitefile.DSNOptions{BusyTimeout: busy, ReadOnly: true})
+	if s.reader, err = sql.Open(sqlitefile.DriverName, ro); err != nil {
 		return nil, err
 	}
 	s.reader.SetMaxOpenConns(maxReaders)

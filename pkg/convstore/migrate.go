@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/govkit/govkit/internal/sqlitefile"
 )
 
 // migrations are the schema's versions: migrations[i] takes the database
@@ -63,34 +65,17 @@ var migrations = []string{
 // SchemaVersion is the schema version this binary needs.
 func SchemaVersion() int { return len(migrations) }
 
-// migrationsTable records each applied version, so that an operator can see
-// the schema's history with plain SQL.
-const migrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    INTEGER PRIMARY KEY,
-	applied_at TEXT NOT NULL
-)`
+// migrate brings the database to SchemaVersion (sqlitefile.Migrate), each
+// version recorded as applied at now, and refuses a database newer than this
+// binary or one that is not a conversation database.
+func migrate(ctx context.Context, db *sql.DB, now time.Time) error {
+	appliedAt := func() string { return formatTime(now) }
+	return sqlitefile.Migrate(ctx, db, migrations, appliedAt, checkKind)
+}
 
-// migrate brings the database to SchemaVersion in one transaction, and
-// refuses a database newer than this binary. The transaction is BEGIN
-// IMMEDIATE (the writer's _txlock), so two processes opening the same new
-// file cannot both apply a version.
-func migrate(ctx context.Context, db *sql.DB, now time.Time) (err error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
-	if _, err := tx.ExecContext(ctx, migrationsTable); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
-	}
-	var have int
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&have); err != nil {
-		return err
-	}
+// checkKind refuses a file that is not a conversation database, before
+// migrate adds our tables to it.
+func checkKind(ctx context.Context, tx *sql.Tx, have int) error {
 	if have == 0 {
 		// A file that holds other tables is not a conversation
 		// database: refuse it rather than add ours beside them.
@@ -103,38 +88,16 @@ func migrate(ctx context.Context, db *sql.DB, now time.Time) (err error) {
 		if n > 0 {
 			return fmt.Errorf("not a conversation database: it has %d other tables and no schema version", n)
 		}
-	} else {
-		// Another govkit database (auditd's) has a schema_migrations
-		// table too: refuse one without our first table.
-		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'conversations'").Scan(&n); err != nil {
-			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("not a conversation database: schema version %d without a conversations table", have)
-		}
+		return nil
 	}
-	if have > len(migrations) {
-		return fmt.Errorf("database has schema version %d, this binary needs %d", have, len(migrations))
-	}
-	applied := have < len(migrations)
-	for v := have + 1; v <= len(migrations); v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
-			return fmt.Errorf("schema migration %d: %w", v, err)
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", v, formatTime(now)); err != nil {
-			return fmt.Errorf("schema migration %d: %w", v, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
+	// Another govkit database (auditd's) has a schema_migrations table
+	// too: refuse one without our first table.
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'conversations'").Scan(&n); err != nil {
 		return err
 	}
-	if applied {
-		// Move the new schema from the WAL into the database file, so
-		// that a copy of the file alone (without its -wal) has it.
-		if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-			return fmt.Errorf("checkpoint after migration: %w", err)
-		}
+	if n == 0 {
+		return fmt.Errorf("not a conversation database: schema version %d without a conversations table", have)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/govkit/govkit/internal/sqlitefile"
 	"github.com/govkit/govkit/pkg/store"
 )
 
@@ -91,7 +92,7 @@ func TestOpen(t *testing.T) {
 // would.
 func execSQL(t *testing.T, path, query string) {
 	t.Helper()
-	db, err := sql.Open(driverName, path)
+	db, err := sql.Open(sqlitefile.DriverName, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"modernc.org/libc"
 	lib "modernc.org/sqlite/lib"
 
+	"github.com/govkit/govkit/internal/sqlitefile"
 	"github.com/govkit/govkit/pkg/audit"
 )
 
@@ -52,7 +53,7 @@ func openDirect(path string, busy time.Duration, immutable, hasApprovalID bool) 
 			d.close()
 		}
 	}()
-	uri := "file:" + uriPath(path) + "?mode=ro"
+	uri := "file:" + sqlitefile.URIPath(path) + "?mode=ro"
 	if immutable {
 		uri += "&immutable=1"
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/govkit/govkit/internal/sqlitefile"
 	"github.com/govkit/govkit/pkg/audit"
 )
 
@@ -74,7 +75,7 @@ func appendAll(t testing.TB, s *Store, records []audit.Record) {
 // would, for tampering and inspection.
 func rawDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open(driverName, "file:"+uriPath(path)+"?_pragma=busy_timeout(5000)")
+	db, err := sql.Open(sqlitefile.DriverName, "file:"+sqlitefile.URIPath(path)+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}

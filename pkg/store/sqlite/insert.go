@@ -3,6 +3,7 @@ package sqlite
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"modernc.org/libc/sys/types"
 	lib "modernc.org/sqlite/lib"
 
+	"github.com/govkit/govkit/internal/sqlitefile"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
 )
@@ -45,7 +47,7 @@ var appenderPragmas = []string{
 	"PRAGMA journal_mode=WAL",
 	"PRAGMA synchronous=FULL",
 	"PRAGMA foreign_keys=1",
-	"PRAGMA wal_autocheckpoint=" + walAutocheckpoint,
+	"PRAGMA wal_autocheckpoint=" + strconv.Itoa(walAutocheckpoint),
 }
 
 func openAppender(path string, busy time.Duration) (_ *appender, err error) {
@@ -57,7 +59,7 @@ func openAppender(path string, busy time.Duration) (_ *appender, err error) {
 			a.close()
 		}
 	}()
-	name, err := libc.CString("file:" + uriPath(path))
+	name, err := libc.CString("file:" + sqlitefile.URIPath(path))
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +77,7 @@ func openAppender(path string, busy time.Duration) (_ *appender, err error) {
 			return nil, err
 		}
 	}
-	// As checkPragmas: SQLite ignores what it cannot do without an error.
+	// As sqlitefile.CheckPragmas: SQLite ignores what it cannot do without an error.
 	for q, want := range map[string]string{"PRAGMA journal_mode": "wal", "PRAGMA synchronous": "2"} {
 		if got, err := a.queryText(q); err != nil {
 			return nil, err

@@ -3,8 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
+
+	"github.com/govkit/govkit/internal/sqlitefile"
 )
 
 // migrations are the schema's versions: migrations[i] takes the database
@@ -92,59 +93,11 @@ const approvalIDVersion = 4
 // SchemaVersion is the schema version this binary needs.
 func SchemaVersion() int { return len(migrations) }
 
-// migrationsTable records each applied version, so an operator can see the
-// schema's history with plain SQL (PRAGMA user_version would hold only the
-// number).
-const migrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    INTEGER PRIMARY KEY,
-	applied_at TEXT NOT NULL
-)`
-
-// migrate brings the database to SchemaVersion in one transaction, and
-// refuses a database newer than this binary. The transaction is BEGIN
-// IMMEDIATE (the writer's _txlock), so two processes opening the same new
-// file cannot both apply a version.
-func migrate(ctx context.Context, db *sql.DB) (err error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
-	if _, err := tx.ExecContext(ctx, migrationsTable); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
-	}
-	var have int
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&have); err != nil {
-		return err
-	}
-	if have > len(migrations) {
-		return versionError(have)
-	}
-	applied := have < len(migrations)
-	for v := have + 1; v <= len(migrations); v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
-			return fmt.Errorf("schema migration %d: %w", v, err)
-		}
-		now := time.Now().UTC().Format(time.RFC3339Nano)
-		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", v, now); err != nil {
-			return fmt.Errorf("schema migration %d: %w", v, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	if applied {
-		// Move the new schema from the WAL into the database file, so
-		// that a copy of the file alone (without its -wal) has it.
-		if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-			return fmt.Errorf("checkpoint after migration: %w", err)
-		}
-	}
-	return nil
+// migrate brings the database to SchemaVersion (sqlitefile.Migrate), and
+// refuses a database newer than this binary.
+func migrate(ctx context.Context, db *sql.DB) error {
+	appliedAt := func() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+	return sqlitefile.Migrate(ctx, db, migrations, appliedAt, nil)
 }
 
 // checkVersion is the read-only Store's check, which cannot migrate: it
@@ -178,5 +131,5 @@ func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
 }
 
 func versionError(have int) error {
-	return fmt.Errorf("database has schema version %d, this binary needs %d", have, len(migrations))
+	return sqlitefile.VersionError(have, len(migrations))
 }

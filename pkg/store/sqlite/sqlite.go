@@ -23,21 +23,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
-
+	"github.com/govkit/govkit/internal/sqlitefile"
 	"github.com/govkit/govkit/pkg/store"
 )
 
 var _ store.Store = (*Store)(nil)
-
-// driverName is the name modernc.org/sqlite registers (mattn/go-sqlite3's
-// is "sqlite3").
-const driverName = "sqlite"
 
 // DefaultBusyTimeout is how long a connection waits for a lock another
 // connection holds before it fails with SQLITE_BUSY.
@@ -133,15 +126,15 @@ func open(path string, opts Options) (_ *Store, err error) {
 	} else {
 		// SQLite opens a file it cannot write read-only, silently, and
 		// the first commit fails; auditd must refuse to start instead
-		// (issue 13). Checked before createFile for a clear error; the
+		// (issue 13). Checked before CreateFile for a clear error; the
 		// appender's check below is the one SQLite itself answers.
-		if err := checkWritable(path); err != nil {
+		if err := sqlitefile.CheckWritable(path); err != nil {
 			return nil, err
 		}
-		if err := createFile(path); err != nil {
+		if err := sqlitefile.CreateFile(path); err != nil {
 			return nil, err
 		}
-		s.writer, err = sql.Open(driverName, dsn(path, opts))
+		s.writer, err = sql.Open(sqlitefile.DriverName, dsn(path, opts))
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +144,7 @@ func open(path string, opts Options) (_ *Store, err error) {
 		s.writer.SetMaxIdleConns(1)
 		s.writer.SetConnMaxIdleTime(0)
 		s.writer.SetConnMaxLifetime(0)
-		if err := checkPragmas(ctx, s.writer); err != nil {
+		if err := sqlitefile.CheckPragmas(ctx, s.writer); err != nil {
 			return nil, err
 		}
 		if err := migrate(ctx, s.writer); err != nil {
@@ -173,7 +166,7 @@ func open(path string, opts Options) (_ *Store, err error) {
 
 	ro := opts
 	ro.ReadOnly = true
-	s.reader, err = sql.Open(driverName, dsn(path, ro))
+	s.reader, err = sql.Open(sqlitefile.DriverName, dsn(path, ro))
 	if err != nil {
 		return nil, err
 	}
@@ -224,28 +217,6 @@ func (s *Store) CheckFile() error {
 
 var _ store.FileChecker = (*Store)(nil)
 
-// checkWritable refuses a database path whose file (when it exists) or
-// directory this process cannot write. The directory matters too: SQLite
-// creates the -wal and -shm files beside the database.
-func checkWritable(path string) error {
-	if err := canWrite(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: the file is not writable (%v)", store.ErrReadOnly, errnoText(err))
-	}
-	dir := filepath.Dir(path)
-	if err := canWrite(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: its directory %s is not writable (%v)", store.ErrReadOnly, dir, errnoText(err))
-	}
-	return nil
-}
-
-// errnoText is an access error without the path, which callers name.
-func errnoText(err error) string {
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
 // readOnlyMedium reports whether a read-only open needs SQLite's
 // immutable=1: a WAL database opens read-only only with its -shm file
 // beside it (created on open), which a directory this process cannot write
@@ -253,67 +224,11 @@ func errnoText(err error) string {
 // When there is no -wal file either, no writer is at work there (it would
 // have one), so the file cannot change while it is read.
 func readOnlyMedium(path string) bool {
-	if canWrite(filepath.Dir(path)) == nil {
+	if sqlitefile.CanWrite(filepath.Dir(path)) == nil {
 		return false
 	}
 	_, err := os.Stat(path + "-wal")
 	return errors.Is(err, fs.ErrNotExist)
-}
-
-// createFile creates the database file with mode 0600 if it does not exist:
-// SQLite would create it 0644, and its -wal and -shm files take the main
-// file's mode. The new directory entry is synced so that the file (and so
-// the first committed events) survives a power loss.
-func createFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	dir, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.Sync()
-}
-
-// dsn is a modernc.org/sqlite data source name: a SQLite URI
-// (https://sqlite.org/uri.html) whose _pragma parameters the driver runs on
-// every new connection (busy_timeout first, then the others in lexical
-// order), before any statement of ours.
-func dsn(path string, opts Options) string {
-	params := []string{
-		"_pragma=busy_timeout(" + strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10) + ")",
-	}
-	if opts.ReadOnly {
-		// mode=ro: SQLite opens the file O_RDONLY and never creates it.
-		// query_only is belt and braces.
-		params = append(params, "mode=ro", "_pragma=query_only(1)")
-		if opts.immutable {
-			params = append(params, "immutable=1")
-		}
-	} else {
-		params = append(params,
-			"_pragma=journal_mode(WAL)",
-			// FULL: in WAL mode, every commit syncs the WAL, so an
-			// acknowledged event survives power loss (DESIGN §6).
-			// NORMAL would only sync at checkpoints.
-			"_pragma=synchronous(FULL)",
-			"_pragma=foreign_keys(1)",
-			// BEGIN IMMEDIATE: take the write lock at the start of a
-			// write transaction, so busy_timeout applies to it, rather
-			// than failing at the first INSERT with SQLITE_BUSY.
-			"_txlock=immediate",
-		)
-		params = append(params, "_pragma=wal_autocheckpoint("+walAutocheckpoint+")")
-	}
-	return "file:" + uriPath(path) + "?" + strings.Join(params, "&")
 }
 
 // walAutocheckpoint is the WAL size, in pages, at which a commit of the
@@ -326,42 +241,7 @@ func dsn(path string, opts Options) string {
 // WAL copies each such page once per ten times as many commits (in a
 // profile of auditd at 32 clients, checkpoints went from 21% of Append's CPU
 // time to 12%).
-const walAutocheckpoint = "10000"
-
-// uriPath escapes the characters that end or escape a SQLite URI's path.
-func uriPath(path string) string {
-	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-}
-
-// checkPragmas verifies the pragmas that fail silently. SQLite ignores an
-// unknown or misspelt pragma, and journal_mode answers with the mode it is
-// in when it cannot switch (litestream checks the same thing).
-func checkPragmas(ctx context.Context, db *sql.DB) error {
-	var mode string
-	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return err
-	}
-	if !strings.EqualFold(mode, "wal") {
-		return fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory or locking?)", mode)
-	}
-	checks := []struct {
-		pragma string
-		want   int
-	}{
-		{"synchronous", 2}, // FULL
-		{"foreign_keys", 1},
-	}
-	for _, c := range checks {
-		var got int
-		if err := db.QueryRowContext(ctx, "PRAGMA "+c.pragma).Scan(&got); err != nil {
-			return err
-		}
-		if got != c.want {
-			return fmt.Errorf("pragma %s is %d, want %d", c.pragma, got, c.want)
-		}
-	}
-	return nil
-}
+const walAutocheckpoint = 10000
 
 // Close closes the store. A read-write store first checkpoints the WAL into
 // the database file and truncates it, so the file alone is complete.
@@ -403,6 +283,18 @@ func (s *Store) closeQuietly() {
 		if s.writer != nil {
 			s.writer.Close()
 		}
+	})
+}
+
+// dsn is the data source name of opts: read-only, immutable=1 for a file
+// nothing can be writing (readOnlyMedium); read-write, a WAL that
+// checkpoints at walAutocheckpoint pages.
+func dsn(path string, opts Options) string {
+	return sqlitefile.DSN(path, sqlitefile.DSNOptions{
+		BusyTimeout:       opts.BusyTimeout,
+		ReadOnly:          opts.ReadOnly,
+		Immutable:         opts.immutable,
+		WALAutocheckpoint: walAutocheckpoint,
 	})
 }
 

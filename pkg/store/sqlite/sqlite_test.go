@@ -62,17 +62,6 @@ func TestOpenPragmas(t *testing.T) {
 	}
 }
 
-func TestCheckPragmasRefusesRollbackJournal(t *testing.T) {
-	// What checkPragmas guards against: a connection whose journal_mode
-	// pragma did not take (here: never asked for).
-	path := filepath.Join(t.TempDir(), "audit.db")
-	db := rawDB(t, path)
-	err := checkPragmas(context.Background(), db)
-	if err == nil || !strings.Contains(err.Error(), `journal_mode is "delete", want wal`) {
-		t.Fatalf("checkPragmas on a rollback-journal database: %v", err)
-	}
-}
-
 func TestOpenReadOnlyMissingFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.db")
