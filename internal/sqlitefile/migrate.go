@@ -63,8 +63,8 @@ func Migrate(ctx context.Context, db *sql.DB, migrations []string, appliedAt fun
 		return err
 	}
 	if applied {
-		if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-			return fmt.Errorf("checkpoint after migration: %w", err)
+		if err := Checkpoint(ctx, db); err != nil {
+			return fmt.Errorf("after migration: %w", err)
 		}
 	}
 	return nil
@@ -74,4 +74,16 @@ func Migrate(ctx context.Context, db *sql.DB, migrations []string, appliedAt fun
 // this binary needs want.
 func VersionError(have, want int) error {
 	return fmt.Errorf("database has schema version %d, this binary needs %d", have, want)
+}
+
+// Checkpoint copies the WAL into the database file and truncates it.
+// TRUNCATE waits (up to the busy timeout) for readers in other processes;
+// when one kept it from finishing the WAL simply stays for next time, which
+// is not an error.
+func Checkpoint(ctx context.Context, db *sql.DB) error {
+	var busy, logFrames, checkpointed int
+	if err := db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
 }

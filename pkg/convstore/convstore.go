@@ -181,13 +181,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
 		errs = append(errs, s.reader.Close())
-		// TRUNCATE waits (up to the busy timeout) for readers in other
-		// processes; busy=1 means one kept it from finishing: not an
-		// error, the WAL stays for next time.
-		var busy, logFrames, checkpointed int
-		if err := s.writer.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed); err != nil {
-			errs = append(errs, fmt.Errorf("checkpoint: %w", err))
-		}
+		errs = append(errs, sqlitefile.Checkpoint(context.Background(), s.writer))
 		errs = append(errs, s.writer.Close())
 		if err := errors.Join(errs...); err != nil {
 			s.closeErr = fmt.Errorf("close conversation database %s: %w", s.path, err)

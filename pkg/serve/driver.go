@@ -163,7 +163,8 @@ func (d *driver) transition(ctx context.Context, ev conversation.Event) []conver
 	out := append([]conversation.Effect(nil), effs...)
 	d.run(ctx, effs)
 	if d.c.Generation != gen && d.broken == nil {
-		d.s.recordMode(d.c, mode, ev.ApprovalID)
+		// In the background: auditd must never hold up the conversation.
+		go d.s.recordMode(d.c.ID, mode, d.c.Mode, d.c.Generation, ev.ApprovalID)
 	}
 	return out
 }
@@ -287,13 +288,8 @@ func llmEvent(id string, resp llm.Response) conversation.Event {
 	ev := conversation.Event{Type: conversation.EvLLMResponse, RequestID: id, Text: resp.Text, EndTurn: resp.EndTurn,
 		Usage: &conversation.Usage{InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens, TotalTokens: resp.Usage.TotalTokens}}
 	for _, tc := range resp.ToolCalls {
-		args := json.RawMessage(tc.Arguments)
-		if !json.Valid(args) {
-			// The machine answers a call with malformed arguments with an
-			// error result; keep the text as a JSON string.
-			args, _ = json.Marshal(tc.Arguments)
-		}
-		ev.ToolCalls = append(ev.ToolCalls, conversation.ToolCall{ID: tc.ID, Name: tc.Name, Args: args})
+		// Malformed arguments are the machine's to keep as a JSON string.
+		ev.ToolCalls = append(ev.ToolCalls, conversation.ToolCall{ID: tc.ID, Name: tc.Name, Args: json.RawMessage(tc.Arguments)})
 	}
 	return ev
 }

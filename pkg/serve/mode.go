@@ -55,7 +55,11 @@ func (d *driver) requestModeApproval(ctx context.Context, e conversation.Effect)
 				return
 			}
 			if err != nil {
-				time.Sleep(time.Second)
+				select { // auditd is away: ask again shortly
+				case <-time.After(time.Second):
+				case <-ctx.Done():
+					return
+				}
 				continue
 			}
 			switch r.Status {

@@ -46,17 +46,17 @@ func (s *Server) recordTool(convID string, call conversation.ToolCall, res convt
 const modeChangeType = "mode_change"
 
 // recordMode appends a mode change to auditd's chain (with --url).
-func (s *Server) recordMode(c *conversation.Conversation, from conversation.Mode, approvalID string) {
+func (s *Server) recordMode(convID string, from, to conversation.Mode, generation int, approvalID string) {
 	a := s.o.Auditd
 	if a == nil {
 		return
 	}
-	data, _ := json.Marshal(map[string]any{"from": from, "to": c.Mode, "generation": c.Generation})
-	ev := audit.Event{EventType: modeChangeType, SessionID: c.ID, ApprovalID: approvalID,
-		Resource: &audit.Resource{Type: "conversation", Name: c.ID}, Outcome: &audit.Outcome{Status: string(c.Mode)}, Data: data}
+	data, _ := json.Marshal(map[string]any{"from": from, "to": to, "generation": generation})
+	ev := audit.Event{EventType: modeChangeType, SessionID: convID, ApprovalID: approvalID,
+		Resource: &audit.Resource{Type: "conversation", Name: convID}, Outcome: &audit.Outcome{Status: string(to)}, Data: data}
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
 	if _, err := a.Append(ctx, ev); err != nil {
-		s.logf("conversation %s: recording the mode change in auditd: %v", c.ID, err)
+		s.logf("conversation %s: recording the mode change in auditd: %v", convID, err)
 	}
 }

@@ -58,7 +58,7 @@ server: http://127.0.0.1:PORT or unix:PATH (GOVKIT_SERVE).`,
 				return err
 			}
 			if o.json() {
-				return o.lines(out.Conversations)
+				return lines(o.IO.Out, out.Conversations)
 			}
 			rows := [][]string{}
 			for _, v := range out.Conversations {
@@ -88,7 +88,7 @@ server: http://127.0.0.1:PORT or unix:PATH (GOVKIT_SERVE).`,
 				return err
 			}
 			if o.json() {
-				return o.lines([]serve.ConversationView{v})
+				return lines(o.IO.Out, []serve.ConversationView{v})
 			}
 			if err := o.state(v.StateView); err != nil {
 				return err
@@ -188,23 +188,19 @@ func (o *ConversationsOptions) post(pattern string, in any) func(*cobra.Command,
 
 func (o *ConversationsOptions) state(v serve.StateView) error {
 	if o.json() {
-		return o.lines([]serve.StateView{v})
+		return lines(o.IO.Out, []serve.StateView{v})
 	}
 	fmt.Fprintf(o.IO.Out, "%s  %s  %s  %s  %s\n", v.ID, v.State, v.Mode, v.Model, v.Cwd)
 	return nil
 }
 
-func (o *ConversationsOptions) lines(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(b, &items); err != nil {
-		return err
-	}
+// lines writes each item as one line of JSON.
+func lines[T any](w io.Writer, items []T) error {
+	enc := json.NewEncoder(w)
 	for _, it := range items {
-		fmt.Fprintf(o.IO.Out, "%s\n", it)
+		if err := enc.Encode(it); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -11,8 +11,9 @@ import (
 	"testing"
 )
 
-// rows is one test per B-* row of seed 001 that lands in gate session
-// (../shared/SEED-REQUIREMENTS.md), named after the row.
+// rows is one test per testable requirement of seed 001 (REQ-BED-001 …
+// 024, split into rows B-01a … B-24) that the machine carries, named
+// after the row.
 var rows = []struct {
 	name string
 	run  func(t *testing.T)

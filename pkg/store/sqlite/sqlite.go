@@ -253,14 +253,7 @@ func (s *Store) Close() error {
 		}
 		if s.writer != nil {
 			errs = append(errs, s.app.close())
-			// TRUNCATE waits (up to the busy timeout) for readers in
-			// other processes; busy=1 means one kept it from
-			// finishing: not an error, the WAL stays for next time.
-			var busy, logFrames, checkpointed int
-			err := s.writer.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("checkpoint: %w", err))
-			}
+			errs = append(errs, sqlitefile.Checkpoint(context.Background(), s.writer))
 			errs = append(errs, s.writer.Close())
 		}
 		if err := errors.Join(errs...); err != nil {
