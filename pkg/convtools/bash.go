@@ -8,18 +8,11 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/govkit/govkit/pkg/gate"
 	"github.com/govkit/govkit/pkg/sandbox"
 	"github.com/govkit/govkit/pkg/session/response"
 )
-
-// drainGrace is how long a command's output is still read after its
-// process group was killed: only a process that left the group (setsid)
-// can hold the pipe, and it must not hold the conversation too.
-const drainGrace = 2 * time.Second
 
 // bash runs one command in a new shell started in the conversation's
 // directory, so a cd never outlives its call (REQ-BED-010, B-10).
@@ -65,12 +58,13 @@ func (r *Runner) bash(ctx context.Context, call Call, a bashArgs) Result {
 var errTimedOut = errors.New("tool timeout")
 
 // bashSandbox runs the command at level (off or isolated) with pkg/sandbox,
-// in a process group of its own that is SIGKILLed as soon as ctx ends and
-// again once the shell exits, so nothing it started outlives the call
-// (B-05b). This is gate's execution discipline (pkg/gate's execute, which
-// is not exported) on a process gate.Run cannot build; see bash.
+// through gate's own execution discipline (gate.Execute): a process group
+// of its own, SIGKILLed as soon as ctx ends and again once the shell exits,
+// so nothing it started outlives the call (B-05b). Restricted bash reaches
+// no unix socket either: gate serve's own API socket would let the agent
+// approve its own mode upgrade (B-15c).
 func (r *Runner) bashSandbox(ctx context.Context, call Call, command string, level sandbox.Level) Result {
-	cfg := sandbox.Config{Level: level, Dir: call.Cwd, Env: commandEnv(call.Cwd)}
+	cfg := sandbox.Config{Level: level, Dir: call.Cwd, Env: commandEnv(call.Cwd), NoUnixSockets: level == sandbox.Isolated}
 	if level != sandbox.Off {
 		tmp, err := os.MkdirTemp(r.TempRoot, "convtools-")
 		if err != nil {
@@ -88,35 +82,18 @@ func (r *Runner) bashSandbox(ctx context.Context, call Call, command string, lev
 		return res
 	}
 	out := newCapture(r.maxOutput())
-	cmd := sc.Cmd
-	cmd.Stdin = nil // /dev/null: no one types into a conversation's tool
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = drainGrace
-	if err := sc.Start(); err != nil {
+	sc.Cmd.Stdin = nil // /dev/null: no one types into a conversation's tool
+	ex, err := gate.Execute(ctx, sc.Cmd, 0, out, out, func(*exec.Cmd) error { return sc.Start() })
+	if err != nil {
 		res := refusal(response.ExecutionFailed, "bash did not start: "+err.Error())
 		res.Sandbox = sc.Report.String()
 		return res
 	}
-	pgid := cmd.Process.Pid
-	// The shell's exit ends the group at once, so a background job does
-	// not keep the pipe (and the call) open until WaitDelay.
-	waited, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		waitExit(pgid, waited)
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		close(exited)
-	}()
-	waitErr := cmd.Wait()
-	close(waited)
-	<-exited
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	res := Result{Sandbox: sc.Report.String(), ExitCode: exitCode(cmd.ProcessState, waitErr)}
+	res := Result{Sandbox: sc.Report.String(), ExitCode: ex.ExitCode}
 	res.Output, res.Truncated = out.text()
 	res.OK = res.ExitCode == 0
-	if errors.Is(waitErr, exec.ErrWaitDelay) {
-		res.Output += fmt.Sprintf("\n[a process the command started left its process group and kept its output open; reading stopped after %s]", drainGrace)
+	if ex.Escaped {
+		res.Output += fmt.Sprintf("\n[a process the command started left its process group and kept its output open; reading stopped after %s]", gate.DrainGrace)
 	}
 	if !res.OK {
 		res.Code, res.Error = response.ExecutionFailed, fmt.Sprintf("exit code %d", res.ExitCode)
@@ -185,24 +162,6 @@ func commandEnv(cwd string) []string {
 		env = append(env, kv)
 	}
 	return append(env, "PWD="+cwd)
-}
-
-// exitCode is the shell's way of saying how a process ended: its status,
-// or 128+N after signal N.
-func exitCode(ps *os.ProcessState, err error) int {
-	if ps == nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			ps = ee.ProcessState
-		}
-	}
-	if ps == nil {
-		return 127
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }
 
 // capture keeps the first max bytes of a command's output (stdout and

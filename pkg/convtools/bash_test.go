@@ -224,6 +224,19 @@ func TestRestrictedBash(t *testing.T) {
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
+	// A local server on a unix socket, as gate serve's own API may be.
+	sock := filepath.Join(t.TempDir(), "api.sock")
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	go func() {
+		if c, err := ul.Accept(); err == nil {
+			c.Close()
+			accepted <- struct{}{}
+		}
+	}()
 	cwd := t.TempDir()
 	if err := os.WriteFile(filepath.Join(cwd, "existing"), []byte("keep\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -238,6 +251,7 @@ func TestRestrictedBash(t *testing.T) {
 		{"truncate a file in cwd", ": > existing", false, "Permission denied"},
 		{"remove a file in cwd", "rm existing", false, "Permission denied"},
 		{"connect to loopback", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port), false, "Permission denied"},
+		{"connect to a unix socket", `perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer => shift) or die "connect: $!\n"; print "connected\n"' ` + sock, false, "connect: Operation not permitted"},
 		{"read a file in cwd", "cat existing", true, "keep"},
 		{"write its own TMPDIR", `echo scratch > "$TMPDIR/s" && cat "$TMPDIR/s"`, true, "scratch"},
 	}
@@ -261,7 +275,7 @@ func TestRestrictedBash(t *testing.T) {
 	}
 	select {
 	case <-accepted:
-		t.Error("the listener accepted a connection from restricted bash")
+		t.Error("a listener accepted a connection from restricted bash")
 	case <-time.After(100 * time.Millisecond):
 	}
 	if ents, _ := os.ReadDir(r.TempRoot); len(ents) != 0 {

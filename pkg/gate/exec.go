@@ -12,28 +12,31 @@ import (
 	"time"
 )
 
-// drainGrace is how long gate keeps reading a command's output after its
+// DrainGrace is how long gate keeps reading a command's output after its
 // process group was killed: only a process that left the group (setsid)
 // can still hold the pipes open, and it must not hold gate too.
-const drainGrace = 2 * time.Second
+const DrainGrace = 2 * time.Second
 
-// execution is how a command's process ended.
-type execution struct {
-	exitCode int // the command's own; 128+N when killed by signal N
-	timedOut bool
-	duration time.Duration
-	// escaped is set when something outside the process group kept the
-	// command's output open after it ended.
-	escaped bool
+// Execution is how a command's process ended.
+type Execution struct {
+	ExitCode int // the command's own; 128+N when killed by signal N
+	TimedOut bool
+	Duration time.Duration
+	// Escaped is set when something outside the process group kept the
+	// command's output open after it ended (for DrainGrace).
+	Escaped bool
 }
 
-// execute runs cmd in a process group of its own, with stdout and stderr
+// Execute runs cmd in a process group of its own, with stdout and stderr
 // through pipes into the two streams, and kills the whole group on timeout,
 // on ctx's end, and after the command's main process exits: no process the
 // command started outlives it (seed 000's "kill the whole process group";
 // B-05b). start starts cmd (exec.Cmd.Start, or the sandbox's, which reports
 // a confinement failure as its error).
-func execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, stderr io.Writer, start func(*exec.Cmd) error) (execution, error) {
+//
+// gate run's pipeline calls it, and so does every other place that runs a
+// command for an agent outside that pipeline (gate serve's bash).
+func Execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, stderr io.Writer, start func(*exec.Cmd) error) (Execution, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -65,13 +68,13 @@ func execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, 
 	}
 	outW, err := pipe(stdout)
 	if err != nil {
-		return execution{}, err
+		return Execution{}, err
 	}
 	errW, err := pipe(stderr)
 	if err != nil {
 		closeAll(outW)
 		closeAll(readers...)
-		return execution{}, err
+		return Execution{}, err
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 
@@ -81,7 +84,7 @@ func execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, 
 	if err != nil {
 		closeAll(readers...)
 		copying.Wait()
-		return execution{}, err
+		return Execution{}, err
 	}
 	pgid := cmd.Process.Pid
 
@@ -97,7 +100,7 @@ func execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, 
 	stop := context.AfterFunc(ctx, kill)
 
 	waitErr := cmd.Wait()
-	ex := execution{duration: time.Since(began)}
+	ex := Execution{Duration: time.Since(began)}
 	if timer != nil {
 		timer.Stop()
 	}
@@ -108,19 +111,19 @@ func execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, 
 	go func() { copying.Wait(); close(drained) }()
 	select {
 	case <-drained:
-	case <-time.After(drainGrace):
-		ex.escaped = true
+	case <-time.After(DrainGrace):
+		ex.Escaped = true
 	}
 	closeAll(readers...) // after a timeout, this ends the copies
 	<-drained
-	ex.timedOut = timedOut.Load()
-	ex.exitCode = exitCode(cmd.ProcessState, waitErr)
+	ex.TimedOut = timedOut.Load()
+	ex.ExitCode = ExitCode(cmd.ProcessState, waitErr)
 	return ex, nil
 }
 
-// exitCode is the shell's way of saying how a process ended: its status,
+// ExitCode is the shell's way of saying how a process ended: its status,
 // or 128+N after signal N.
-func exitCode(ps *os.ProcessState, err error) int {
+func ExitCode(ps *os.ProcessState, err error) int {
 	if ps == nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -32,18 +32,18 @@ func (r *run) execute(ctx context.Context) {
 	if guard != nil {
 		cmd.Stdin = bytes.NewReader(guard.Stdin)
 	}
-	ex, err := execute(ctx, cmd, r.req.Timeout, stdout, stderr, start)
+	ex, err := Execute(ctx, cmd, r.req.Timeout, stdout, stderr, start)
 	if err != nil {
 		r.cannotStart(err)
 		return
 	}
-	code := ex.exitCode
-	r.res.CommandExitCode, r.res.DurationMS = &code, ex.duration.Milliseconds()
+	code := ex.ExitCode
+	r.res.CommandExitCode, r.res.DurationMS = &code, ex.Duration.Milliseconds()
 	r.res.Status, r.res.ExitCode = StatusRan, code
-	if ex.escaped {
-		r.warn("a process the command started left its process group and kept its output open; gate stopped reading after %s", drainGrace)
+	if ex.Escaped {
+		r.warn("a process the command started left its process group and kept its output open; gate stopped reading after %s", DrainGrace)
 	}
-	if ex.timedOut {
+	if ex.TimedOut {
 		r.res.refuse(ExitTimedOut, CodeTimedOut, "the command ran out of --timeout "+r.req.Timeout.String()+"; its process group was killed", "raise --timeout, or bound the command")
 		r.res.Status, r.res.Retryable = StatusTimedOut, true
 	}
@@ -56,7 +56,7 @@ func (r *run) execute(ctx context.Context) {
 			r.guardOutcome(guard, stderr, br)
 		}
 		// A command that timed out is not checked: its output is withheld.
-		withheld = ex.timedOut
+		withheld = ex.TimedOut
 		if !withheld {
 			why := r.checkBlastRadius(ctx, text, complete, br)
 			if withheld = br.Exceeded; withheld {
@@ -88,13 +88,13 @@ func (r *run) cannotStart(err error) {
 
 // outcomeStatus is the tool_execution's outcome.status: success, error,
 // timeout or withheld. auditd's circuit breaker counts error and timeout.
-func outcomeStatus(ex execution, withheld bool) string {
+func outcomeStatus(ex Execution, withheld bool) string {
 	switch {
-	case ex.timedOut:
+	case ex.TimedOut:
 		return "timeout"
 	case withheld:
 		return "withheld"
-	case ex.exitCode != 0:
+	case ex.ExitCode != 0:
 		return "error"
 	}
 	return "success"
@@ -127,14 +127,14 @@ type classification struct {
 // record appends the tool_execution event whose id and hash are the
 // receipt. Readonly mode records when auditd is there; in fix mode a
 // failure to record is an incident, spooled for the next contact.
-func (r *run) record(ctx context.Context, ex execution, withheld bool) {
+func (r *run) record(ctx context.Context, ex Execution, withheld bool) {
 	c := r.req.Client
 	if c == nil {
 		return
 	}
 	cl := r.res.Classification
 	data := executionData{
-		Gate: build.String(), ExitCode: ex.exitCode, TimedOut: ex.timedOut, Mode: r.req.Mode, Sandbox: r.res.Sandbox,
+		Gate: build.String(), ExitCode: ex.ExitCode, TimedOut: ex.TimedOut, Mode: r.req.Mode, Sandbox: r.res.Sandbox,
 		Classification: classification{Intent: cl.Intent, Bounded: cl.Bounded, Risk: cl.Risk},
 		Rewrite:        r.res.Rewrite, Stdout: r.res.Stdout, Stderr: r.res.Stderr, BlastRadius: r.res.BlastRadius,
 	}
@@ -149,10 +149,10 @@ func (r *run) record(ctx context.Context, ex execution, withheld bool) {
 		r.warn("encoding the audit event: %v", err)
 		return
 	}
-	tool := &audit.Tool{Name: r.tool, RawCommand: r.command, DurationMS: ex.duration.Milliseconds()}
+	tool := &audit.Tool{Name: r.tool, RawCommand: r.command, DurationMS: ex.Duration.Milliseconds()}
 	if !withheld {
 		tool.Result = r.res.Stdout.Excerpt
-		if ex.exitCode != 0 {
+		if ex.ExitCode != 0 {
 			tool.Error = strings.TrimSpace(r.res.Stderr.Excerpt)
 		}
 	}

@@ -65,11 +65,11 @@ func runChild(planJSON string) (stage string, err error) {
 	if err != nil {
 		return "lookup", err
 	}
-	rules := buildLandlock(p.Level, p.LandlockABI, p.TempDir, terminals())
+	rules := buildLandlock(p.Level, p.LandlockABI, p.TempDir, terminals(), p.NoUnix)
 	if err := applyLandlock(rules); err != nil {
 		return "landlock", err
 	}
-	if err := applySeccomp(p.Level); err != nil {
+	if err := applySeccomp(p.Level, p.NoUnix); err != nil {
 		return "seccomp", err
 	}
 	err = syscall.Exec(path, argv, env)
@@ -125,8 +125,8 @@ func applyLandlock(r landlockRules) error {
 }
 
 // applySeccomp loads the guard (both levels) and, for isolated, the socket
-// policy, on all threads.
-func applySeccomp(level Level) error {
+// policy (with noUnix, unix sockets' too), on all threads.
+func applySeccomp(level Level, noUnix bool) error {
 	native, ioctlNR, err := nativeArch(runtime.GOARCH)
 	if err != nil {
 		return err
@@ -137,7 +137,11 @@ func applySeccomp(level Level) error {
 	if level != Isolated {
 		return nil
 	}
-	for _, p := range isolatedPolicies() {
+	policies := isolatedPolicies()
+	if noUnix {
+		policies = append(policies, noUnixPolicy())
+	}
+	for _, p := range policies {
 		if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: p}); err != nil {
 			return err
 		}

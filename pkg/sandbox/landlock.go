@@ -95,14 +95,18 @@ type landlockRules struct {
 }
 
 // buildLandlock is the ruleset for level at abi. ttys are the terminal
-// devices the child found behind its fds 0–2.
-func buildLandlock(level Level, abi int, tempDir string, ttys []string) landlockRules {
+// devices the child found behind its fds 0–2. noUnix leaves out connecting
+// to pathname unix sockets (Config.NoUnixSockets).
+func buildLandlock(level Level, abi int, tempDir string, ttys []string, noUnix bool) landlockRules {
 	fs := fsRights(abi)
 	r := landlockRules{fs: fs}
 	if level == Isolated {
 		r.net, r.scoped = netRights(abi), scopes(abi)
 	}
 	read := uint64(accessExecute|accessReadFile|accessReadDir|accessResolveUnix) & fs
+	if noUnix {
+		read &^= accessResolveUnix
+	}
 	device := uint64(accessReadFile|accessWriteFile|accessTruncate|accessIoctlDev) & fs
 	// Everything in the temp dir but device nodes: as root, mknod of the
 	// disk's block device there would be a writable path to the disk.

@@ -46,6 +46,13 @@ type Config struct {
 	Dir string
 	// Env is the command's environment (nil = the caller's).
 	Env []string
+	// NoUnixSockets (isolated only) refuses socket(2) of AF_UNIX as well,
+	// and with Landlock ABI ≥ 9 connecting to pathname unix sockets, so
+	// that the command reaches no local server either: not the socket of
+	// the gate serve that runs it (an agent could approve its own mode
+	// upgrade there), not docker's. socketpair(2) stays allowed: it
+	// connects to nothing outside.
+	NoUnixSockets bool
 }
 
 // Report says what is enforced on a command: the child applies exactly
@@ -121,6 +128,7 @@ type plan struct {
 	LandlockABI int    `json:"landlock_abi"`
 	TempDir     string `json:"temp_dir"`
 	FD          int    `json:"fd"`
+	NoUnix      bool   `json:"no_unix,omitempty"`
 }
 
 // Command prepares name with args under cfg. It probes the kernel and
@@ -148,7 +156,10 @@ func Command(ctx context.Context, cfg Config, name string, args ...string) (*Cmd
 	if err := sup.Check(cfg.Level); err != nil {
 		return nil, err
 	}
-	p := plan{Level: cfg.Level, LandlockABI: sup.LandlockABI, TempDir: cfg.TempDir, FD: setupFD}
+	if cfg.NoUnixSockets && cfg.Level != Isolated {
+		return nil, fmt.Errorf("sandbox %s: NoUnixSockets needs the isolated level", cfg.Level)
+	}
+	p := plan{Level: cfg.Level, LandlockABI: sup.LandlockABI, TempDir: cfg.TempDir, FD: setupFD, NoUnix: cfg.NoUnixSockets}
 	pj, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
@@ -247,6 +258,9 @@ func (p plan) report() Report {
 			r.Landlock = append(r.Landlock, "ipc scoped")
 		}
 		r.Seccomp = []string{"sockets denied", "io_uring denied", "tiocsti denied"}
+		if p.NoUnix {
+			r.Seccomp = []string{"sockets denied", "unix sockets denied", "io_uring denied", "tiocsti denied"}
+		}
 	}
 	return r
 }

@@ -133,9 +133,16 @@ func needLandlock(t testing.TB, level Level) {
 // sandboxed runs op in the test binary under level and returns its line.
 func sandboxed(t *testing.T, level Level, op string) string {
 	t.Helper()
+	return sandboxedWith(t, Config{Level: level}, op)
+}
+
+func sandboxedWith(t *testing.T, cfg Config, op string) string {
+	t.Helper()
+	level := cfg.Level
 	needLandlock(t, level)
-	env := append(os.Environ(), "SANDBOX_TEST_OP="+op)
-	c, err := Command(context.Background(), Config{Level: level, TempDir: t.TempDir(), Env: env}, os.Args[0])
+	cfg.Env = append(os.Environ(), "SANDBOX_TEST_OP="+op)
+	cfg.TempDir = t.TempDir()
+	c, err := Command(context.Background(), cfg, os.Args[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,6 +263,23 @@ func TestIsolated(t *testing.T) {
 		if got := sandboxed(t, tc.level, tc.op); got != tc.want {
 			t.Errorf("%s %s = %q, want %q", tc.level, tc.op, got, tc.want)
 		}
+	}
+	// NoUnixSockets: the local server the isolated command could reach
+	// above is out of reach too (gate serve's restricted mode).
+	noUnix := Config{Level: Isolated, NoUnixSockets: true}
+	for _, tc := range []struct{ op, want string }{
+		{"unix " + sock, "EPERM"},
+		{"socket 1 1 0", "EPERM"}, // AF_UNIX stream
+		{"socket 1 2 0", "EPERM"}, // AF_UNIX datagram
+		{"tcp " + tcpAddr, "EACCES"},
+		{"socket 10 1 6", "ok"}, // isolated's own rules still apply
+	} {
+		if got := sandboxedWith(t, noUnix, tc.op); got != tc.want {
+			t.Errorf("isolated, no unix sockets: %s = %q, want %q", tc.op, got, tc.want)
+		}
+	}
+	if _, err := Command(context.Background(), Config{Level: ReadOnly, TempDir: t.TempDir(), NoUnixSockets: true}, "true"); err == nil {
+		t.Error("NoUnixSockets at readonly: no error")
 	}
 }
 

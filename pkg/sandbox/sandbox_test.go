@@ -69,7 +69,7 @@ func TestBuildLandlock(t *testing.T) {
 		{Isolated, 9, 1<<17 - 1, 3, 3, read | accessResolveUnix, device | accessIoctlDev, (1<<17 - 1) &^ (accessMakeChar | accessMakeBlock)},
 		{Isolated, 11, 1<<17 - 1, 15, 3, read | accessResolveUnix, device | accessIoctlDev, (1<<17 - 1) &^ (accessMakeChar | accessMakeBlock)},
 	} {
-		r := buildLandlock(tc.level, tc.abi, "/tmp/p", []string{"/dev/pts/3"})
+		r := buildLandlock(tc.level, tc.abi, "/tmp/p", []string{"/dev/pts/3"}, false)
 		want := landlockRules{fs: tc.fs, net: tc.net, scoped: tc.scoped, paths: []pathRule{
 			{access: tc.root, paths: []string{"/"}},
 			{access: tc.dev, paths: []string{"/dev/null"}},
@@ -86,7 +86,11 @@ func TestBuildLandlock(t *testing.T) {
 			}
 		}
 	}
-	if r := buildLandlock(ReadOnly, 7, "/t", nil); len(r.paths) != 4 {
+	// NoUnixSockets takes back connecting to pathname unix sockets.
+	if r := buildLandlock(Isolated, 9, "/t", nil, true); r.paths[0].access != read {
+		t.Errorf("no unix sockets, abi 9: / grants %b, want %b", r.paths[0].access, uint64(read))
+	}
+	if r := buildLandlock(ReadOnly, 7, "/t", nil, false); len(r.paths) != 4 {
 		t.Errorf("no terminal: %d path rules", len(r.paths))
 	}
 }

@@ -84,6 +84,16 @@ func isolatedPolicies() []seccomp.Policy {
 	}
 }
 
+// noUnixPolicy refuses socket(2) of AF_UNIX with EPERM
+// (Config.NoUnixSockets), one more filter on top of isolated's.
+func noUnixPolicy() seccomp.Policy {
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{{
+		Action: seccomp.ActionErrno,
+		NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket",
+			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_UNIX}}}},
+	}}}
+}
+
 // seccomp_data layout (linux/seccomp.h) on the little-endian machines the
 // guard supports: nr, arch, instruction pointer, then six 64-bit args.
 const (
