@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Create stores a new conversation. Its parent and the conversation it
@@ -43,10 +44,10 @@ func (s *Store) Create(ctx context.Context, c Conversation) (err error) {
 		}
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO conversations
-		(id, parent_id, continued_from, subagent, cwd, model, mode, state, created_at, updated_at, snapshot)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(id, parent_id, continued_from, subagent, owner, cwd, model, mode, state, created_at, updated_at, snapshot)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO NOTHING`,
-		c.ID, c.ParentID, c.ContinuedFrom, c.Subagent, c.Cwd, c.Model, c.Mode, c.State,
+		c.ID, c.ParentID, c.ContinuedFrom, c.Subagent, c.Owner, c.Cwd, c.Model, c.Mode, c.State,
 		formatTime(c.CreatedAt), formatTime(c.UpdatedAt), []byte(c.Snapshot))
 	if err != nil {
 		return writeError(err)
@@ -157,15 +158,23 @@ func (s *Store) List(ctx context.Context, o ListOptions) (_ []Conversation, err 
 	if err != nil {
 		return nil, err
 	}
-	q, args := "SELECT "+columns+" FROM conversations", []any{}
+	var where []string
+	var args []any
 	switch {
 	case o.ParentID != "":
 		if err := checkID("parent_id", o.ParentID); err != nil {
 			return nil, err
 		}
-		q, args = q+" WHERE parent_id = ?", append(args, o.ParentID)
+		where, args = append(where, "parent_id = ?"), append(args, o.ParentID)
 	case !o.IncludeSubagents:
-		q += " WHERE subagent = 0"
+		where = append(where, "subagent = 0")
+	}
+	if o.Owner != "" {
+		where, args = append(where, "owner = ?"), append(args, o.Owner)
+	}
+	q := "SELECT " + columns + " FROM conversations"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	rows, err := s.reader.QueryContext(ctx, q+" ORDER BY created_at DESC, id DESC LIMIT ?", append(args, limit)...)
 	if err != nil {
@@ -242,7 +251,7 @@ func (s *Store) Messages(ctx context.Context, id string, afterSeq int64, limit i
 }
 
 // columns are the conversation columns scanConversations reads, in order.
-const columns = "id, parent_id, continued_from, subagent, cwd, model, mode, state, created_at, updated_at"
+const columns = "id, parent_id, continued_from, subagent, owner, cwd, model, mode, state, created_at, updated_at"
 
 func scanConversations(rows *sql.Rows, snapshot bool) ([]Conversation, error) {
 	defer rows.Close()
@@ -250,7 +259,7 @@ func scanConversations(rows *sql.Rows, snapshot bool) ([]Conversation, error) {
 	for rows.Next() {
 		var c Conversation
 		var created, updated string
-		dest := []any{&c.ID, &c.ParentID, &c.ContinuedFrom, &c.Subagent, &c.Cwd, &c.Model, &c.Mode, &c.State, &created, &updated}
+		dest := []any{&c.ID, &c.ParentID, &c.ContinuedFrom, &c.Subagent, &c.Owner, &c.Cwd, &c.Model, &c.Mode, &c.State, &created, &updated}
 		var snap []byte
 		if snapshot {
 			dest = append(dest, &snap)

@@ -238,18 +238,29 @@ func TestList(t *testing.T) {
 	mustCreate(t, s, conv("c-1", 1), conv("c-2", 2), sub("s-1a", "c-1", 4), sub("s-1b", "c-1", 5), sub("s-2a", "c-2", 6), cont)
 	// Two created in the same instant: the later id first.
 	mustCreate(t, s, conv("c-4a", 7), conv("c-4b", 7))
+	owned := func(id, owner string, n int) Conversation {
+		c := conv(id, n)
+		c.Owner = owner
+		return c
+	}
+	ownedSub := sub("s-5a", "c-5", 9)
+	ownedSub.Owner = "ana"
+	mustCreate(t, s, owned("c-5", "ana", 8), ownedSub, owned("c-6", "bo", 10))
 
 	for _, tc := range []struct {
 		name string
 		o    ListOptions
 		want []string
 	}{
-		{"newest first, no sub-agents (B-09b)", ListOptions{}, []string{"c-4b", "c-4a", "c-3", "c-2", "c-1"}},
-		{"with sub-agents", ListOptions{IncludeSubagents: true}, []string{"c-4b", "c-4a", "s-2a", "s-1b", "s-1a", "c-3", "c-2", "c-1"}},
+		{"newest first, no sub-agents (B-09b)", ListOptions{}, []string{"c-6", "c-5", "c-4b", "c-4a", "c-3", "c-2", "c-1"}},
+		{"with sub-agents", ListOptions{IncludeSubagents: true}, []string{"c-6", "s-5a", "c-5", "c-4b", "c-4a", "s-2a", "s-1b", "s-1a", "c-3", "c-2", "c-1"}},
 		{"a parent's sub-agents", ListOptions{ParentID: "c-1"}, []string{"s-1b", "s-1a"}},
 		{"a parent without children", ListOptions{ParentID: "c-3"}, []string{}},
-		{"limit", ListOptions{Limit: 2}, []string{"c-4b", "c-4a"}},
-		{"limit past the maximum is the maximum", ListOptions{Limit: MaxLimit + 1}, []string{"c-4b", "c-4a", "c-3", "c-2", "c-1"}},
+		{"an owner's", ListOptions{Owner: "ana"}, []string{"c-5"}},
+		{"an owner's with sub-agents", ListOptions{Owner: "ana", IncludeSubagents: true}, []string{"s-5a", "c-5"}},
+		{"an owner's children of another's parent", ListOptions{Owner: "bo", ParentID: "c-5"}, []string{}},
+		{"limit", ListOptions{Limit: 2}, []string{"c-6", "c-5"}},
+		{"limit past the maximum is the maximum", ListOptions{Limit: MaxLimit + 1}, []string{"c-6", "c-5", "c-4b", "c-4a", "c-3", "c-2", "c-1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := s.List(ctx, tc.o)
@@ -262,6 +273,9 @@ func TestList(t *testing.T) {
 			for _, c := range got {
 				if c.Snapshot != nil {
 					t.Errorf("%s: List returned a snapshot", c.ID)
+				}
+				if want := map[string]string{"c-5": "ana", "s-5a": "ana", "c-6": "bo"}[c.ID]; c.Owner != want {
+					t.Errorf("%s: owner %q, want %q", c.ID, c.Owner, want)
 				}
 				if c.ID == "c-3" && c.ContinuedFrom != "c-1" {
 					t.Errorf("c-3: continued_from %q", c.ContinuedFrom)
@@ -279,7 +293,7 @@ func TestList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"c-1", "c-2", "c-3", "s-1a", "s-1b", "s-2a", "c-4a", "c-4b"}; !slices.Equal(ids(all), want) {
+	if want := []string{"c-1", "c-2", "c-3", "s-1a", "s-1b", "s-2a", "c-4a", "c-4b", "c-5", "s-5a", "c-6"}; !slices.Equal(ids(all), want) {
 		t.Errorf("All = %v, want %v", ids(all), want)
 	}
 	for _, c := range all {

@@ -60,6 +60,13 @@ var migrations = []string{
 		created_at TEXT NOT NULL,
 		data       BLOB NOT NULL
 	) WITHOUT ROWID;`,
+
+	// 2: owner, the name of the token that created a conversation when
+	// gate serve authenticates its clients (--tokens): a listing shows each
+	// person their own conversations. '' in local mode, where everyone who
+	// can reach the socket is trusted alike.
+	`ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+	CREATE INDEX conversations_owner ON conversations (owner, subagent, created_at);`,
 }
 
 // SchemaVersion is the schema version this binary needs.

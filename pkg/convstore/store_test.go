@@ -57,7 +57,7 @@ func TestOpen(t *testing.T) {
 		{"a directory", dir, "not a regular file", nil},
 		{"another program's database", foreign, "not a conversation database: it has 1 other tables", nil},
 		{"another govkit database", auditLike, "not a conversation database: schema version 1 without a conversations table", nil},
-		{"a newer schema", newer, "schema version 99, this binary needs 1", nil},
+		{"a newer schema", newer, fmt.Sprintf("schema version 99, this binary needs %d", SchemaVersion()), nil},
 		{"not SQLite", notSQLite, "not a database", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,6 +87,9 @@ func checkConversation(c Conversation) error {
 			return err
 		}
 	}
+	if err := checkText("owner", c.Owner, false); err != nil {
+		return err
+	}
 	return checkState(c)
 }
 
