@@ -63,7 +63,7 @@ type Conversation struct {
 	Subagent      bool            `json:"subagent,omitempty"`       // not user-initiated: left out of listings (B-09b)
 	Cwd           string          `json:"cwd"`                      // fixed for the conversation's life (B-10)
 	Model         string          `json:"model"`
-	Owner         string          `json:"owner,omitempty"`          // who created it, with --tokens; a sub-agent's is its parent's
+	Owner         string          `json:"owner,omitempty"` // who created it, with --tokens; a sub-agent's is its parent's
 	Mode          string          `json:"mode"`
 	State         string          `json:"state"`
 	CreatedAt     time.Time       `json:"created_at"`
