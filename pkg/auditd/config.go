@@ -44,7 +44,7 @@ type Config struct {
 	VerifyOnStart bool
 	// Tokens authenticates bearer tokens (DESIGN §7 "Auth"). Nil is local
 	// mode: no credentials, the user named by the X-Govkit-User header,
-	// and loopback only (CheckLoopback, IsLoopbackAddr).
+	// and loopback only (CheckLoopback, servertls.IsLoopbackAddr).
 	Tokens Authenticator
 	// ApprovalTTL is how long an approval request stays pending when the
 	// request names no ttl (GOVKIT_APPROVAL_TIMEOUT; default 5m).
@@ -132,7 +132,7 @@ func (c *Config) setDefaults() {
 // network (DESIGN §7). It checks the name before binding, so that a wrong
 // --addr fails at once; "localhost" passes here because only the system's
 // resolver knows what it means, and the address bound must then pass
-// IsLoopbackAddr (DESIGN §11 "Transport").
+// servertls.IsLoopbackAddr (DESIGN §11 "Transport").
 func CheckLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

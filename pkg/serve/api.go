@@ -87,7 +87,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+PathMode, s.mode)
 	mux.HandleFunc("POST "+PathContinuation, s.continuation)
 	mux.HandleFunc("GET "+PathEvents, s.events)
-	return mux
+	return s.authenticate(mux)
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
@@ -128,7 +128,7 @@ func (s *Server) Create(ctx context.Context, in CreateInput, continuedFrom, summ
 		return StateView{}, http.StatusInternalServerError, err
 	}
 	c := conv.Machine
-	rec := convstore.Conversation{ID: c.ID, ContinuedFrom: continuedFrom, Cwd: cwd, Model: model, Mode: string(c.Mode),
+	rec := convstore.Conversation{ID: c.ID, ContinuedFrom: continuedFrom, Owner: owner(ctx), Cwd: cwd, Model: model, Mode: string(c.Mode),
 		State: string(c.State), CreatedAt: s.o.Now()}
 	if rec.Snapshot, err = s.snapshot(conv); err != nil {
 		return StateView{}, http.StatusInternalServerError, err
@@ -171,8 +171,11 @@ func (s *Server) workdir(dir string) (string, error) {
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	recs, err := s.o.Store.List(r.Context(), convstore.ListOptions{IncludeSubagents: q.Get("include_subagents") == "true",
-		ParentID: q.Get("parent_id"), Limit: maxListLimit})
+	lo := convstore.ListOptions{IncludeSubagents: q.Get("include_subagents") == "true", ParentID: q.Get("parent_id"), Limit: maxListLimit}
+	if id, ok := caller(r.Context()); ok && !seesAll(id) {
+		lo.Owner = id.Name // each person lists their own
+	}
+	recs, err := s.o.Store.List(r.Context(), lo)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "store", err.Error())
 		return
@@ -191,10 +194,11 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*driver, bool) {
 	d, ok := s.driver(r.PathValue("id"))
-	if !ok {
+	if !ok || !may(r, d.owner) {
 		writeError(w, http.StatusNotFound, "not_found", "no conversation "+r.PathValue("id"))
+		return nil, false
 	}
-	return d, ok
+	return d, true
 }
 
 func (s *Server) show(w http.ResponseWriter, r *http.Request) {

@@ -4,36 +4,71 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// Client talks to gate serve's API over loopback TCP or its Unix socket.
+// Client talks to gate serve's API over TCP (http:// on loopback, https://
+// beyond it) or its Unix socket.
 type Client struct {
-	base string
-	http *http.Client
+	base  string
+	http  *http.Client
+	token string
 }
 
-// NewClient returns a client of the server at addr: "http://127.0.0.1:8700"
-// or "unix:/path/to/gate.sock".
-func NewClient(addr string) (*Client, error) {
+// ClientOption configures a Client.
+type ClientOption func(*Client, *http.Transport)
+
+// WithToken sends a bearer token (gate serve --tokens).
+func WithToken(token string) ClientOption {
+	return func(c *Client, _ *http.Transport) { c.token = token }
+}
+
+// WithRootCAs trusts only the CAs in pool for an https:// server (nil: the
+// system's).
+func WithRootCAs(pool *x509.CertPool) ClientOption {
+	return func(_ *Client, tr *http.Transport) {
+		if pool != nil {
+			tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+		}
+	}
+}
+
+// NewClient returns a client of the server at addr: "http://127.0.0.1:8700",
+// "https://host:8700" or "unix:/path/to/gate.sock".
+func NewClient(addr string, opts ...ClientOption) (*Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	c := &Client{base: strings.TrimRight(addr, "/"), http: &http.Client{Transport: tr}}
 	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
-		tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		tr.Proxy = nil
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", path)
-		}}
-		return &Client{base: "http://gate-serve", http: &http.Client{Transport: tr}}, nil
+		}
+		c.base = "http://gate-serve"
+	} else if !strings.HasPrefix(addr, "http://") && !strings.HasPrefix(addr, "https://") {
+		return nil, fmt.Errorf("server %q is not http://HOST:PORT, https://HOST:PORT or unix:PATH", addr)
 	}
-	if !strings.HasPrefix(addr, "http://") {
-		return nil, fmt.Errorf("server %q is not http://HOST:PORT or unix:PATH", addr)
+	for _, o := range opts {
+		o(c, tr)
 	}
-	return &Client{base: strings.TrimRight(addr, "/"), http: &http.Client{}}, nil
+	return c, nil
+}
+
+// authorize adds the bearer token, if any.
+func (c *Client) authorize(req *http.Request) {
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 }
 
 // APIError is an answer other than success.
@@ -65,6 +100,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach gate serve: %w", err)
@@ -75,16 +111,23 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		return err
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
-		_ = json.Unmarshal(data, &e)
-		return &APIError{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+		return apiError(resp.StatusCode, data)
 	}
 	if out != nil {
 		return json.Unmarshal(data, out)
 	}
 	return nil
+}
+
+// apiError decodes an error answer ({"error":{"code","message"}}).
+func apiError(status int, data []byte) *APIError {
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
+		return &APIError{Status: status, Code: "http_" + strconv.Itoa(status), Message: http.StatusText(status)}
+	}
+	return &APIError{Status: status, Code: e.Error.Code, Message: e.Error.Message}
 }
 
 // Frame is one server-sent event.
@@ -100,13 +143,15 @@ func (c *Client) Watch(ctx context.Context, id string, fn func(Frame) error) err
 	if err != nil {
 		return err
 	}
+	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach gate serve: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return &APIError{Status: resp.StatusCode, Code: "stream", Message: resp.Status}
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return apiError(resp.StatusCode, data)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 64<<20)

@@ -22,6 +22,9 @@ type driver struct {
 	conv *session.Conversation
 	c    *conversation.Conversation // conv.Machine
 	rec  convstore.Conversation
+	// owner is rec.Owner, which never changes: the API's goroutines read
+	// it while the loop rewrites rec.
+	owner string
 
 	mu    sync.Mutex
 	queue []any
@@ -60,7 +63,7 @@ type inspect struct {
 }
 
 func newDriver(s *Server, c *session.Conversation, rec convstore.Conversation) *driver {
-	return &driver{s: s, conv: c, c: c.Machine, rec: rec, wake: make(chan struct{}, 1),
+	return &driver{s: s, conv: c, c: c.Machine, rec: rec, owner: rec.Owner, wake: make(chan struct{}, 1),
 		llmCancel: map[string]context.CancelFunc{}, toolCancel: map[string]context.CancelFunc{}, subTimers: map[string]*time.Timer{}}
 }
 

@@ -35,6 +35,10 @@ type Options struct {
 	// Auditd, when set, records every tool execution and mode change and
 	// turns a mode upgrade into an approval request (DESIGN §11).
 	Auditd *client.Client
+	// Tokens, when set, authenticates every API request but /health; each
+	// caller sees and acts on its own conversations (admins on all,
+	// auditors read all). Nil is local mode: loopback or a 0600 socket.
+	Tokens Authenticator
 	// WorkdirRoot, when set, is the directory every conversation's working
 	// directory must lie under.
 	WorkdirRoot string

@@ -29,7 +29,7 @@ func (d *driver) spawn(ctx context.Context, e conversation.Effect) {
 		return
 	}
 	m := c.Machine
-	rec := convstore.Conversation{ID: m.ID, ParentID: parent, Subagent: true, Cwd: m.Cwd, Model: m.Model,
+	rec := convstore.Conversation{ID: m.ID, ParentID: parent, Subagent: true, Owner: d.owner, Cwd: m.Cwd, Model: m.Model,
 		Mode: string(m.Mode), State: string(m.State), CreatedAt: s.o.Now()}
 	if rec.Snapshot, err = s.snapshot(c); err != nil {
 		fail("starting the sub-agent: " + err.Error())

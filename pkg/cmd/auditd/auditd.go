@@ -29,6 +29,7 @@ import (
 	"github.com/govkit/govkit/pkg/notify"
 	"github.com/govkit/govkit/pkg/policy"
 	"github.com/govkit/govkit/pkg/redact"
+	"github.com/govkit/govkit/pkg/servertls"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 	"github.com/govkit/govkit/pkg/stream"
@@ -421,9 +422,9 @@ func serveRun(o *ServeOptions) (err error) {
 		return err
 	}
 	// The TLS pair too: a bad one must not leave a database behind.
-	var cert *daemon.Certificate
+	var cert *servertls.Certificate
 	if o.TLSCert != "" {
-		if cert, err = daemon.LoadCertificate(o.TLSCert, o.TLSKey, time.Now()); err != nil {
+		if cert, err = servertls.LoadCertificate(o.TLSCert, o.TLSKey, time.Now()); err != nil {
 			return cli.Fail(err, "check --tls-cert and --tls-key (or GOVKIT_TLS_CERT and GOVKIT_TLS_KEY): PEM files, the key matching the certificate")
 		}
 	}
@@ -448,7 +449,7 @@ func serveRun(o *ServeOptions) (err error) {
 			WithHint("pass another --addr (or set GOVKIT_AUDITD_ADDR); port 0 picks a free one")
 	}
 	// What was bound decides, not the name (DESIGN §11 "Transport").
-	loopback := daemon.IsLoopbackAddr(ln.Addr())
+	loopback := servertls.IsLoopbackAddr(ln.Addr())
 	if err := o.checkBound(ln.Addr(), loopback, cert != nil); err != nil {
 		closeListener(sock)
 		ln.Close()

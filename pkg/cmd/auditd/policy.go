@@ -15,6 +15,7 @@ import (
 	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/policy"
+	"github.com/govkit/govkit/pkg/servertls"
 )
 
 // loadHint says what to do about a file that did not load, naming its
@@ -76,7 +77,7 @@ func describePolicy(p daemon.Policy) string {
 // governance off (seed 003 "Governance Misconfiguration Incidents"); the
 // error goes to the log and to GET /api/v1/governance. A TLS pair that does
 // not load leaves the one in use.
-func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, o *ServeOptions, srv *daemon.Server, cert *daemon.Certificate, log *syncWriter) {
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, o *ServeOptions, srv *daemon.Server, cert *servertls.Certificate, log *syncWriter) {
 	for {
 		select {
 		case <-ctx.Done():

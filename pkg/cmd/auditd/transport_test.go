@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/internal/testcert"
-	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/servertls"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -259,7 +259,7 @@ func TestReloadTLSOnHangup(t *testing.T) {
 		}
 	}
 	install(first.Cert, first.Key)
-	cert, err := daemon.LoadCertificate(certFile, keyFile, time.Now())
+	cert, err := servertls.LoadCertificate(certFile, keyFile, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

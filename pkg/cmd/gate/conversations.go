@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/serve"
 	"github.com/govkit/govkit/pkg/session/conversation"
 	"github.com/govkit/govkit/pkg/table"
@@ -33,16 +34,17 @@ func newCmdConversations(opts *Options) *cobra.Command {
 		Short: "Talk to gate serve: list, show, send, cancel, watch, mode",
 		Long: `Conversations is gate serve's command-line client, for people at a terminal:
 text on a terminal, JSON Lines when piped (-o json). --server names the
-server: http://127.0.0.1:PORT or unix:PATH (GOVKIT_SERVE).`,
+server: http://127.0.0.1:PORT, https://HOST:PORT or unix:PATH (GOVKIT_SERVE).
+A server started with --tokens needs --token (GOVKIT_TOKEN), and an https://
+one with a private CA --ca-cert (GOVKIT_CA_CERT).`,
 		Example: `  gate conversations new --cwd ~/src/app
   gate conversations send conv_1a2b 'run the tests and fix what fails' --wait
   gate conversations watch conv_1a2b
   gate conversations mode conv_1a2b downgrade`,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&o.Server, "server", "http://127.0.0.1:8700", "gate serve's `ADDRESS`: http://HOST:PORT or unix:PATH")
+	pf.StringVar(&o.Server, "server", "http://127.0.0.1:8700", "gate serve's `ADDRESS`: http://HOST:PORT, https://HOST:PORT or unix:PATH")
 	cli.SetEnvName(pf, "server", "GOVKIT_SERVE")
-	cli.AddOutputFlag(cmd, &o.Output)
 
 	var all bool
 	list := &cobra.Command{Use: "list", Short: "List conversations (not sub-agents)", Args: cobra.NoArgs,
@@ -141,7 +143,10 @@ server: http://127.0.0.1:PORT or unix:PATH (GOVKIT_SERVE).`,
 		})}
 	modeCmd.Flags().StringVar(&reason, "reason", "", "why (kept with the decision)")
 
-	cmd.AddCommand(list, create, show, send, cancel, cont, watch, modeCmd)
+	for _, c := range []*cobra.Command{list, create, show, send, cancel, cont, watch, modeCmd} {
+		cli.AddOutputFlag(c, &o.Output) // on each: the parent never runs
+		cmd.AddCommand(c)
+	}
 	return cmd
 }
 
@@ -152,7 +157,11 @@ func (o *ConversationsOptions) json() bool { return o.Output.Resolve(o.IO) == cl
 
 func (o *ConversationsOptions) wrap(fn func(context.Context, *serve.Client, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		c, err := serve.NewClient(o.Server)
+		roots, err := client.LoadCACert(o.CACert)
+		if err != nil {
+			return cli.CACertFailure(o.flags, err)
+		}
+		c, err := serve.NewClient(o.Server, serve.WithToken(o.Token), serve.WithRootCAs(roots))
 		if err != nil {
 			return cli.Failf("--server: %v", err)
 		}
@@ -170,6 +179,8 @@ func hintFor(e *serve.APIError) string {
 	switch e.Code {
 	case "AGENT_BUSY":
 		return "wait for the agent (gate conversations watch ID) or cancel it (gate conversations cancel ID)"
+	case "unauthenticated":
+		return "pass --token TOKEN (or set GOVKIT_TOKEN) with a token of gate serve's --tokens file"
 	case "not_found":
 		return "list them with 'gate conversations list'"
 	}

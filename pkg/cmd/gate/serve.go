@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -20,9 +21,11 @@ import (
 	"github.com/govkit/govkit/pkg/receiptkey"
 	"github.com/govkit/govkit/pkg/sandbox"
 	"github.com/govkit/govkit/pkg/serve"
+	"github.com/govkit/govkit/pkg/servertls"
 	"github.com/govkit/govkit/pkg/session"
 	"github.com/govkit/govkit/pkg/statedir"
 	"github.com/govkit/govkit/pkg/stream"
+	"github.com/govkit/govkit/pkg/token"
 )
 
 // ServeOptions are the flags of gate serve.
@@ -40,6 +43,13 @@ type ServeOptions struct {
 	SubagentTimeout time.Duration
 	MaxImageDim     int
 	ToolTimeout     time.Duration
+
+	// Tokens, TLSCert, TLSKey and InsecurePlaintext open the API beyond
+	// loopback, as auditd's flags of the same names do (DESIGN §11).
+	Tokens            string
+	TLSCert           string
+	TLSKey            string
+	InsecurePlaintext bool
 }
 
 func newCmdServe(opts *Options) *cobra.Command {
@@ -64,6 +74,11 @@ a crash or kill -9, every conversation is back, idle, with its history.
 
 The HTTP API listens on loopback (--listen) or a 0600 Unix socket (--socket);
 'gate conversations' is its command-line client. docs/serve.md has the API.
+With --tokens FILE (auditd's tokens file format; auditd token create) every
+request needs a bearer token, each person sees only their own conversations
+(admins all; auditors read all), and --listen may name an address beyond
+loopback, served over HTTPS (--tls-cert, --tls-key) or, behind a TLS proxy,
+with --insecure-plaintext.
 
 Exit status: 0 stopped by a signal; 3 usage, an unreachable database or a
 listener that cannot be opened.`,
@@ -82,6 +97,10 @@ listener that cannot be opened.`,
 	f.StringVar(&o.DB, "db", "", "the conversations' SQLite `FILE` (default $XDG_STATE_HOME/govkit/serve.db)")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:8700", "serve the API on loopback `ADDR`")
 	f.StringVar(&o.Socket, "socket", "", "serve the API on a 0600 Unix socket at `PATH` instead")
+	f.StringVar(&o.Tokens, "tokens", "", "authenticate clients with the tokens `FILE` (auditd token create); needed for --listen beyond loopback")
+	f.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with the PEM certificate (chain) `FILE`; needs --tls-key")
+	f.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert")
+	f.BoolVar(&o.InsecurePlaintext, "insecure-plaintext", false, "allow plain HTTP beyond loopback (tokens cross the network in the clear; behind a TLS proxy only)")
 	f.StringVar(&o.WorkdirRoot, "workdir-root", "", "conversations' working directories must lie under `DIR`")
 	f.StringVar(&o.ToolProtocol, "tool-protocol", "native", "how the model calls tools: native or envelope")
 	f.DurationVar(&o.SubagentTimeout, "subagent-timeout", 10*time.Minute, "fail a sub-agent that has not submitted a result after `DURATION`")
@@ -112,6 +131,13 @@ func (o *ServeOptions) run() error {
 	lc, err := llm.New(o.LLM, key)
 	if err != nil {
 		return cli.Failf("--llm %s: %v", o.LLM, err)
+	}
+	var tokens *token.Set
+	if o.Tokens != "" {
+		logf := func(format string, args ...any) { fmt.Fprintf(o.IO.ErrOut, "gate serve: "+format+"\n", args...) }
+		if tokens, err = token.NewSet(o.Tokens, logf, time.Now); err != nil {
+			return cli.Fail(err, "check --tokens: a tokens file made by auditd token create, mode 0600")
+		}
 	}
 	ln, err := o.listener()
 	if err != nil {
@@ -154,6 +180,9 @@ func (o *ServeOptions) run() error {
 		so.Auditd = c
 		so.Tools.Client = c
 	}
+	if tokens != nil {
+		so.Tokens = tokens
+	}
 	srv, err := serve.New(so)
 	if err != nil {
 		return cli.Failf("%v", err)
@@ -179,27 +208,53 @@ func (o *ServeOptions) run() error {
 	}
 }
 
-// listener is loopback TCP or a 0600 Unix socket: the API has no tokens
-// of its own, so it is never reachable from another machine.
+// listener is a 0600 Unix socket, loopback TCP, or, with --tokens, TCP
+// beyond loopback over TLS (or plain behind a proxy, when asked): the API
+// runs tools on this machine, so no one unauthenticated reaches it from
+// another (DESIGN §11 "Transport", as auditd).
 func (o *ServeOptions) listener() (net.Listener, error) {
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return nil, cli.Failf("--tls-cert and --tls-key go together").
+			WithHint("pass both PEM files, or neither to serve plain HTTP on loopback")
+	}
 	if o.Socket != "" {
+		if o.TLSCert != "" {
+			return nil, cli.Failf("--tls-cert is for --listen, not --socket").WithHint("the socket is 0600: leave out --tls-cert and --tls-key")
+		}
 		l, err := stream.Listen(o.Socket)
 		if err != nil {
 			return nil, cli.Failf("--socket %v", err)
 		}
 		return l, nil
 	}
-	host, _, err := net.SplitHostPort(o.Listen)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
 		return nil, cli.Failf("--listen %s: %v", o.Listen, err).WithHint("pass --listen 127.0.0.1:PORT")
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, cli.Failf("--listen %s: not a loopback address", o.Listen).
-			WithHint("gate serve's API runs tools on this machine: listen on 127.0.0.1, or on a --socket, and put an authenticating proxy in front for others")
+	var cert *servertls.Certificate
+	if o.TLSCert != "" {
+		var err error
+		if cert, err = servertls.LoadCertificate(o.TLSCert, o.TLSKey, time.Now()); err != nil {
+			return nil, cli.Fail(err, "check --tls-cert and --tls-key: PEM files, the key matching the certificate")
+		}
 	}
 	l, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return nil, cli.Failf("--listen %v", err)
+	}
+	// What was bound decides, not the name.
+	switch {
+	case servertls.IsLoopbackAddr(l.Addr()):
+	case o.Tokens == "":
+		l.Close()
+		return nil, cli.Failf("--listen %s is bound to %s, which is not loopback; without --tokens gate serve authenticates no one", o.Listen, l.Addr()).
+			WithHint("listen on 127.0.0.1:PORT or a --socket, or authenticate clients with --tokens FILE and serve HTTPS with --tls-cert and --tls-key")
+	case cert == nil && !o.InsecurePlaintext:
+		l.Close()
+		return nil, cli.Failf("--listen %s is beyond loopback over plain HTTP: bearer tokens would cross the network in the clear", o.Listen).
+			WithHint("pass --tls-cert FILE and --tls-key FILE; behind a TLS proxy, pass --insecure-plaintext")
+	}
+	if cert != nil {
+		l = tls.NewListener(l, cert.TLSConfig())
 	}
 	return l, nil
 }

@@ -1,4 +1,7 @@
-package auditd
+// Package servertls is the transport of govkit's daemons (auditd, gate
+// serve): their TLS certificate, reloadable, and the rule of which
+// listener address counts as loopback (DESIGN §11 "Transport").
+package servertls
 
 import (
 	"crypto/tls"
@@ -18,8 +21,8 @@ import (
 // certificates is a few KiB.
 const maxPEMFile = 1 << 20
 
-// Certificate is auditd's TLS certificate and private key, read from two
-// PEM files (auditd --tls-cert, --tls-key; DESIGN §11 "Transport"). Reload
+// Certificate is a daemon's TLS certificate and private key, read from two
+// PEM files (--tls-cert, --tls-key; DESIGN §11 "Transport"). Reload
 // reads them again (SIGHUP) and the next handshake uses the new pair, so a
 // renewed certificate needs no restart; connections already open keep
 // theirs.
@@ -86,7 +89,7 @@ func (c *Certificate) Names() []string {
 	return names
 }
 
-// TLSConfig is auditd's server configuration: TLS 1.2 at least (Go
+// TLSConfig is the daemons' server configuration: TLS 1.2 at least (Go
 // negotiates 1.3 whenever the client offers it, with Go's default cipher
 // suites, all forward-secret AEADs for 1.2), HTTP/1.1, and the certificate
 // read at each handshake so that Reload takes effect at once.
@@ -101,7 +104,7 @@ func (c *Certificate) TLSConfig() *tls.Config {
 }
 
 // readPEMFile reads a regular file of at most maxPEMFile bytes: a FIFO or
-// a device named by mistake must not hang or flood auditd at start
+// a device named by mistake must not hang or flood a daemon at start
 // (O_NONBLOCK: opening a FIFO would otherwise wait for a writer).
 func readPEMFile(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -131,7 +134,7 @@ func readPEMFile(path string) ([]byte, error) {
 }
 
 // IsLoopbackAddr reports whether a listener's address is on the loopback
-// interface. Local mode (no tokens file) asks it of the address auditd
+// interface. Local mode (no tokens file) asks it of the address the daemon
 // actually bound, not of the name it was given: "localhost" is whatever
 // /etc/hosts says, and a remapped one must not open an unauthenticated
 // listener on another interface (DESIGN §11 "Transport", issue 13). The

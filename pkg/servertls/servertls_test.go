@@ -1,4 +1,4 @@
-package auditd_test
+package servertls_test
 
 import (
 	"crypto/tls"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/internal/testcert"
-	"github.com/govkit/govkit/pkg/auditd"
+	"github.com/govkit/govkit/pkg/servertls"
 )
 
 func writeCert(t *testing.T, o testcert.Options) testcert.Files {
@@ -43,7 +43,7 @@ func TestLoadCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c, err := auditd.LoadCertificate(good.Cert, good.Key, time.Now())
+	c, err := servertls.LoadCertificate(good.Cert, good.Key, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestLoadCertificate(t *testing.T) {
 		{"expired", expired.Cert, expired.Key, "TLS certificate " + expired.Cert + " expired at "},
 		{"not yet valid", future.Cert, future.Key, " is not valid before "},
 	} {
-		_, err := auditd.LoadCertificate(tc.cert, tc.key, time.Now())
+		_, err := servertls.LoadCertificate(tc.cert, tc.key, time.Now())
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s: error %v, want it to contain %q", tc.name, err, tc.msg)
 			continue
@@ -95,7 +95,7 @@ func TestCertificateReload(t *testing.T) {
 		}
 	}
 	install(first)
-	c, err := auditd.LoadCertificate(cert, key, time.Now())
+	c, err := servertls.LoadCertificate(cert, key, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestIsLoopbackAddr(t *testing.T) {
 		{&net.TCPAddr{IP: net.ParseIP("::ffff:10.0.0.1")}, false},
 		{&net.UnixAddr{Name: "/tmp/s", Net: "unix"}, false},
 	} {
-		if got := auditd.IsLoopbackAddr(tc.addr); got != tc.want {
+		if got := servertls.IsLoopbackAddr(tc.addr); got != tc.want {
 			t.Errorf("%v: %t, want %t", tc.addr, got, tc.want)
 		}
 	}
