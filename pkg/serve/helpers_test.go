@@ -119,3 +119,38 @@ func fileExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
+
+// watch follows a conversation's event stream until the test ends; the
+// frames arrive on the channel, which closes when the stream ends. The
+// stream is attached once its first frame (the state) has arrived.
+func (r *rig) watch(id string) <-chan serve.Frame {
+	r.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan serve.Frame, 1024)
+	done := make(chan struct{})
+	r.t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		defer close(ch)
+		_ = r.c.Watch(ctx, id, func(f serve.Frame) error {
+			ch <- f
+			return nil
+		})
+	}()
+	return ch
+}
+
+// next is the next frame, or a failure after a generous timeout.
+func next(t *testing.T, ch <-chan serve.Frame) serve.Frame {
+	t.Helper()
+	select {
+	case f, ok := <-ch:
+		if !ok {
+			t.Fatal("the event stream ended")
+		}
+		return f
+	case <-time.After(20 * time.Second):
+		t.Fatal("no event on the stream")
+	}
+	return serve.Frame{}
+}
