@@ -313,3 +313,36 @@ func TestExecutorRefusesStaleGeneration(t *testing.T) {
 		t.Errorf("after the stale call: %s generation %d\n%s", v.State, v.Generation, texts(v.Messages))
 	}
 }
+
+// A cancel while the upgrade waits withdraws the request in auditd; an
+// approval that comes later upgrades nothing (B-15c: nothing but a
+// decision on a pending request upgrades).
+func TestModeUpgradeCancelWithdraws(t *testing.T) {
+	needLandlock(t)
+	g := startGoverned(t)
+	r := newRigWith(t, func(o *serve.Options) { o.Auditd = g.serve },
+		llmfake.Step{ToolCalls: []llmfake.FakeCall{{ID: "up", Name: "request_mode_upgrade", Args: args(map[string]string{"reason": "write access"})}}})
+	c := r.create("")
+	if err := r.send(c.ID, "ask for more"); err != nil {
+		t.Fatal(err)
+	}
+	id := awaitApproval(t, r, c.ID)
+	if err := r.post(serve.PathCancel, c.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	v := r.waitState(c.ID, conversation.Idle)
+	ctx := context.Background()
+	waitFor(t, "the approval request withdrawn", func() bool {
+		req, err := g.bob.Approval(ctx, id)
+		return err == nil && req.Status == approval.Cancelled
+	})
+	if _, err := g.bob.Approve(ctx, id, "too late"); clientCode(err) != approval.RefusedNotPending {
+		t.Errorf("approving a withdrawn request: %v", err)
+	}
+	if v = r.show(c.ID); v.Mode != conversation.Restricted || v.Generation != 1 || v.State != conversation.Idle {
+		t.Errorf("after the cancel and a late approval: %s %s generation %d", v.State, v.Mode, v.Generation)
+	}
+	if m, _ := toolResult(v.Messages, "request_mode_upgrade"); !m.IsError || !strings.Contains(m.Text, conversation.CodeCancelled) {
+		t.Errorf("the upgrade's result: %+v", m)
+	}
+}
