@@ -16,7 +16,7 @@ import (
 // subagentTimeout is short, so that the sub-agent that never submits
 // times out quickly; it still leaves room for three sub-agents to start
 // on a loaded machine.
-const subagentTimeout = 500 * time.Millisecond
+const subagentTimeout = time.Second
 
 // Three sub-agents run in parallel: the first to ask the model hangs and
 // never calls submit_result, yet the other two reach the model while it
