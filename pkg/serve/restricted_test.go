@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -220,5 +221,21 @@ func TestDowngradeRestrictsBash(t *testing.T) {
 	}
 	if got := texts(v.Messages); !strings.Contains(got, "The user switched to restricted mode.") {
 		t.Errorf("no mode notice:\n%s", got)
+	}
+	// The tools offered are the same, byte for byte, in every mode
+	// (B-17b): restricted, unrestricted, restricted again.
+	reqs := r.fake.Requests()
+	var tools []string
+	for _, i := range []int{0, 1, 3} {
+		var w struct {
+			Tools json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(reqs[i], &w); err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, string(w.Tools))
+	}
+	if tools[0] == "" || tools[0] != tools[1] || tools[1] != tools[2] {
+		t.Errorf("the tools changed with the mode:\n%s\n%s\n%s", tools[0], tools[1], tools[2])
 	}
 }
