@@ -75,11 +75,25 @@ func (d *driver) requestModeApproval(ctx context.Context, e conversation.Effect)
 				d.post(conversation.Event{Type: conversation.EvModeDecision, Approved: true, ApprovalID: r.ID, Reason: "approved in auditd"})
 			default:
 				d.post(conversation.Event{Type: conversation.EvModeDecision, Approved: false, ApprovalID: r.ID,
-					Reason: "the approval request was " + string(r.Status)})
+					Reason: "the approval request was " + string(r.Status) + denial(r)})
 			}
 			return
 		}
 	}()
+}
+
+// denial is who denied the request and why, for the agent: the reason
+// is what tells it what to do instead (B-15b).
+func denial(r approval.Request) string {
+	for _, v := range r.Votes {
+		if v.Decision == approval.Deny {
+			if v.Reason == "" {
+				return " by " + v.By
+			}
+			return " by " + v.By + ": " + v.Reason
+		}
+	}
+	return ""
 }
 
 // withdrawApproval stops waiting on the upgrade's approval and withdraws

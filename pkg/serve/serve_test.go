@@ -37,13 +37,25 @@ type rig struct {
 	http *httptest.Server
 	c    *serve.Client
 	dir  string
+	// store is the server's store, for what the API does not show (the
+	// stored message rows).
+	store *convstore.Store
+	// edit, when set, changes the server's options at every start (an
+	// auditd, a context window table, a sub-agent timeout).
+	edit func(*serve.Options)
 
 	closeStore func() error
 }
 
 func newRig(t *testing.T, steps ...llmfake.Step) *rig {
 	t.Helper()
-	r := &rig{t: t, fake: llmfake.Start(t, steps), db: filepath.Join(t.TempDir(), "serve.db"), dir: t.TempDir()}
+	return newRigWith(t, nil, steps...)
+}
+
+// newRigWith is newRig with edit applied to the server's options.
+func newRigWith(t *testing.T, edit func(*serve.Options), steps ...llmfake.Step) *rig {
+	t.Helper()
+	r := &rig{t: t, fake: llmfake.Start(t, steps), db: filepath.Join(t.TempDir(), "serve.db"), dir: t.TempDir(), edit: edit}
 	r.start()
 	t.Cleanup(r.stop)
 	return r
@@ -60,9 +72,13 @@ func (r *rig) start() {
 		r.t.Fatal(err)
 	}
 	landlock := sandbox.Probe().Check(sandbox.Isolated) == nil
-	r.srv, err = serve.New(serve.Options{Store: st, LLM: lc, Model: "test-model", Tools: &convtools.Runner{},
+	o := serve.Options{Store: st, LLM: lc, Model: "test-model", Tools: &convtools.Runner{},
 		Session: session.Options{ReceiptKey: []byte("0123456789abcdef0123456789abcdef")}, LandlockAvailable: landlock,
-		SubagentTimeout: 5 * time.Second})
+		SubagentTimeout: 5 * time.Second}
+	if r.edit != nil {
+		r.edit(&o)
+	}
+	r.srv, err = serve.New(o)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -70,7 +86,7 @@ func (r *rig) start() {
 	if r.c, err = serve.NewClient(r.http.URL); err != nil {
 		r.t.Fatal(err)
 	}
-	r.closeStore = st.Close
+	r.store, r.closeStore = st, st.Close
 }
 
 func (r *rig) stop() {
