@@ -97,7 +97,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	c, status, err := s.Create(r.Context(), in, "", "")
 	if err != nil {
-		writeError(w, status, "invalid_input", err.Error())
+		code := "invalid_input"
+		if status == http.StatusForbidden {
+			code = "approval_required"
+		}
+		writeError(w, status, code, err.Error())
 		return
 	}
 	writeJSON(w, http.StatusCreated, c)
@@ -114,16 +118,21 @@ func (s *Server) Create(ctx context.Context, in CreateInput, continuedFrom, summ
 	if model == "" {
 		model = s.o.Model
 	}
-	landlock := s.o.LandlockAvailable
+	unrestricted := false
 	switch in.Mode {
 	case "", string(conversation.Restricted):
 	case string(conversation.Unrestricted):
-		landlock = false // asked to start unrestricted
+		// With auditd an upgrade is a person's approval there (B-15): a
+		// caller may not skip it by asking for unrestricted up front.
+		if s.o.Auditd != nil && s.o.LandlockAvailable {
+			return StateView{}, http.StatusForbidden, errors.New("mode: unrestricted at creation is refused where auditd governs mode upgrades; create the conversation restricted, and the agent asks with request_mode_upgrade, which a person approves in auditd")
+		}
+		unrestricted = true
 	default:
 		return StateView{}, http.StatusBadRequest, fmt.Errorf("mode: %q is not restricted or unrestricted", in.Mode)
 	}
 	conv, effs, err := s.newConversation(conversation.Config{ID: newID("conv"), Cwd: cwd, Model: model,
-		LandlockAvailable: landlock, ContinuedFrom: continuedFrom, Summary: summary})
+		LandlockAvailable: s.o.LandlockAvailable, Unrestricted: unrestricted, ContinuedFrom: continuedFrom, Summary: summary})
 	if err != nil {
 		return StateView{}, http.StatusInternalServerError, err
 	}

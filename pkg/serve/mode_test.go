@@ -346,3 +346,30 @@ func TestModeUpgradeCancelWithdraws(t *testing.T) {
 		t.Errorf("the upgrade's result: %+v", m)
 	}
 }
+
+// TestCreateUnrestricted: a person may start a conversation unrestricted
+// where auditd does not govern upgrades; it is honest about why and can be
+// downgraded (B-16). Where auditd governs them, asking for unrestricted up
+// front is refused: the upgrade is a person's approval there, not a field
+// of the create request.
+func TestCreateUnrestricted(t *testing.T) {
+	needLandlock(t)
+	r := newRig(t)
+	c := r.create("unrestricted")
+	v := r.show(c.ID)
+	if v.Mode != conversation.Unrestricted || strings.Contains(texts(v.Messages), "not available") {
+		t.Fatalf("created unrestricted: %s\n%s", v.Mode, texts(v.Messages))
+	}
+	if err := r.post(serve.PathMode, c.ID, serve.ModeInput{Action: "downgrade"}); err != nil {
+		t.Fatal(err)
+	}
+	if v = r.show(c.ID); v.Mode != conversation.Restricted {
+		t.Errorf("after a downgrade: %s", v.Mode)
+	}
+
+	g := startGoverned(t)
+	gr := newRigWith(t, func(o *serve.Options) { o.Auditd = g.serve })
+	var out serve.StateView
+	err := gr.c.Do(context.Background(), http.MethodPost, serve.PathConversations, serve.CreateInput{Cwd: gr.dir, Mode: "unrestricted"}, &out)
+	apiError(t, err, http.StatusForbidden, "approval_required")
+}

@@ -52,8 +52,13 @@ type Config struct {
 	// LandlockAvailable: restricted mode exists only where it is enforced
 	// (B-14a).
 	LandlockAvailable bool
-	Summary           string // B-21: the summary a continued conversation starts from
-	MaxRetries        int    // 0: DefaultMaxRetries
+	// Unrestricted starts a conversation unrestricted where restricted mode
+	// exists: the person creating it chose so (the executor decides who
+	// may). A sub-agent ignores it: always restricted where Landlock works
+	// (B-18).
+	Unrestricted bool
+	Summary      string // B-21: the summary a continued conversation starts from
+	MaxRetries   int    // 0: DefaultMaxRetries
 	// ToolKinds maps the executor's tool names to read|search|write; nil:
 	// DefaultToolKinds. A tool not listed is a write (seed 000).
 	ToolKinds map[string]string
@@ -142,15 +147,22 @@ func New(cfg Config) (*Conversation, []Effect) {
 	sort.Strings(c.Sandboxed)
 
 	t := begin(c, cfg.At)
-	if cfg.LandlockAvailable {
+	notice := ""
+	switch {
+	case cfg.LandlockAvailable && (cfg.Subagent || !cfg.Unrestricted):
 		c.Mode = Restricted
-	} else {
+		notice = modeNotice(c.Mode, true, "")
+	case cfg.LandlockAvailable:
+		c.Mode = Unrestricted
+		notice = "Mode: unrestricted, as the user chose when creating this conversation. Tools have full capabilities, still subject to policy and approvals."
+	default:
 		c.Mode = Unrestricted
 		t.emit(Effect{Type: EfNotify, Kind: NotifyModeUnavailable,
 			Text: "Landlock is not available on this host (Linux 5.13 or later is needed): only unrestricted mode exists, and tools run with full capabilities"})
+		notice = modeNotice(c.Mode, false, "")
 	}
 	t.changed()
-	t.system(KindMode, modeNotice(c.Mode, c.LandlockAvailable, ""))
+	t.system(KindMode, notice)
 	if cfg.Subagent {
 		t.system(KindSubagent, "You are a sub-agent working on one task for a parent conversation. "+
 			"You cannot spawn sub-agents or change your mode. When you are done, call submit_result with your result: that is the only way to finish.")

@@ -522,6 +522,24 @@ var rows = []struct {
 		if u.eff[0].Type != EfError || u.c.Mode != Unrestricted {
 			t.Fatal("downgraded without Landlock")
 		}
+		// Started unrestricted by choice where Landlock works: no claim that
+		// Landlock is missing, and a downgrade works (B-16).
+		cfg = parentCfg()
+		cfg.Unrestricted = true
+		c := start(t, cfg)
+		if c.c.Mode != Unrestricted || find(c.eff, EfNotify) != nil || strings.Contains(c.c.Messages[0].Text, "not available") {
+			t.Fatalf("unrestricted by choice: %s %v %q", c.c.Mode, types(c.eff), c.c.Messages[0].Text)
+		}
+		c.do(Event{Type: EvModeDowngrade})
+		if c.c.Mode != Restricted {
+			t.Fatalf("downgrade of a conversation started unrestricted: %s", c.c.Mode)
+		}
+		// A sub-agent ignores the choice (B-18).
+		sc := subCfg()
+		sc.Unrestricted = true
+		if s := start(t, sc); s.c.Mode != Restricted {
+			t.Fatal("a sub-agent started unrestricted")
+		}
 	}},
 	{"B-14b restricted: bash sandboxed, patch and unknown tools refused", func(t *testing.T) {
 		h := start(t, parentCfg())
