@@ -37,6 +37,8 @@ type rig struct {
 	http *httptest.Server
 	c    *serve.Client
 	dir  string
+	// envelope runs the server with --tool-protocol envelope.
+	envelope bool
 
 	closeStore func() error
 }
@@ -62,7 +64,7 @@ func (r *rig) start() {
 	landlock := sandbox.Probe().Check(sandbox.Isolated) == nil
 	r.srv, err = serve.New(serve.Options{Store: st, LLM: lc, Model: "test-model", Tools: &convtools.Runner{},
 		Session: session.Options{ReceiptKey: []byte("0123456789abcdef0123456789abcdef")}, LandlockAvailable: landlock,
-		SubagentTimeout: 5 * time.Second})
+		SubagentTimeout: 5 * time.Second, EnvelopeProtocol: r.envelope})
 	if err != nil {
 		r.t.Fatal(err)
 	}
