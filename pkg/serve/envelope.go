@@ -102,11 +102,16 @@ func (s *Server) envelopeRequest(ctx context.Context, c *conversation.Conversati
 	if turn.step == stepAnswer {
 		// Not stored: the history ends with the model's final decision,
 		// and a chat template wants the user to speak next.
-		req.Messages = appendMerged(req.Messages, llm.Message{Role: "user", Content: "Write your answer to the user now, in plain text: no JSON, no tool call."})
+		req.Messages = appendMerged(req.Messages, llm.Message{Role: "user", Content: answerPrompt})
 	}
 	req.ResponseFormat = turn.format()
 	return req, turn.event, nil
 }
+
+// answerPrompt asks for the answer after a final decision. It is not
+// stored: envelopeMessages puts it back between a final decision and the
+// answer that followed, as the model saw it.
+const answerPrompt = "Write your answer to the user now, in plain text: no JSON, no tool call."
 
 // stepOf reads the step from the history: the turn starts after the last
 // user message that is not a rejection (a person's message, a sub-agent's
@@ -353,9 +358,13 @@ Tools:
 // assistant alternate.
 func (s *Server) envelopeMessages(ctx context.Context, system string, hist []conversation.Message) ([]llm.Message, error) {
 	out := []llm.Message{{Role: "system", Content: system}}
-	lead := true
+	lead, final := true, false
 	for _, m := range hist {
 		lm := llm.Message{Role: m.Role, Content: m.Text}
+		if final && m.Role == conversation.RoleAssistant {
+			out = appendMerged(out, llm.Message{Role: "user", Content: answerPrompt})
+		}
+		final = m.Role == conversation.RoleAssistant && m.Kind == "" && len(m.ToolCalls) == 0 && finalDecision(m.Text)
 		switch m.Role {
 		case conversation.RoleSystem:
 			if lead {

@@ -96,7 +96,8 @@ func TestEnvelopeToolCall(t *testing.T) {
 	r := newEnvelopeRig(t,
 		llmfake.Step{Text: `{"tool":"bash","args":{"command":"echo hi"},"nonce":"{{nonce}}"}`},
 		llmfake.Step{Text: `<think>done</think>{"action":"final","nonce":"{{nonce}}"}`},
-		llmfake.Step{Text: "It printed hi."})
+		llmfake.Step{Text: "It printed hi."},
+		llmfake.Step{Text: "Bye."})
 	c := r.create("unrestricted")
 	if err := r.send(c.ID, "say hi"); err != nil {
 		t.Fatal(err)
@@ -118,9 +119,18 @@ func TestEnvelopeToolCall(t *testing.T) {
 		t.Fatalf("the tool call: %+v\n%s", call, got)
 	}
 
+	// A second turn: its request holds the first turn as the model saw it.
+	if err := r.send(c.ID, "bye"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(c.ID, conversation.Idle)
+
 	reqs := sent(t, r)
-	if len(reqs) != 3 {
+	if len(reqs) != 4 {
 		t.Fatalf("%d requests", len(reqs))
+	}
+	if n := len(reqs[3].messages); n != 8 || !strings.Contains(reqs[3].raw, "plain text: no JSON, no tool call.\"},{\"role\":\"assistant\",\"content\":\"It printed hi.") {
+		t.Errorf("the second turn's request (%d messages): %s", n, reqs[3].raw)
 	}
 	seen := map[string]bool{}
 	for i, q := range reqs {
@@ -137,7 +147,7 @@ func TestEnvelopeToolCall(t *testing.T) {
 				t.Errorf("request %d: the prompt does not describe %s", i+1, tool)
 			}
 		}
-		if i < 2 {
+		if i != 2 {
 			if len(q.nonce) != 32 || seen[q.nonce] || !strings.Contains(q.schema, `"const":"`+q.nonce+`"`) || !strings.Contains(q.system(), "TOOL_NONCE: "+q.nonce+"\n") {
 				t.Errorf("request %d: nonce %q, schema %s", i+1, q.nonce, q.schema)
 			}
