@@ -149,3 +149,52 @@ func TestEnvelopeMessages(t *testing.T) {
 		t.Errorf("got %s", g)
 	}
 }
+
+// Whatever the model writes, a tool runs only from one envelope with this
+// request's nonce, for a registered tool, with args that are a JSON object;
+// everything else is a rejection with a seed 002 code, or plain text.
+func FuzzEnvelopeEvent(f *testing.F) {
+	const nonce = "0123456789abcdef0123456789abcdef"
+	for _, s := range []string{
+		`{"tool":"bash","args":{"command":"ls"},"nonce":"` + nonce + `"}`,
+		`{"action":"tool","tool":"read_file","args":{"path":"a"},"nonce":"` + nonce + `"}`,
+		`{"action":"final","nonce":"` + nonce + `"}`,
+		`<think>x</think>{"tool":"search","args":{"query":"q"},"nonce":"` + nonce + `"}`,
+		`{"tool":"bash","args":{},"nonce":"x"} {"tool":"bash"}`,
+		"plain answer", "bash(ls)", "```json\n{}\n```", "",
+	} {
+		for step := 0; step < 3; step++ {
+			f.Add(s, uint8(step))
+		}
+	}
+	schema, err := envelopeSchema(tools(&conversation.Conversation{}))
+	if err != nil {
+		f.Fatal(err)
+	}
+	codes := map[string]bool{envelope.InvalidFormat: true, envelope.UnknownTool: true, envelope.InvalidArgs: true, envelope.Multiple: true, envelope.NonceInvalid: true}
+	f.Fuzz(func(t *testing.T, text string, step uint8) {
+		turn := &envelopeTurn{step: envelopeStep(step % 3), nonce: nonce, schema: schema}
+		if turn.step == stepAnswer {
+			turn.nonce = ""
+		}
+		ev := turn.event("c/llm/1", llm.Response{Text: text, EndTurn: true})
+		switch ev.Type {
+		case conversation.EvLLMRejected:
+			if !codes[ev.Code] || len(ev.Text) > maxRejectedReply+len(" …[cut]") || len(ev.ToolCalls) > 0 {
+				t.Fatalf("rejection %+v", ev)
+			}
+		case conversation.EvLLMResponse:
+			if len(ev.ToolCalls) == 0 {
+				return
+			}
+			tc := ev.ToolCalls[0]
+			var args map[string]any
+			if len(ev.ToolCalls) != 1 || turn.step == stepAnswer || !strings.Contains(text, nonce) || !schema.Has(tc.Name) ||
+				json.Unmarshal(tc.Args, &args) != nil || args == nil || tc.ID != "c/llm/1/call" || ev.EndTurn {
+				t.Fatalf("call %+v from %q", ev, text)
+			}
+		default:
+			t.Fatalf("event %s", ev.Type)
+		}
+	})
+}

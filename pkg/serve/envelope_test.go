@@ -370,3 +370,27 @@ func waitServed(r *rig, n int) bool {
 	}
 	return true
 }
+
+// A sub-agent speaks the envelope too: spawn_agents and submit_result are
+// envelope calls, checked against each conversation's own registry.
+func TestEnvelopeSubagent(t *testing.T) {
+	r := newEnvelopeRig(t,
+		llmfake.Step{Text: `{"tool":"spawn_agents","args":{"tasks":[{"task":"count the files"}]},"nonce":"{{nonce}}"}`},
+		llmfake.Step{Text: `{"tool":"submit_result","args":{"result":"three files"},"nonce":"{{nonce}}"}`},
+		llmfake.Step{Text: `{"action":"final","nonce":"{{nonce}}"}`},
+		llmfake.Step{Text: "The sub-agent found three files."})
+	c := r.create("")
+	if err := r.send(c.ID, "delegate"); err != nil {
+		t.Fatal(err)
+	}
+	v := r.waitState(c.ID, conversation.Idle)
+	got := texts(v.Messages)
+	if !strings.Contains(got, "three files") || !strings.Contains(got, "assistant:::The sub-agent found three files.") || strings.Contains(got, conversation.KindRejection) {
+		t.Fatalf("messages:\n%s", got)
+	}
+	reqs := sent(t, r)
+	if len(reqs) != 4 || !strings.Contains(reqs[1].schema, `"const":"submit_result"`) || strings.Contains(reqs[1].schema, `"const":"spawn_agents"`) ||
+		strings.Contains(reqs[0].schema, `"const":"submit_result"`) {
+		t.Errorf("the sub-agent's registry: %s", reqs[1].schema)
+	}
+}
