@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +24,7 @@ import (
 type Step struct {
 	Status       int           `json:"status,omitempty"` // 0: 200; otherwise an OpenAI-shaped error body (429, 503, 401, …)
 	Error        string        `json:"error,omitempty"`  // the error's message; default: one naming the status
-	Text         string        `json:"text,omitempty"`
+	Text         string        `json:"text,omitempty"`   // {{nonce}} in it: the request's tool-call nonce (RequestNonce)
 	ToolCalls    []FakeCall    `json:"tool_calls,omitempty"`
 	FinishReason string        `json:"finish_reason,omitempty"` // default: tool_calls with calls, stop without
 	Usage        *Usage        `json:"usage,omitempty"`         // default: estimated from the request and text sizes
@@ -338,6 +339,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		writeError(w, step.Status, kind, msg)
 	default:
+		if strings.Contains(step.Text, NoncePlaceholder) {
+			step.Text = strings.ReplaceAll(step.Text, NoncePlaceholder, RequestNonce(body))
+		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(completion(step, n+1, model, len(body)))
 	}
@@ -432,6 +436,75 @@ func completion(step Step, n int, model string, requestBytes int) map[string]any
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
 		"usage":   usage,
 	}
+}
+
+// NoncePlaceholder in a step's text is replaced by RequestNonce.
+const NoncePlaceholder = "{{nonce}}"
+
+// RequestNonce is the tool-call nonce of a request under seed 002's
+// envelope protocol: the "const" of a "nonce" property in its
+// response_format's schema, else the value of the last "TOOL_NONCE: " line
+// of its messages; "" when it has neither.
+func RequestNonce(body []byte) string {
+	var req struct {
+		ResponseFormat *struct {
+			JSONSchema *struct {
+				Schema any `json:"schema"`
+			} `json:"json_schema"`
+		} `json:"response_format"`
+		Messages []struct {
+			Content any `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return ""
+	}
+	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil {
+		if n := schemaNonce(rf.JSONSchema.Schema); n != "" {
+			return n
+		}
+	}
+	nonce := ""
+	for _, m := range req.Messages {
+		text, _ := m.Content.(string)
+		for _, line := range strings.Split(text, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "TOOL_NONCE: "); ok {
+				nonce = strings.TrimSpace(v)
+			}
+		}
+	}
+	return nonce
+}
+
+// schemaNonce finds properties.nonce.const anywhere in a JSON Schema.
+func schemaNonce(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		if props, ok := x["properties"].(map[string]any); ok {
+			if n, ok := props["nonce"].(map[string]any); ok {
+				if c, ok := n["const"].(string); ok {
+					return c
+				}
+			}
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if n := schemaNonce(x[k]); n != "" {
+				return n
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if n := schemaNonce(e); n != "" {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // checkRequest is the shape a real server insists on, lightly: a model,

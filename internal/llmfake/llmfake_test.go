@@ -299,3 +299,31 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("Requests() = %s", reqs)
 	}
 }
+
+// {{nonce}} answers with the request's envelope nonce: the const its
+// response_format pins, else its TOOL_NONCE line.
+func TestRequestNonce(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{"schema const", `{"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"oneOf":[{"properties":{"nonce":{"const":"abc"}}}]}}}}`, "abc"},
+		{"prompt line", `{"messages":[{"role":"system","content":"x\nTOOL_NONCE: n1\n"},{"role":"user","content":"TOOL_NONCE: n2"}]}`, "n2"},
+		{"schema first", `{"response_format":{"json_schema":{"schema":{"properties":{"nonce":{"const":"s"}}}}},"messages":[{"role":"system","content":"TOOL_NONCE: p"}]}`, "s"},
+		{"none", `{"messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"not json", `nope`, ""},
+	}
+	for _, tt := range tests {
+		if got := RequestNonce([]byte(tt.body)); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	s := Start(t, []Step{{Text: `{"nonce":"{{nonce}}"}`}})
+	req := llm.Request{Model: "m", Messages: []llm.Message{{Role: "user", Content: "hi"}},
+		ResponseFormat: llm.EnvelopeFormat("t", json.RawMessage(`{"type":"object","properties":{"nonce":{"const":"deadbeef"}}}`))}
+	resp, err := newClient(t, s).Complete(context.Background(), req)
+	if err != nil || resp.Text != `{"nonce":"deadbeef"}` {
+		t.Fatalf("%q, %v", resp.Text, err)
+	}
+}

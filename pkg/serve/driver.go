@@ -259,7 +259,7 @@ func (d *driver) persist(ctx context.Context, msgs []conversation.Message) error
 // answer comes back as an event carrying the request id, so that an
 // answer to a cancelled request is recognised as stale (REQ-BED-005).
 func (d *driver) callLLM(ctx context.Context, e conversation.Effect) {
-	req, err := d.s.llmRequest(ctx, d.c, e.Tools)
+	req, answer, err := d.s.request(ctx, d.c, e.Tools)
 	id := e.RequestID
 	if err != nil {
 		d.post(conversation.Event{Type: conversation.EvLLMError, RequestID: id, Error: err.Error()})
@@ -283,7 +283,7 @@ func (d *driver) callLLM(ctx context.Context, e conversation.Effect) {
 			d.post(ev)
 			return
 		}
-		d.post(llmEvent(id, resp))
+		d.post(answer(id, resp))
 	}()
 }
 

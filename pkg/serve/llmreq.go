@@ -10,6 +10,17 @@ import (
 	"github.com/govkit/govkit/pkg/session/conversation"
 )
 
+// request is the conversation's next LLM request and the function that
+// turns the answer into the machine's event: native tool calling, or seed
+// 002's text envelope (Options.EnvelopeProtocol, envelope.go).
+func (s *Server) request(ctx context.Context, c *conversation.Conversation, withTools bool) (llm.Request, func(string, llm.Response) conversation.Event, error) {
+	if s.o.EnvelopeProtocol {
+		return s.envelopeRequest(ctx, c, withTools)
+	}
+	req, err := s.llmRequest(ctx, c, withTools)
+	return req, llmEvent, err
+}
+
 // llmRequest is the conversation as the model sees it: a system prompt,
 // the history, and the tools (none for a continuation summary,
 // REQ-BED-020). The tools are the same whatever the mode (REQ-BED-017):

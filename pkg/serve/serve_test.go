@@ -43,6 +43,8 @@ type rig struct {
 	// edit, when set, changes the server's options at every start (an
 	// auditd, a context window table, a sub-agent timeout).
 	edit func(*serve.Options)
+	// envelope runs the server with --tool-protocol envelope.
+	envelope bool
 
 	closeStore func() error
 }
@@ -74,7 +76,7 @@ func (r *rig) start() {
 	landlock := sandbox.Probe().Check(sandbox.Isolated) == nil
 	o := serve.Options{Store: st, LLM: lc, Model: "test-model", Tools: &convtools.Runner{},
 		Session: session.Options{ReceiptKey: []byte("0123456789abcdef0123456789abcdef")}, LandlockAvailable: landlock,
-		SubagentTimeout: 5 * time.Second}
+		SubagentTimeout: 5 * time.Second, EnvelopeProtocol: r.envelope}
 	if r.edit != nil {
 		r.edit(&o)
 	}

@@ -72,6 +72,17 @@ person approves the agent's request_mode_upgrade — in auditd with --url
 Every state is written to the SQLite file --db before its effects run: after
 a crash or kill -9, every conversation is back, idle, with its history.
 
+Tools are called natively (--tool-protocol native, the default). For a model
+without tool calling, --tool-protocol envelope uses seed 002's strict text
+envelope instead: the prompt describes every tool, the model replies with
+exactly one JSON object {"tool": NAME, "args": {...}, "nonce": TOOL_NONCE}
+under a response_format JSON schema, the nonce is new for every request, and a
+reply that is not exactly one valid call for a registered tool with valid
+arguments and this request's nonce runs nothing: the model is told the
+rejection code (tool_call_invalid_format, tool_call_unknown_tool,
+tool_call_invalid_args, tool_call_multiple, tool_call_nonce_invalid) and asked
+again; three rejections in a row put the conversation in error.
+
 The HTTP API listens on loopback (--listen) or a 0600 Unix socket (--socket);
 'gate conversations' is its command-line client. docs/serve.md has the API.
 With --tokens FILE (auditd's tokens file format; auditd token create) every
@@ -83,7 +94,8 @@ with --insecure-plaintext.
 Exit status: 0 stopped by a signal; 3 usage, an unreachable database or a
 listener that cannot be opened.`,
 		Example: `  gate serve --llm http://127.0.0.1:1234/v1 --model qwen2.5-coder --listen 127.0.0.1:8700
-  gate serve --llm http://127.0.0.1:11434/v1 --model llama3.1 --socket /run/user/1000/gate.sock --url http://127.0.0.1:1199`,
+  gate serve --llm http://127.0.0.1:11434/v1 --model llama3.1 --socket /run/user/1000/gate.sock --url http://127.0.0.1:1199
+  gate serve --llm http://127.0.0.1:1234/v1 --model gemma-2-9b-it --tool-protocol envelope`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.flags = c.Flags()
@@ -102,7 +114,7 @@ listener that cannot be opened.`,
 	f.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert")
 	f.BoolVar(&o.InsecurePlaintext, "insecure-plaintext", false, "allow plain HTTP beyond loopback (tokens cross the network in the clear; behind a TLS proxy only)")
 	f.StringVar(&o.WorkdirRoot, "workdir-root", "", "conversations' working directories must lie under `DIR`")
-	f.StringVar(&o.ToolProtocol, "tool-protocol", "native", "how the model calls tools: native or envelope")
+	f.StringVar(&o.ToolProtocol, "tool-protocol", "native", "how the model calls tools: native (tool calling) or envelope (seed 002's JSON text envelope, for models without tool calling)")
 	f.DurationVar(&o.SubagentTimeout, "subagent-timeout", 10*time.Minute, "fail a sub-agent that has not submitted a result after `DURATION`")
 	f.DurationVar(&o.ToolTimeout, "tool-timeout", 10*time.Minute, "kill a tool still running after `DURATION`")
 	f.IntVar(&o.MaxImageDim, "max-image-dim", 1568, "resize attached images to at most `PIXELS` wide and high")
@@ -116,9 +128,8 @@ func (o *ServeOptions) run() error {
 	case o.Model == "":
 		return cli.Failf("--model is required").WithHint("pass the model's name as the endpoint knows it, e.g. --model qwen2.5-coder")
 	case o.ToolProtocol != "native" && o.ToolProtocol != "envelope":
-		return cli.Failf("--tool-protocol %q: not native or envelope", o.ToolProtocol)
-	case o.ToolProtocol == "envelope":
-		return cli.Failf("--tool-protocol envelope is not available yet").WithHint("use native tool calling (the default)")
+		return cli.Failf("--tool-protocol %q: not native or envelope", o.ToolProtocol).
+			WithHint("native for models with tool calling (the default), envelope for models without it")
 	}
 	key := ""
 	if o.APIKeyFile != "" {
@@ -166,7 +177,8 @@ func (o *ServeOptions) run() error {
 		return cli.Failf("the receipt key %s: %v", keyPath, err)
 	}
 	so := serve.Options{Store: st, LLM: lc, Model: o.Model, WorkdirRoot: o.WorkdirRoot, Session: session.Options{ReceiptKey: rkey},
-		Tools: &convtools.Runner{Timeout: o.ToolTimeout}, SubagentTimeout: o.SubagentTimeout, MaxImageDim: o.MaxImageDim, Log: o.IO.ErrOut}
+		Tools: &convtools.Runner{Timeout: o.ToolTimeout}, SubagentTimeout: o.SubagentTimeout, MaxImageDim: o.MaxImageDim, Log: o.IO.ErrOut,
+		EnvelopeProtocol: o.ToolProtocol == "envelope"}
 	if err := sandbox.Probe().Check(sandbox.Isolated); err == nil {
 		so.LandlockAvailable = true
 	} else {

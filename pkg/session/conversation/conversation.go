@@ -8,6 +8,11 @@ import (
 // DefaultMaxRetries is seed 001's "up to 3 times" (B-06a).
 const DefaultMaxRetries = 3
 
+// MaxRejections is how many envelope replies in a row may be rejected
+// before the conversation goes to error (seed 002: malformed calls are not
+// brute-forced; the model gets the reason and a new nonce, a few times).
+const MaxRejections = 3
+
 // RetryBaseMS is the first backoff; each retry doubles it (1 s, 2 s, 4 s).
 const RetryBaseMS = 1000
 
@@ -90,6 +95,9 @@ type Conversation struct {
 	RequestID string `json:"request_id,omitempty"` // the only request whose answer counts (B-05c)
 	InFlight  bool   `json:"in_flight,omitempty"`  // a call_llm is out (not a backoff)
 	Requests  int    `json:"requests"`             // request ids issued, for the next one
+	// Rejections counts the envelope replies rejected in a row this turn
+	// (MaxRejections).
+	Rejections int `json:"rejections,omitempty"`
 
 	Queue     []Pending  `json:"queue,omitempty"`
 	Running   *Pending   `json:"running,omitempty"`
@@ -225,6 +233,8 @@ func Transition(c *Conversation, ev Event) []Effect {
 		t.manualContinue()
 	case EvSubagentResult:
 		t.subagentResult(ev)
+	case EvLLMRejected:
+		t.llmRejected(ev)
 	default:
 		t.fail(CodeUnknownEvent, fmt.Sprintf("unknown event type %q", ev.Type))
 	}

@@ -38,6 +38,19 @@
 // Deferred and follow its last result, because LLM APIs want results right
 // after their calls.
 //
+// # The envelope tool protocol
+//
+// An executor that speaks seed 002's strict text envelope instead of native
+// tool calling parses the model's text itself: an accepted tool envelope is
+// an llm_response with one tool call like any other, so every gate applies
+// to it. A rejected reply is llm_rejected{code, detail}: nothing runs, the
+// reply (kind rejected_reply) and the rejection (kind rejection, a user
+// message) go into the history the model sees, and the model is asked again
+// under a new request, for which the executor draws a new nonce.
+// MaxRejections (3) in a row put the conversation in error with an
+// actionable message (a sub-agent fails). Cancel outranks it like any
+// completion.
+//
 // # The capability generation
 //
 // The mode is one capability generation: Generation starts at 1 and every

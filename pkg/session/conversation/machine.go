@@ -142,7 +142,7 @@ func (t *tx) userMessage(ev Event) {
 		return
 	}
 	t.add(Message{Role: RoleUser, Text: ev.Text, Attachments: ev.Attachments})
-	c.LastError = ""
+	c.LastError, c.Rejections = "", 0
 	t.callLLM(true)
 }
 
@@ -158,7 +158,7 @@ func (t *tx) llmResponse(ev Event) {
 		t.stale("llm_response " + ev.RequestID)
 		return
 	}
-	c.InFlight, c.RequestID, c.Attempt = false, "", 0
+	c.InFlight, c.RequestID, c.Attempt, c.Rejections = false, "", 0, 0
 	t.changed()
 	if ev.Usage != nil {
 		c.Usage = *ev.Usage // B-12: the latest total is the context in use
@@ -217,6 +217,71 @@ func (t *tx) llmResponse(ev Event) {
 		}
 		t.callLLM(true)
 	}
+}
+
+// llmRejected: the executor rejected the model's reply under seed 002's
+// strict text envelope, so nothing runs. The reply stays in the history as
+// the assistant's turn and the rejection follows it as a message the model
+// sees (the history alternates, as chat templates without tool calling
+// require); the model is asked again under a new request id, for which the
+// executor draws a new nonce. After MaxRejections in a row the conversation
+// is in error (a sub-agent fails): malformed calls are not brute-forced.
+// Cancel outranks it: after a cancel the request id is gone and a late
+// rejection is stale (B-05c).
+func (t *tx) llmRejected(ev Event) {
+	c := t.c
+	if !t.current(ev) {
+		t.stale("llm_rejected " + ev.RequestID)
+		return
+	}
+	c.InFlight, c.RequestID, c.Attempt = false, "", 0
+	t.changed()
+	if ev.Usage != nil {
+		c.Usage = *ev.Usage
+	}
+	if c.Continuing {
+		// A summary is text, never an envelope: keep whatever came.
+		t.summary(ev.Text, ev.Usage)
+		return
+	}
+	code := ev.Code
+	if code == "" {
+		code = "rejected"
+	}
+	reason := code
+	if ev.Detail != "" {
+		reason += ": " + ev.Detail
+	}
+	c.Rejections++
+	t.add(Message{Role: RoleAssistant, Text: ev.Text, Kind: KindRejectedReply, Usage: ev.Usage})
+	if c.level() >= 90 {
+		if c.Subagent {
+			t.failSubagent(fmt.Sprintf("context window exhausted: %d of %d tokens (≥ 90%%)", c.Usage.TotalTokens, c.ContextWindow))
+			return
+		}
+		t.startContinuation(nil)
+		return
+	}
+	text := "Your reply was rejected (" + reason + "). STOP_HOOK: tool_call_rejected (" + code + "). Nothing was executed."
+	if c.Rejections < MaxRejections {
+		text += fmt.Sprintf(" Reply again in the required format, with the TOOL_NONCE of the new request; %d rejections in a row end the turn in error (this was %d).", MaxRejections, c.Rejections)
+	}
+	t.add(Message{Role: RoleUser, Synthetic: true, Kind: KindRejection, Text: text})
+	if c.Rejections < MaxRejections {
+		t.callLLM(true)
+		return
+	}
+	msg := fmt.Sprintf("the model's replies broke the tool-call envelope %d times in a row (last: %s); nothing was executed. "+
+		"Use a model that follows JSON output or an endpoint that enforces response_format, or run gate serve with --tool-protocol native; "+
+		"then send a message to try again", c.Rejections, reason)
+	if c.Subagent {
+		t.failSubagent(msg)
+		return
+	}
+	c.LastError = msg
+	t.display(KindError, msg)
+	t.emit(Effect{Type: EfNotify, Kind: NotifyError, Text: msg})
+	t.setState(Error)
 }
 
 // callIDs gives every call an id unique in the conversation: results are

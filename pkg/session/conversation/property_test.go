@@ -59,6 +59,8 @@ func randomEvent(r *rand.Rand, c *Conversation) Event {
 			ev.ToolCalls = append(ev.ToolCalls, call(id, name, randomArgs(r, name)))
 		}
 		return ev
+	case k < 8 && r.IntN(2) == 0:
+		return Event{Type: EvLLMRejected, RequestID: req, Text: "not json", Code: "tool_call_invalid_format", Detail: "prose"}
 	case k < 9:
 		return Event{Type: EvLLMError, RequestID: req, Status: []int{0, 429, 500, 503, 401, 403, 400}[r.IntN(7)], Retryable: r.IntN(2) == 0}
 	case k < 10:

@@ -55,6 +55,11 @@ const (
 	KindRetry               = "retry"                // B-06a, display only (the machine sends notify instead)
 	KindInterrupted         = "interrupted"          // B-07b: a restart cut something short, display only
 	KindSubagent            = "subagent"             // a sub-agent's instructions (B-08a)
+	// The envelope tool protocol (seed 002): a model reply the executor
+	// rejected, kept as the assistant's turn so the history alternates, and
+	// the rejection the model is shown. Both are sent to the LLM.
+	KindRejectedReply = "rejected_reply"
+	KindRejection     = "rejection"
 )
 
 // ToolCall is one tool request of an assistant message.
@@ -148,6 +153,10 @@ const (
 	EvModeDowngrade  = "mode_downgrade"
 	EvContinue       = "continue"
 	EvSubagentResult = "subagent_result"
+	// EvLLMRejected: the executor rejected the model's reply under seed
+	// 002's strict text envelope (bad format, unknown tool, bad args, two
+	// objects, wrong nonce): nothing runs, and the model is asked again.
+	EvLLMRejected = "llm_rejected"
 )
 
 // Event is one thing that happened, stamped by the executor with At (RFC
@@ -160,7 +169,7 @@ type Event struct {
 	Text        string       `json:"text,omitempty"`
 	Attachments []Attachment `json:"attachments,omitempty"`
 
-	// llm_response, llm_error, retry_due
+	// llm_response, llm_error, retry_due, llm_rejected (Text: the reply)
 	RequestID string     `json:"request_id,omitempty"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	EndTurn   bool       `json:"end_turn,omitempty"`
@@ -168,6 +177,11 @@ type Event struct {
 	Status    int        `json:"status,omitempty"` // llm_error: HTTP status, 0 for a network failure
 	Retryable bool       `json:"retryable,omitempty"`
 	Error     string     `json:"error,omitempty"` // llm_error, tool_result, subagent_result
+
+	// llm_rejected: seed 002's rejection code (tool_call_*) and what was
+	// wrong, bounded by the executor.
+	Code   string `json:"code,omitempty"`
+	Detail string `json:"detail,omitempty"`
 
 	// tool_result
 	CallID     string `json:"call_id,omitempty"`
