@@ -230,6 +230,12 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if d.subagent {
+		// A sub-agent answers its parent only: a person's message would
+		// start it again after its result (or timeout) was delivered.
+		writeError(w, http.StatusConflict, "subagent", "sub-agents take no messages: talk to the parent conversation")
+		return
+	}
 	var in MessageInput
 	if !readJSON(w, r, &in) {
 		return

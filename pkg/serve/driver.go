@@ -22,9 +22,10 @@ type driver struct {
 	conv *session.Conversation
 	c    *conversation.Conversation // conv.Machine
 	rec  convstore.Conversation
-	// owner is rec.Owner, which never changes: the API's goroutines read
-	// it while the loop rewrites rec.
-	owner string
+	// owner and subagent are rec's, which never change: the API's
+	// goroutines read them while the loop rewrites rec.
+	owner    string
+	subagent bool
 
 	mu    sync.Mutex
 	queue []any
@@ -63,7 +64,7 @@ type inspect struct {
 }
 
 func newDriver(s *Server, c *session.Conversation, rec convstore.Conversation) *driver {
-	return &driver{s: s, conv: c, c: c.Machine, rec: rec, owner: rec.Owner, wake: make(chan struct{}, 1),
+	return &driver{s: s, conv: c, c: c.Machine, rec: rec, owner: rec.Owner, subagent: rec.Subagent, wake: make(chan struct{}, 1),
 		llmCancel: map[string]context.CancelFunc{}, toolCancel: map[string]context.CancelFunc{}, subTimers: map[string]*time.Timer{}}
 }
 
@@ -128,6 +129,9 @@ func (d *driver) loop(ctx context.Context) {
 func (d *driver) handle(ctx context.Context, item any) {
 	switch it := item.(type) {
 	case restoreEvent:
+		if d.c.State == conversation.AwaitingModeApproval {
+			d.withdrawStaleApprovals()
+		}
 		d.run(ctx, d.conv.Restore(d.s.at()))
 	case request:
 		effs := d.transition(ctx, it.ev)

@@ -113,6 +113,34 @@ func (d *driver) withdrawApproval() {
 	}
 }
 
+// withdrawStaleApprovals withdraws, after a restart, the auditd approval
+// requests of an upgrade the conversation waited on when the server died:
+// Restore ends the wait, so nothing would ever consume them, and a person
+// should not be asked to decide what no one waits for. Their ids were not
+// persisted (they arrive after the transition that asked), so they are
+// found by their resource.
+func (d *driver) withdrawStaleApprovals() {
+	a := d.s.o.Auditd
+	if a == nil {
+		return
+	}
+	res, _, _, _ := upgradeAction(d.c.ID)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+		defer cancel()
+		pending, err := a.PendingApprovals(ctx)
+		if err != nil {
+			d.s.logf("conversation %s: could not withdraw the approval requests of the upgrade it waited on before the restart: %v", res.Name, err)
+			return
+		}
+		for _, p := range pending {
+			if p.Resource.Type == res.Type && p.Resource.Name == res.Name {
+				_, _ = a.CancelApproval(ctx, p.ID)
+			}
+		}
+	}()
+}
+
 // approvalOpened tells the loop which auditd approval an upgrade waits on,
 // for the API and the stream.
 type approvalOpened struct{ id string }

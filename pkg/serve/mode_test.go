@@ -373,3 +373,29 @@ func TestCreateUnrestricted(t *testing.T) {
 	err := gr.c.Do(context.Background(), http.MethodPost, serve.PathConversations, serve.CreateInput{Cwd: gr.dir, Mode: "unrestricted"}, &out)
 	apiError(t, err, http.StatusForbidden, "approval_required")
 }
+
+// TestRestartWithdrawsApproval: a server that died while a conversation
+// waited on an upgrade withdraws that approval request when it restores
+// the conversation to idle: nothing waits for it any more.
+func TestRestartWithdrawsApproval(t *testing.T) {
+	needLandlock(t)
+	g := startGoverned(t)
+	r := newRigWith(t, func(o *serve.Options) { o.Auditd = g.serve },
+		llmfake.Step{ToolCalls: []llmfake.FakeCall{{ID: "up", Name: "request_mode_upgrade", Args: args(map[string]string{"reason": "write access"})}}})
+	c := r.create("")
+	if err := r.send(c.ID, "ask for more"); err != nil {
+		t.Fatal(err)
+	}
+	id := awaitApproval(t, r, c.ID)
+	r.stop()
+	r.start()
+	v := r.waitState(c.ID, conversation.Idle)
+	ctx := context.Background()
+	waitFor(t, "the approval request withdrawn", func() bool {
+		req, err := g.bob.Approval(ctx, id)
+		return err == nil && req.Status == approval.Cancelled
+	})
+	if v.Mode != conversation.Restricted {
+		t.Errorf("after the restart: %s", v.Mode)
+	}
+}

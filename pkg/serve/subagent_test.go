@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -135,6 +136,12 @@ func TestSubagentsParallelWithTimeout(t *testing.T) {
 		if sv.Mode != want || sv.Generation != 1 {
 			t.Errorf("sub-agent %s: mode %s generation %d", s.ID, sv.Mode, sv.Generation)
 		}
+		// Done or timed out, a sub-agent takes no message from a person:
+		// it would talk to the model again with no parent waiting.
+		apiError(t, r.send(url.PathEscape(s.ID), "keep going"), http.StatusConflict, "subagent")
+	}
+	if n := len(r.fake.Requests()); n != 5 {
+		t.Errorf("%d requests after messages to the sub-agents, want 5", n)
 	}
 }
 
