@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -31,10 +32,14 @@ func NewClient(addr string) (*Client, error) {
 		return &Client{base: "http://gate-serve", http: &http.Client{Transport: tr}}, nil
 	}
 	if !strings.HasPrefix(addr, "http://") {
-		return nil, fmt.Errorf("server %q is not http://HOST:PORT or unix:PATH", addr)
+		return nil, fmt.Errorf("gate serve address %q is not http://HOST:PORT or unix:PATH", addr)
 	}
 	return &Client{base: strings.TrimRight(addr, "/"), http: &http.Client{}}, nil
 }
+
+// ErrUnreachable wraps the error of a request that got no answer: gate
+// serve is not running at the address, or not reachable.
+var ErrUnreachable = errors.New("cannot reach gate serve")
 
 // APIError is an answer other than success.
 type APIError struct {
@@ -67,7 +72,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach gate serve: %w", err)
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -102,7 +107,7 @@ func (c *Client) Watch(ctx context.Context, id string, fn func(Frame) error) err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach gate serve: %w", err)
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

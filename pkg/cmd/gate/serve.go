@@ -83,7 +83,7 @@ listener that cannot be opened.`,
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:8700", "serve the API on loopback `ADDR`")
 	f.StringVar(&o.Socket, "socket", "", "serve the API on a 0600 Unix socket at `PATH` instead")
 	f.StringVar(&o.WorkdirRoot, "workdir-root", "", "conversations' working directories must lie under `DIR`")
-	f.StringVar(&o.ToolProtocol, "tool-protocol", "native", "how the model calls tools: native or envelope")
+	f.StringVar(&o.ToolProtocol, "tool-protocol", "native", "how the model calls tools: `PROTOCOL` is native (the API's tool calling) or envelope (seed 002's text envelope)")
 	f.DurationVar(&o.SubagentTimeout, "subagent-timeout", 10*time.Minute, "fail a sub-agent that has not submitted a result after `DURATION`")
 	f.DurationVar(&o.ToolTimeout, "tool-timeout", 10*time.Minute, "kill a tool still running after `DURATION`")
 	f.IntVar(&o.MaxImageDim, "max-image-dim", 1568, "resize attached images to at most `PIXELS` wide and high")
@@ -199,7 +199,11 @@ func (o *ServeOptions) listener() (net.Listener, error) {
 	}
 	l, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		return nil, cli.Failf("--listen %v", err)
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			err = oe.Err // "bind: address already in use", without "listen tcp ADDR"
+		}
+		return nil, cli.Failf("--listen %s: %v", o.Listen, err).WithHint("is another gate serve running there? pick another --listen 127.0.0.1:PORT")
 	}
 	return l, nil
 }
