@@ -84,6 +84,11 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 			Error struct{ Code, Message string } `json:"error"`
 		}
 		_ = json.Unmarshal(data, &e)
+		if e.Error.Message == "" {
+			// Not the API's error shape: a proxy's page, or a route
+			// that does not exist.
+			e.Error.Message = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
+		}
 		return &APIError{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
 	}
 	if out != nil {

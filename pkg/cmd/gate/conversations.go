@@ -171,6 +171,9 @@ func (o *ConversationsOptions) json() bool { return o.Output.Resolve(o.IO) == cl
 
 func (o *ConversationsOptions) wrap(fn func(context.Context, *serve.Client, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 && strings.TrimSpace(args[0]) == "" {
+			return cli.Failf("the conversation ID is empty").WithHint("list them with 'gate conversations list'")
+		}
 		c, err := serve.NewClient(o.Server)
 		if err != nil {
 			return cli.Failf("--server: %v", err).WithHint("pass --server http://127.0.0.1:PORT or --server unix:PATH (GOVKIT_SERVE)")
