@@ -70,7 +70,7 @@ var errTimedOut = errors.New("tool timeout")
 // (B-05b). This is gate's execution discipline (pkg/gate's execute, which
 // is not exported) on a process gate.Run cannot build; see bash.
 func (r *Runner) bashSandbox(ctx context.Context, call Call, command string, level sandbox.Level) Result {
-	cfg := sandbox.Config{Level: level, Dir: call.Cwd, Env: commandEnv(call.Cwd)}
+	cfg := sandbox.Config{Level: level, Dir: call.Cwd, Env: r.commandEnv(call.Cwd)}
 	if level != sandbox.Off {
 		tmp, err := os.MkdirTemp(r.TempRoot, "convtools-")
 		if err != nil {
@@ -131,7 +131,7 @@ func (r *Runner) bashGate(ctx context.Context, call Call, command string) Result
 	out := newCapture(r.maxOutput())
 	gr, err := gate.Run(ctx, gate.Request{
 		Shell: command, Mode: gate.Fix, Resource: "workdir:" + call.Cwd, Session: call.Session,
-		Timeout: 0, MaxOutput: r.maxOutput(), Wait: r.ApprovalWait, Dir: call.Cwd, Env: commandEnv(call.Cwd),
+		Timeout: 0, MaxOutput: r.maxOutput(), Wait: r.ApprovalWait, Dir: call.Cwd, Env: r.commandEnv(call.Cwd),
 		Stdout: out, Stderr: out, Client: r.Client, Spool: r.Spool,
 	})
 	res := Result{Sandbox: gr.Sandbox}
@@ -173,10 +173,10 @@ func gateCode(c string) string {
 }
 
 // commandEnv is the server's environment for a command, without govkit's
-// own variables: a conversation's command must not reach auditd with gate
+// own variables (but with the Mark): a conversation's command must not reach auditd with gate
 // serve's token (DESIGN §11: the agent is an untrusted proposer). PWD is
 // the working directory the shell starts in.
-func commandEnv(cwd string) []string {
+func (r *Runner) commandEnv(cwd string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "GOVKIT_") || strings.HasPrefix(kv, "PWD=") || strings.HasPrefix(kv, "OLDPWD=") {
@@ -184,7 +184,11 @@ func commandEnv(cwd string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "PWD="+cwd)
+	env = append(env, "PWD="+cwd)
+	if r.Mark != "" {
+		env = append(env, MarkEnv+"="+r.Mark)
+	}
+	return env
 }
 
 // exitCode is the shell's way of saying how a process ended: its status,

@@ -2,6 +2,8 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -140,7 +142,7 @@ func (o *ServeOptions) run() error {
 		return cli.Failf("the receipt key %s: %v", keyPath, err)
 	}
 	so := serve.Options{Store: st, LLM: lc, Model: o.Model, WorkdirRoot: o.WorkdirRoot, Session: session.Options{ReceiptKey: rkey},
-		Tools: &convtools.Runner{Timeout: o.ToolTimeout}, SubagentTimeout: o.SubagentTimeout, MaxImageDim: o.MaxImageDim, Log: o.IO.ErrOut}
+		Tools: &convtools.Runner{Timeout: o.ToolTimeout, Mark: toolMark(db)}, SubagentTimeout: o.SubagentTimeout, MaxImageDim: o.MaxImageDim, Log: o.IO.ErrOut}
 	if err := sandbox.Probe().Check(sandbox.Isolated); err == nil {
 		so.LandlockAvailable = true
 	} else {
@@ -206,4 +208,15 @@ func (o *ServeOptions) listener() (net.Listener, error) {
 		return nil, cli.Failf("--listen %s: %v", o.Listen, err).WithHint("is another gate serve running there? pick another --listen 127.0.0.1:PORT")
 	}
 	return l, nil
+}
+
+// toolMark names the tools of the gate serve on database db in their
+// environment: a restart kills what a predecessor on the same database,
+// killed with -9, left running, and nothing of a server on another.
+func toolMark(db string) string {
+	if abs, err := filepath.Abs(db); err == nil {
+		db = abs
+	}
+	sum := sha256.Sum256([]byte(db))
+	return hex.EncodeToString(sum[:8])
 }
