@@ -80,21 +80,26 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		return err
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
-		_ = json.Unmarshal(data, &e)
-		if e.Error.Message == "" {
-			// Not the API's error shape: a proxy's page, or a route
-			// that does not exist.
-			e.Error.Message = fmt.Sprintf("%s %s: %s", method, path, resp.Status)
-		}
-		return &APIError{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+		return apiError(method, path, resp.Status, resp.StatusCode, data)
 	}
 	if out != nil {
 		return json.Unmarshal(data, out)
 	}
 	return nil
+}
+
+// apiError reads an answer other than success: the API's
+// {"error":{"code","message"}}, or, in another shape (a proxy's page, a
+// route that does not exist), the request and its status.
+func apiError(method, path, status string, code int, body []byte) *APIError {
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	if e.Error.Message == "" {
+		e.Error.Message = fmt.Sprintf("%s %s: %s", method, path, status)
+	}
+	return &APIError{Status: code, Code: e.Error.Code, Message: e.Error.Message}
 }
 
 // Frame is one server-sent event.
@@ -116,7 +121,8 @@ func (c *Client) Watch(ctx context.Context, id string, fn func(Frame) error) err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return &APIError{Status: resp.StatusCode, Code: "stream", Message: resp.Status}
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return apiError(http.MethodGet, req.URL.Path, resp.Status, resp.StatusCode, data)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 64<<20)

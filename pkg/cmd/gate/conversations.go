@@ -146,8 +146,21 @@ Exit status:
 		RunE: o.post(serve.PathCancel, nil)}
 	cont := &cobra.Command{Use: "continue ID", Short: "Summarise the conversation to continue in a new one", Args: cobra.ExactArgs(1),
 		RunE: o.post(serve.PathContinue, nil)}
+	var untilIdle bool
 	watch := &cobra.Command{Use: "watch ID", Short: "Follow a conversation's state and messages as they happen", Args: cobra.ExactArgs(1),
-		RunE: o.wrap(func(ctx context.Context, c *serve.Client, args []string) error { return o.follow(ctx, c, args[0], -1) })}
+		Long: `Watch prints the conversation's state and recent messages, then every state
+change and message as it is persisted, until interrupted: one JSON line per
+event when piped ({"event":"state"|"message"|…,"data":{…}}), text on a
+terminal. With --until-idle it returns once the agent is idle (or in error,
+or with its context exhausted): at once if it is already.`,
+		RunE: o.wrap(func(ctx context.Context, c *serve.Client, args []string) error {
+			after := -1
+			if untilIdle {
+				after = 0
+			}
+			return o.follow(ctx, c, args[0], after)
+		})}
+	watch.Flags().BoolVar(&untilIdle, "until-idle", false, "return once the agent is idle (or in error, or exhausted)")
 
 	var reason string
 	modeCmd := &cobra.Command{Use: "mode ID downgrade|approve|deny", Short: "Downgrade a conversation, or decide its upgrade request", Args: cobra.ExactArgs(2),
