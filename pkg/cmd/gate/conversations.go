@@ -367,7 +367,23 @@ func (o *ConversationsOptions) printFrame(f serve.Frame) {
 		if json.Unmarshal(f.Data, &m) == nil {
 			fmt.Fprintln(o.IO.Out, messageLine(m))
 		}
+	case "state":
+		var v serve.StateView
+		if json.Unmarshal(f.Data, &v) == nil {
+			fmt.Fprintf(o.IO.Out, "[state] %s\n", v.State)
+		}
 	default:
+		// notify, reject, error, schedule_retry, …: their words when
+		// they have some.
+		var e struct{ Text, Detail, Code string }
+		if json.Unmarshal(f.Data, &e) == nil && (e.Text != "" || e.Detail != "") {
+			msg := strings.TrimSpace(e.Text + " " + e.Detail)
+			if e.Code != "" {
+				msg = e.Code + ": " + msg
+			}
+			fmt.Fprintf(o.IO.Out, "[%s] %s\n", f.Event, msg)
+			return
+		}
 		fmt.Fprintf(o.IO.Out, "[%s] %s\n", f.Event, f.Data)
 	}
 }
