@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -128,6 +129,13 @@ func (o *ServeOptions) run() error {
 		}
 		db = filepath.Join(dir, "serve.db")
 	}
+	// One gate serve per database: a second would restore and drive the
+	// same conversations, and kill the first one's tools as leftovers.
+	lock, err := lockDB(db)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	st, err := convstore.Open(db)
 	if err != nil {
 		return cli.Failf("--db %s: %v", db, err)
@@ -219,4 +227,28 @@ func toolMark(db string) string {
 	}
 	sum := sha256.Sum256([]byte(db))
 	return hex.EncodeToString(sum[:8])
+}
+
+// lockDB takes an exclusive lock on DB.lock for as long as the process
+// lives: the kernel releases it however the process ends, kill -9 included,
+// so a restart is never refused by a dead server's lock.
+func lockDB(db string) (*os.File, error) {
+	if dir := filepath.Dir(db); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, cli.Failf("--db %s: %v", db, unwrapPath(err))
+		}
+	}
+	f, err := os.OpenFile(db+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, cli.Failf("--db %s: %v", db, unwrapPath(err))
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, cli.Failf("--db %s: another gate serve is using it", db).
+				WithHint("stop that one, or give this one its own --db FILE")
+		}
+		return nil, cli.Failf("--db %s: locking %s.lock: %v", db, db, err)
+	}
+	return f, nil
 }
