@@ -25,7 +25,7 @@ build: ## Build every cmd/* binary into ./bin, stamped with VERSION (git describ
 test: ## Run all tests: unit, end-to-end scripts (testdata/script), doc checks
 	$(GO) test $(TESTFLAGS) ./...
 
-demo: build ## Build, then a scripted tour of classify, govexplain, auditd, approvals, gate, gate session, gate hook and gate mcp, and governance: secbot, auditor, govbot (scripts/demo*.sh)
+demo: build ## Build, then a scripted tour of classify, govexplain, auditd, approvals, gate, gate session, gate hook and gate mcp, gate serve, and governance: secbot, auditor, govbot (scripts/demo*.sh)
 	CLASSIFY=$(BIN)/classify scripts/demo.sh
 	GOVEXPLAIN=$(BIN)/govexplain scripts/demo-govexplain.sh
 	AUDITD=$(BIN)/auditd CLASSIFY=$(BIN)/classify VERIFY_CHAIN=$(BIN)/verify-chain scripts/demo-auditd.sh
@@ -33,6 +33,7 @@ demo: build ## Build, then a scripted tour of classify, govexplain, auditd, appr
 	GATE=$(BIN)/gate AUDITD=$(BIN)/auditd APPROVALS=$(BIN)/approvals scripts/demo-gate.sh
 	GATE=$(BIN)/gate scripts/demo-session.sh
 	GATE=$(BIN)/gate scripts/demo-hook.sh
+	GATE=$(BIN)/gate scripts/demo-serve.sh
 	AUDITD=$(BIN)/auditd APPROVALS=$(BIN)/approvals SECBOT=$(BIN)/secbot AUDITOR=$(BIN)/auditor GOVBOT=$(BIN)/govbot scripts/demo-governance.sh
 
 bench: build ## Go benchmarks of ./pkg/..., then whole-process latency (scripts/bench.sh)

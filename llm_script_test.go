@@ -1,12 +1,14 @@
 package govkit_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -91,4 +93,66 @@ func llmfakeAborted(ts *testscript.TestScript, neg bool, args []string) {
 	case !reached && !neg:
 		ts.Fatalf("llmfake: %d requests abandoned after %v, want %d", srv.Aborted(), timeout, n)
 	}
+}
+
+// pgroup alive|gone FILE [TIMEOUT]: wait (10s by default) until FILE holds
+// a process id and the process group it leads has a process in it
+// (alive), or until that group has no process left (gone). A tool's
+// command writes its shell's $$, its process group, to FILE, so a script
+// can see that a cancel or a restart left nothing of it running.
+func cmdPgroup(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 || (args[0] != "alive" && args[0] != "gone") {
+		ts.Fatalf("usage: pgroup alive|gone FILE [TIMEOUT]")
+	}
+	timeout := 10 * time.Second
+	if len(args) == 3 {
+		var err error
+		if timeout, err = time.ParseDuration(args[2]); err != nil {
+			ts.Fatalf("pgroup: bad timeout %q", args[2])
+		}
+	}
+	want := args[0] == "alive"
+	deadline := time.Now().Add(timeout)
+	for {
+		alive := false
+		if b, err := os.ReadFile(ts.MkAbs(args[1])); err == nil {
+			if pgid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pgid > 1 {
+				alive = groupAlive(pgid)
+			}
+		} else if !want {
+			ts.Fatalf("pgroup: %v", err)
+		}
+		if alive == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("pgroup: the process group in %s is not %s after %v", args[1], args[0], timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether a process other than a zombie is in process
+// group pgid: a killed orphan stays a zombie until its reaper gets to it
+// (in a container, maybe never), and kill(-pgid, 0) still finds those.
+func groupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp …: comm may hold spaces and parens.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }

@@ -97,6 +97,7 @@ func TestScripts(t *testing.T) {
 			"npmbin":     cmdNpmbin,     // gate mcp (issue 17): mcp_script_test.go
 			"mcpsession": cmdMcpsession, // gate mcp (issue 17): mcp_script_test.go
 			"llmfake":    cmdLlmfake,    // gate serve (issue 18): llm_script_test.go
+			"pgroup":     cmdPgroup,     // gate serve (issue 18): llm_script_test.go
 			// Transport (DESIGN §11, issue 13): script_tls_test.go.
 			"gencert":     cmdGencert,
 			"httppost":    cmdHTTPPost,

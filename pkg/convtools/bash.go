@@ -64,7 +64,7 @@ var errTimedOut = errors.New("tool timeout")
 // no unix socket either: gate serve's own API socket would let the agent
 // approve its own mode upgrade (B-15c).
 func (r *Runner) bashSandbox(ctx context.Context, call Call, command string, level sandbox.Level) Result {
-	cfg := sandbox.Config{Level: level, Dir: call.Cwd, Env: commandEnv(call.Cwd), NoUnixSockets: level == sandbox.Isolated}
+	cfg := sandbox.Config{Level: level, Dir: call.Cwd, Env: r.commandEnv(call.Cwd), NoUnixSockets: level == sandbox.Isolated}
 	if level != sandbox.Off {
 		tmp, err := os.MkdirTemp(r.TempRoot, "convtools-")
 		if err != nil {
@@ -108,7 +108,7 @@ func (r *Runner) bashGate(ctx context.Context, call Call, command string) Result
 	out := newCapture(r.maxOutput())
 	gr, err := gate.Run(ctx, gate.Request{
 		Shell: command, Mode: gate.Fix, Resource: "workdir:" + call.Cwd, Session: call.Session,
-		Timeout: 0, MaxOutput: r.maxOutput(), Wait: r.ApprovalWait, Dir: call.Cwd, Env: commandEnv(call.Cwd),
+		Timeout: 0, MaxOutput: r.maxOutput(), Wait: r.ApprovalWait, Dir: call.Cwd, Env: r.commandEnv(call.Cwd),
 		Stdout: out, Stderr: out, Client: r.Client, Spool: r.Spool,
 	})
 	res := Result{Sandbox: gr.Sandbox}
@@ -150,10 +150,10 @@ func gateCode(c string) string {
 }
 
 // commandEnv is the server's environment for a command, without govkit's
-// own variables: a conversation's command must not reach auditd with gate
+// own variables (but with the Mark): a conversation's command must not reach auditd with gate
 // serve's token (DESIGN §11: the agent is an untrusted proposer). PWD is
 // the working directory the shell starts in.
-func commandEnv(cwd string) []string {
+func (r *Runner) commandEnv(cwd string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "GOVKIT_") || strings.HasPrefix(kv, "PWD=") || strings.HasPrefix(kv, "OLDPWD=") {
@@ -161,7 +161,11 @@ func commandEnv(cwd string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "PWD="+cwd)
+	env = append(env, "PWD="+cwd)
+	if r.Mark != "" {
+		env = append(env, MarkEnv+"="+r.Mark)
+	}
+	return env
 }
 
 // capture keeps the first max bytes of a command's output (stdout and

@@ -157,6 +157,11 @@ type Runner struct {
 	ApprovalWait time.Duration
 	// Spool is gate's incident spool ("" is gate.DefaultSpoolDir()).
 	Spool string
+	// Mark, when set, is put in every command's environment as
+	// MarkEnv=Mark, so that a server restarted after a kill -9 finds what
+	// the dead one's commands left running (KillMarked): bash itself dies
+	// with the server (Pdeathsig), its children do not.
+	Mark string
 }
 
 // Run runs call; every failure is in the Result. ctx's cancellation kills

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -71,6 +72,10 @@ func (c *Client) authorize(req *http.Request) {
 	}
 }
 
+// ErrUnreachable wraps the error of a request that got no answer: gate
+// serve is not running at the address, or not reachable.
+var ErrUnreachable = errors.New("cannot reach gate serve")
+
 // APIError is an answer other than success.
 type APIError struct {
 	Status  int
@@ -103,7 +108,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach gate serve: %w", err)
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -111,7 +116,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		return err
 	}
 	if resp.StatusCode >= 300 {
-		return apiError(resp.StatusCode, data)
+		return apiError(method, path, resp.Status, resp.StatusCode, data)
 	}
 	if out != nil {
 		return json.Unmarshal(data, out)
@@ -119,15 +124,21 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	return nil
 }
 
-// apiError decodes an error answer ({"error":{"code","message"}}).
-func apiError(status int, data []byte) *APIError {
+// apiError reads an answer other than success: the API's
+// {"error":{"code","message"}}, or, in another shape (a proxy's page, a
+// route that does not exist), the request and its status.
+func apiError(method, path, status string, code int, body []byte) *APIError {
 	var e struct {
 		Error struct{ Code, Message string } `json:"error"`
 	}
-	if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
-		return &APIError{Status: status, Code: "http_" + strconv.Itoa(status), Message: http.StatusText(status)}
+	_ = json.Unmarshal(body, &e)
+	if e.Error.Message == "" {
+		e.Error.Message = fmt.Sprintf("%s %s: %s", method, path, status)
 	}
-	return &APIError{Status: status, Code: e.Error.Code, Message: e.Error.Message}
+	if e.Error.Code == "" {
+		e.Error.Code = "http_" + strconv.Itoa(code)
+	}
+	return &APIError{Status: code, Code: e.Error.Code, Message: e.Error.Message}
 }
 
 // Frame is one server-sent event.
@@ -146,12 +157,12 @@ func (c *Client) Watch(ctx context.Context, id string, fn func(Frame) error) err
 	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach gate serve: %w", err)
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return apiError(resp.StatusCode, data)
+		return apiError(http.MethodGet, req.URL.Path, resp.Status, resp.StatusCode, data)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 64<<20)

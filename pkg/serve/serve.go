@@ -94,6 +94,16 @@ func New(o Options) (*Server, error) {
 		s.gov = toolgov.New(o.Auditd, nil, nil)
 	}
 	s.ctx, s.stop = context.WithCancel(context.Background())
+	// What a predecessor killed with -9 left running dies before any
+	// conversation is restored (REQ-BED-007: nothing stuck, nothing
+	// running that no conversation knows of).
+	if n := convtools.KillMarked(o.Tools.Mark); n > 0 {
+		what := "processes"
+		if n == 1 {
+			what = "process"
+		}
+		s.logf("killed %d %s that the tools of a previous gate serve on this database left running", n, what)
+	}
 	all, err := o.Store.All(s.ctx)
 	if err != nil {
 		return nil, fmt.Errorf("serve: reading the stored conversations: %w", err)

@@ -2,7 +2,9 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -114,7 +117,7 @@ listener that cannot be opened.`,
 	f.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert")
 	f.BoolVar(&o.InsecurePlaintext, "insecure-plaintext", false, "allow plain HTTP beyond loopback (tokens cross the network in the clear; behind a TLS proxy only)")
 	f.StringVar(&o.WorkdirRoot, "workdir-root", "", "conversations' working directories must lie under `DIR`")
-	f.StringVar(&o.ToolProtocol, "tool-protocol", "native", "how the model calls tools: native (tool calling) or envelope (seed 002's JSON text envelope, for models without tool calling)")
+	f.StringVar(&o.ToolProtocol, "tool-protocol", "native", "how the model calls tools: `PROTOCOL` is native (the API's tool calling) or envelope (seed 002's text envelope)")
 	f.DurationVar(&o.SubagentTimeout, "subagent-timeout", 10*time.Minute, "fail a sub-agent that has not submitted a result after `DURATION`")
 	f.DurationVar(&o.ToolTimeout, "tool-timeout", 10*time.Minute, "kill a tool still running after `DURATION`")
 	f.IntVar(&o.MaxImageDim, "max-image-dim", 1568, "resize attached images to at most `PIXELS` wide and high")
@@ -163,6 +166,13 @@ func (o *ServeOptions) run() error {
 		}
 		db = filepath.Join(dir, "serve.db")
 	}
+	// One gate serve per database: a second would restore and drive the
+	// same conversations, and kill the first one's tools as leftovers.
+	lock, err := lockDB(db)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	st, err := convstore.Open(db)
 	if err != nil {
 		return cli.Failf("--db %s: %v", db, err)
@@ -177,7 +187,7 @@ func (o *ServeOptions) run() error {
 		return cli.Failf("the receipt key %s: %v", keyPath, err)
 	}
 	so := serve.Options{Store: st, LLM: lc, Model: o.Model, WorkdirRoot: o.WorkdirRoot, Session: session.Options{ReceiptKey: rkey},
-		Tools: &convtools.Runner{Timeout: o.ToolTimeout}, SubagentTimeout: o.SubagentTimeout, MaxImageDim: o.MaxImageDim, Log: o.IO.ErrOut,
+		Tools: &convtools.Runner{Timeout: o.ToolTimeout, Mark: toolMark(db)}, SubagentTimeout: o.SubagentTimeout, MaxImageDim: o.MaxImageDim, Log: o.IO.ErrOut,
 		EnvelopeProtocol: o.ToolProtocol == "envelope"}
 	if err := sandbox.Probe().Check(sandbox.Isolated); err == nil {
 		so.LandlockAvailable = true
@@ -251,7 +261,11 @@ func (o *ServeOptions) listener() (net.Listener, error) {
 	}
 	l, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		return nil, cli.Failf("--listen %v", err)
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			err = oe.Err // "bind: address already in use", without "listen tcp ADDR"
+		}
+		return nil, cli.Failf("--listen %s: %v", o.Listen, err).WithHint("is another gate serve running there? pick another --listen 127.0.0.1:PORT")
 	}
 	// What was bound decides, not the name.
 	switch {
@@ -269,4 +283,39 @@ func (o *ServeOptions) listener() (net.Listener, error) {
 		l = tls.NewListener(l, cert.TLSConfig())
 	}
 	return l, nil
+}
+
+// toolMark names the tools of the gate serve on database db in their
+// environment: a restart kills what a predecessor on the same database,
+// killed with -9, left running, and nothing of a server on another.
+func toolMark(db string) string {
+	if abs, err := filepath.Abs(db); err == nil {
+		db = abs
+	}
+	sum := sha256.Sum256([]byte(db))
+	return hex.EncodeToString(sum[:8])
+}
+
+// lockDB takes an exclusive lock on DB.lock for as long as the process
+// lives: the kernel releases it however the process ends, kill -9 included,
+// so a restart is never refused by a dead server's lock.
+func lockDB(db string) (*os.File, error) {
+	if dir := filepath.Dir(db); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, cli.Failf("--db %s: %v", db, unwrapPath(err))
+		}
+	}
+	f, err := os.OpenFile(db+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, cli.Failf("--db %s: %v", db, unwrapPath(err))
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, cli.Failf("--db %s: another gate serve is using it", db).
+				WithHint("stop that one, or give this one its own --db FILE")
+		}
+		return nil, cli.Failf("--db %s: locking %s.lock: %v", db, db, err)
+	}
+	return f, nil
 }
