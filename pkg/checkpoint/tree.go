@@ -44,24 +44,25 @@ func isLowerHex(s string) bool {
 }
 
 // Extend returns the hashes to store when leaves (LeafHash of each record,
-// in seq order) are appended to a tree of size n: hashes[i] belongs at
-// stored index tlog.StoredHashCount(n)+i, and after them the tree has size
-// n+len(leaves). It reads from r only hashes of the tree of size n (at most
-// log₂ n per leaf, about one on average), so appending stays O(log n) per
-// record (issue 19).
-func Extend(n int64, leaves []tlog.Hash, r tlog.HashReader) ([]tlog.Hash, error) {
+// in seq order) are appended to a tree of size n: hashes[i] are the stored
+// hashes that leaf n+i completes, at stored indexes tlog.StoredHashIndex(0,
+// n+i) onward — hashes[i][0] is its leaf hash, hashes[i][l] the hash of the
+// subtree of height l it completes. Kept per leaf, they are one row per
+// record (StoredAt finds a stored index's row). Extend reads from r only
+// hashes of the tree of size n (at most log₂ n per leaf, about one on
+// average), so appending stays O(log n) per record (issue 19).
+func Extend(n int64, leaves []tlog.Hash, r tlog.HashReader) ([][]tlog.Hash, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("checkpoint: extend: negative tree size %d", n)
 	}
-	first := tlog.StoredHashCount(n)
-	var out []tlog.Hash
-	// Hashes this batch wrote already are read back from out; the others
+	out := make([][]tlog.Hash, 0, len(leaves))
+	// Hashes this batch computed already are read from out; the others
 	// from r.
 	batch := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
 		hashes := make([]tlog.Hash, len(indexes))
 		var old []int64
 		for _, idx := range indexes {
-			if idx < first {
+			if leaf, _ := StoredAt(idx); leaf < n {
 				old = append(old, idx)
 			}
 		}
@@ -76,10 +77,10 @@ func Extend(n int64, leaves []tlog.Hash, r tlog.HashReader) ([]tlog.Hash, error)
 			}
 		}
 		for i, idx := range indexes {
-			if idx < first {
+			if leaf, level := StoredAt(idx); leaf < n {
 				hashes[i], got = got[0], got[1:]
 			} else {
-				hashes[i] = out[idx-first]
+				hashes[i] = out[leaf-n][level]
 			}
 		}
 		return hashes, nil
@@ -89,27 +90,15 @@ func Extend(n int64, leaves []tlog.Hash, r tlog.HashReader) ([]tlog.Hash, error)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: extend the tree at leaf %d: %w", n+int64(i), err)
 		}
-		out = append(out, hs...)
+		out = append(out, hs)
 	}
 	return out, nil
 }
 
-// SizeOf returns the tree size whose stored hashes number count (the
-// inverse of tlog.StoredHashCount), and false when no size has exactly
-// that many: a tree cut in the middle of a leaf's hashes.
-func SizeOf(count int64) (int64, bool) {
-	if count <= 0 {
-		return 0, count == 0
-	}
-	// StoredHashCount(n) ≥ n and grows with n: binary search in [0, count].
-	lo, hi := int64(0), count
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if tlog.StoredHashCount(mid) < count {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo, tlog.StoredHashCount(lo) == count
+// StoredAt returns which leaf's hashes (Extend) hold the stored index idx,
+// and where among them: the subtree of height level whose last leaf is
+// that one.
+func StoredAt(idx int64) (leaf int64, level int) {
+	level, m := tlog.SplitStoredHashIndex(idx)
+	return (m+1)<<level - 1, level
 }

@@ -53,7 +53,9 @@ func build(t testing.TB, rng *rand.Rand, n int64) memTree {
 		if int64(len(m)) != tlog.StoredHashCount(size) {
 			t.Fatalf("before size %d: %d stored hashes, want %d", size, len(m), tlog.StoredHashCount(size))
 		}
-		m = append(m, hs...)
+		for _, h := range hs {
+			m = append(m, h...)
+		}
 		size += k
 		if int64(len(m)) != tlog.StoredHashCount(size) {
 			t.Fatalf("at size %d: %d stored hashes, want %d", size, len(m), tlog.StoredHashCount(size))
@@ -175,20 +177,17 @@ func TestConsistencyFromZero(t *testing.T) {
 	}
 }
 
-func TestSizeOf(t *testing.T) {
+// StoredAt finds every stored index in the hashes of the leaf that wrote
+// it, at its place there.
+func TestStoredAt(t *testing.T) {
 	for n := int64(0); n < 3000; n++ {
-		c := tlog.StoredHashCount(n)
-		if got, ok := checkpoint.SizeOf(c); !ok || got != n {
-			t.Fatalf("SizeOf(StoredHashCount(%d) = %d) = %d, %v", n, c, got, ok)
-		}
-		if n > 0 && tlog.StoredHashCount(n)-tlog.StoredHashCount(n-1) > 1 {
-			if _, ok := checkpoint.SizeOf(c - 1); ok {
-				t.Fatalf("SizeOf(%d), between sizes %d and %d, is exact", c-1, n-1, n)
+		count := tlog.StoredHashCount(n+1) - tlog.StoredHashCount(n)
+		for l := range count {
+			idx := tlog.StoredHashIndex(0, n) + l
+			if leaf, level := checkpoint.StoredAt(idx); leaf != n || int64(level) != l {
+				t.Fatalf("StoredAt(%d) = %d, %d; want leaf %d, level %d", idx, leaf, level, n, l)
 			}
 		}
-	}
-	if _, ok := checkpoint.SizeOf(-1); ok {
-		t.Fatal("SizeOf(-1) is exact")
 	}
 }
 
@@ -246,13 +245,16 @@ func BenchmarkExtend(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	size := int64(1)
 	for b.Loop() {
-		size, _ := checkpoint.SizeOf(int64(len(m)))
 		hs, err := checkpoint.Extend(size, leaves, m)
 		if err != nil {
 			b.Fatal(err)
 		}
-		m = append(m, hs...)
+		for _, h := range hs {
+			m = append(m, h...)
+		}
+		size += int64(len(leaves))
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(leaves)), "ns/leaf")
 }
