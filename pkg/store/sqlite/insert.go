@@ -40,7 +40,7 @@ type appender struct {
 	db  uintptr
 	// Prepared statements, finalized by close.
 	begin, insert, commit, rollback uintptr
-	treeSize, treeRead, treeInsert uintptr // extendTree's
+	treeSize, treeRead, treeInsert  uintptr // extendTree's
 	// out receives C out-parameters; on the heap, as directReader's must be.
 	out *uintptr
 	buf uintptr // C memory for one row's text and blob values
