@@ -21,8 +21,9 @@ func VerifierKey(skey string) (string, error) {
 	if _, err := note.NewSigner(skey); err != nil {
 		return "", fmt.Errorf("not a signer key: %w", err)
 	}
-	parts := strings.Split(skey, "+")
-	// PRIVATE, KEY, name, hash, keydata; NewSigner checked the form.
+	// PRIVATE, KEY, name, hash, keydata (base64, which may hold '+');
+	// NewSigner checked the form.
+	parts := strings.SplitN(skey, "+", 5)
 	name, data := parts[2], parts[4]
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != 1 {

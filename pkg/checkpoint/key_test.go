@@ -3,6 +3,7 @@ package checkpoint_test
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -12,14 +13,26 @@ import (
 )
 
 func TestVerifierKey(t *testing.T) {
-	skey, vkey, err := note.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{7}, 64)), "auditd.example.com/log")
-	if err != nil {
-		t.Fatal(err)
+	// Seeds whose keys' base64 holds a '+', the separator of the key's
+	// fields, and one that does not.
+	plus := 0
+	for seed := range byte(40) {
+		skey, vkey, err := note.GenerateKey(rand.NewChaCha8([32]byte{seed}), "auditd.example.com/log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(skey, "+") > 4 {
+			plus++
+		}
+		got, err := checkpoint.VerifierKey(skey + "\n")
+		if err != nil || got != vkey {
+			t.Fatalf("VerifierKey = %q, %v; want %q", got, err, vkey)
+		}
 	}
-	got, err := checkpoint.VerifierKey(skey + "\n")
-	if err != nil || got != vkey {
-		t.Fatalf("VerifierKey = %q, %v; want %q", got, err, vkey)
+	if plus == 0 {
+		t.Fatal("no key with a '+' in its data was tried")
 	}
+	_, vkey, _ := note.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{7}, 64)), "auditd.example.com/log")
 	for _, bad := range []string{"", vkey, "PRIVATE+KEY+x+00000000+AAAA"} {
 		if _, err := checkpoint.VerifierKey(bad); err == nil {
 			t.Errorf("VerifierKey(%q) accepted", bad)
