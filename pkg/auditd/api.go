@@ -31,6 +31,9 @@ import (
 //	GET  /api/events       query: filters ANDed, seq-cursor pagination (govapi.Page)
 //	GET  /api/events/{id}  one event
 //	GET  /api/verify       the chain's verification report (verify-chain's object)
+//	GET  /api/checkpoint   the latest signed checkpoint, the note's text (checkpoints.go)
+//	GET  /api/proof/inclusion?seq=N[&size=S]      checkpoint.InclusionProof
+//	GET  /api/proof/consistency?from=A&to=B       checkpoint.ConsistencyProof
 //	GET  /health           liveness and the chain head (govapi.Health)
 //	GET  /metrics          Prometheus metrics
 //
@@ -70,11 +73,16 @@ func (s *Server) Handler() http.Handler {
 	// outranks /v1/approvals/{id}; methods are dispatched below, with a
 	// JSON 405 for the others.
 	paths := map[string]map[string]route{
-		govapi.PathEvents:           {"POST": {e(s.postEvent), agent}, "GET": {e(s.queryEvents), auditor}},
-		govapi.PathEvent:            {"GET": {e(s.getEvent), auditor}},
-		govapi.PathVerify:           {"GET": {e(s.verify), auditor}},
-		govapi.PathHealth:           {"GET": {e(s.health), nil}}, // the one endpoint without auth (DESIGN §7)
-		govapi.PathMetrics:          {"GET": {metrics, auditor}},
+		govapi.PathEvents:  {"POST": {e(s.postEvent), agent}, "GET": {e(s.queryEvents), auditor}},
+		govapi.PathEvent:   {"GET": {e(s.getEvent), auditor}},
+		govapi.PathVerify:  {"GET": {e(s.verify), auditor}},
+		govapi.PathHealth:  {"GET": {e(s.health), nil}}, // the one endpoint without auth (DESIGN §7)
+		govapi.PathMetrics: {"GET": {metrics, auditor}},
+		// Checkpoints and proofs (issue 19): hashes only, which every
+		// reader may check its receipts with.
+		govapi.PathCheckpoint:       {"GET": {e(s.getCheckpoint), readers}},
+		govapi.PathProofInclusion:   {"GET": {e(s.getInclusionProof), readers}},
+		govapi.PathProofConsistency: {"GET": {e(s.getConsistencyProof), readers}},
 		govapi.PathApprovals:        {"POST": {e(s.postApproval), agent}, "GET": {e(s.listApprovals), readers}},
 		govapi.PathApprovalsPending: {"GET": {e(s.pendingApprovals), readers}},
 		govapi.PathApproval:         {"GET": {e(s.getApproval), readers}},

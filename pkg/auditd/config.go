@@ -69,6 +69,9 @@ type Config struct {
 	// (DESIGN §11). Nil is the built-in formats (redact.New()); there is no
 	// way to turn redaction off.
 	Redactor *redact.Redactor
+	// Checkpoints, when not nil, makes auditd sign checkpoints of its
+	// Merkle tree (issue 19; checkpoints.go). Ignored when ReadOnly.
+	Checkpoints *CheckpointConfig
 }
 
 // DefaultConfig returns the configuration auditd runs with.
@@ -94,6 +97,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("auditd config: ApprovalValidFor %s is not between 1s and %s", c.ApprovalValidFor, approval.MaxValidFor)
 	case c.SweepInterval < 0:
 		return fmt.Errorf("auditd config: SweepInterval %s is negative", c.SweepInterval)
+	}
+	if c.Checkpoints != nil {
+		return c.Checkpoints.validate()
 	}
 	return nil
 }

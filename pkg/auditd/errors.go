@@ -139,8 +139,11 @@ func (s *Server) writeError(w http.ResponseWriter, a apiError) {
 // reply is what an endpoint answers when its operation succeeded.
 type reply struct {
 	status   int
-	body     []byte // JSON
+	body     []byte // JSON, unless contentType says otherwise
 	location string // the Location of what a POST created
+	// contentType, when set, is body's type, written as it is (GET
+	// PathCheckpoint's text/plain note).
+	contentType string
 }
 
 // endpoint is the HTTP side of an operation: it reads the request, calls
@@ -158,6 +161,13 @@ func (s *Server) serve(e endpoint) http.HandlerFunc {
 		}
 		if rep.location != "" {
 			w.Header().Set("Location", rep.location)
+		}
+		if rep.contentType != "" {
+			w.Header().Set("Content-Type", rep.contentType)
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(rep.status)
+			w.Write(rep.body)
+			return
 		}
 		writeJSON(w, rep.status, rep.body)
 	}

@@ -47,6 +47,8 @@ type Server struct {
 
 	dbHealth *dbHealth // what GET /health says of the database (health.go)
 
+	ckpt *checkpointer // nil without Config.Checkpoints (checkpoints.go)
+
 	closeOnce sync.Once
 }
 
@@ -101,7 +103,24 @@ func New(cfg Config, st store.Store) (*Server, error) {
 	s.ap = newApprovals(s)
 	if cfg.ReadOnly {
 		// Serving what the file holds: the approvals table as it is.
+		if cfg.Checkpoints != nil {
+			cfg.Logf("warning: read-only: no checkpoints are signed")
+		}
 		return s, nil
+	}
+	if cfg.Checkpoints != nil {
+		tree, ok := st.(store.Tree)
+		if !ok {
+			s.Close()
+			return nil, errors.New("signing checkpoints: the store keeps no Merkle tree")
+		}
+		s.ckpt = newCheckpointer(*cfg.Checkpoints, tree, s.head, cfg.Now, cfg.Logf)
+		if err := s.ckpt.start(ctx); err != nil {
+			s.ckpt = nil
+			s.Close()
+			return nil, fmt.Errorf("signing checkpoints: %w", err)
+		}
+		s.w.ckpt = s.ckpt
 	}
 	if n, err := s.ap.catchUp(ctx); err != nil {
 		s.Close()
@@ -193,6 +212,9 @@ func (s *Server) close(ctx context.Context) {
 	s.closeOnce.Do(func() {
 		s.ap.stopWaiting()
 		s.w.close()
+		if s.ckpt != nil {
+			s.ckpt.close() // the last checkpoint, over every committed event
+		}
 		s.stream.Shutdown(ctx)
 		s.hub.Close()
 	})

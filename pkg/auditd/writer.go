@@ -105,6 +105,9 @@ type writer struct {
 	prevBatch int
 
 	head *headState // the committed head, for readers
+	// ckpt, when not nil, is nudged after every commit (checkpoints.go);
+	// set before the first event is queued.
+	ckpt *checkpointer
 }
 
 // headState is the last committed event, readable from any goroutine.
@@ -318,6 +321,9 @@ func (w *writer) commit(batch []*appendReq) {
 	w.hub.Publish(items)
 	for i, r := range reqs {
 		r.answer(appendResult{json: items[i].Line, created: true})
+	}
+	if w.ckpt != nil {
+		w.ckpt.committed()
 	}
 }
 

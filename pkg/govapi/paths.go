@@ -14,6 +14,11 @@ const (
 	PathHealth  = "/health"          // GET: Health; the one route without authentication
 	PathMetrics = "/metrics"         // GET: Prometheus metrics
 
+	// Signed checkpoints and Merkle proofs (issue 19, pkg/checkpoint).
+	PathCheckpoint       = "/api/checkpoint"        // GET: the latest signed checkpoint, as the note's text (text/plain)
+	PathProofInclusion   = "/api/proof/inclusion"   // GET ?seq=N[&size=S]: checkpoint.InclusionProof
+	PathProofConsistency = "/api/proof/consistency" // GET ?from=A&to=B: checkpoint.ConsistencyProof
+
 	PathApprovals        = "/v1/approvals"              // POST: ApprovalInput; GET: ApprovalList
 	PathApprovalsPending = "/v1/approvals/pending"      // GET: ApprovalList of pending requests
 	PathApproval         = "/v1/approvals/{id}"         // GET: one request (?wait= long-polls)

@@ -21,7 +21,9 @@ type Store interface {
 	// in one transaction. It returns only after the transaction is durable
 	// (the caller acknowledges clients after it). A record whose event_id
 	// exists already is an error (ErrDuplicate); nothing of the batch is
-	// stored then.
+	// stored then. A store that keeps the Merkle tree (Tree) extends it in
+	// the same transaction, so the batch must continue the log: seqs
+	// consecutive from the tree's size plus one (else ErrTreeBroken).
 	Append(ctx context.Context, batch []audit.Record) error
 	// Get returns the record with an event id.
 	Get(ctx context.Context, eventID string) (audit.Record, bool, error)

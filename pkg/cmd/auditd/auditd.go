@@ -24,6 +24,7 @@ import (
 	"github.com/govkit/govkit/pkg/approval"
 	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/build"
+	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/notify"
@@ -74,6 +75,16 @@ type ServeOptions struct {
 	// InsecurePlaintext lets a tokens-mode listener beyond loopback serve
 	// plain HTTP (a TLS proxy in front, say); it is logged as a warning.
 	InsecurePlaintext bool
+
+	// Signed checkpoints (issue 19): the key file auditd key create
+	// wrote (empty: none), their origin (default the key's name), how
+	// many events or how long between them, and the append-only file
+	// each is also written to.
+	CheckpointKey      string
+	CheckpointOrigin   string
+	CheckpointEvery    int64
+	CheckpointInterval time.Duration
+	CheckpointLog      string
 }
 
 // NewCmdAuditd returns the auditd root command. runF, when not nil,
@@ -100,6 +111,11 @@ HTTP API:
                             {"events":[…],"next_after_seq":N,"has_more":bool}
     GET  /api/events/{id}   one event
     GET  /api/verify        verify the chain (verify-chain's report)
+    GET  /api/checkpoint    the latest signed checkpoint (text/plain; 404: none)
+    GET  /api/proof/inclusion?seq=N[&size=S]   the proof that event N is in
+                            the tree of size S (default: the latest checkpoint's)
+    GET  /api/proof/consistency?from=A&to=B    the proof that the log of A
+                            events is a prefix of the log of B
     GET  /health            the chain head; 200 "ok", or 503 "degraded" with a
                             reason: read_only, database_replaced, disk_full
                             or write_failed (the last commit failed)
@@ -188,6 +204,14 @@ Notifications of new and resolved requests: --approval-slack-webhook,
 --smtp-* and --approval-email-to. A failing channel is retried with backoff
 and counted in /metrics; it never delays or loses a request.
 
+Signed checkpoints: with --checkpoint-key FILE (auditd key create) auditd
+keeps a Merkle tree (RFC 6962) over its events' hashes beside them and signs
+a checkpoint (origin, size, root hash; a C2SP signed note, Ed25519) every
+--checkpoint-every events or --checkpoint-interval when the log grew, and at
+shutdown. Each is stored in the database and, with --checkpoint-log FILE,
+appended to that file and fsynced: a copy outside the database, which shows
+a shortened or rewritten log to whoever holds the verifier key.
+
 With --socket, committed events are also streamed as JSON Lines on a Unix
 socket (mode 0600). A subscriber may first send {"subscribe":{"since_seq":N}}
 to receive every event after N before the live ones; one that falls more than
@@ -216,7 +240,9 @@ load, and a listener the transport rules refuse).`,
   auditd --tokens /etc/govkit/tokens.yaml --addr 0.0.0.0:1199 --tls-cert /etc/govkit/tls.crt --tls-key /etc/govkit/tls.key
   auditd --db audit.db --policy /etc/govkit/policies.yaml --infra /etc/govkit/infra.yaml
   kill -HUP $(pidof auditd)                                # reload the policy
-  auditd export --db audit.db > audit.jsonl && verify-chain --jsonl audit.jsonl`,
+  auditd export --db audit.db > audit.jsonl && verify-chain --jsonl audit.jsonl
+  auditd key create --out checkpoint.key --name audit.example.com/prod > checkpoint.pub
+  auditd --db audit.db --checkpoint-key checkpoint.key --checkpoint-log checkpoints.log`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -254,6 +280,13 @@ load, and a listener the transport rules refuse).`,
 	f.BoolVar(&opts.PolicyDryRun, "policy-dry-run", false, "global dry-run: decisions record the policy's effect but enforce allow")
 	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the policy file's default_effect with `EFFECT`: deny, allow or require_approval")
 	f.BoolVar(&opts.ReadOnly, "read-only", false, "serve --db read-only: queries, verify and stream replay; every write answers 503 and /health says degraded")
+	f.StringVar(&opts.CheckpointKey, "checkpoint-key", "", "sign checkpoints of the log with the key `FILE` (auditd key create); default: none")
+	f.StringVar(&opts.CheckpointOrigin, "checkpoint-origin", "", "the checkpoints' `ORIGIN` line (default: the key's name)")
+	f.Int64Var(&opts.CheckpointEvery, "checkpoint-every", daemon.DefaultCheckpointEvery, "sign a checkpoint after `N` events")
+	f.DurationVar(&opts.CheckpointInterval, "checkpoint-interval", daemon.DefaultCheckpointInterval, "or after `DURATION` when the log grew")
+	f.StringVar(&opts.CheckpointLog, "checkpoint-log", "", "also append every checkpoint to `FILE` (append-only, fsynced): a copy outside the database")
+	cli.SetEnvName(f, "checkpoint-key", "GOVKIT_CHECKPOINT_KEY")
+	cli.SetEnvName(f, "checkpoint-log", "GOVKIT_CHECKPOINT_LOG")
 	f.StringArrayVar(&opts.RedactPatterns, "redact-pattern", nil, "also redact secrets matching `NAME=REGEX` before sealing, recorded as kind NAME (repeatable; a group named secret limits what is replaced)")
 	cli.SetEnvName(f, "redact-pattern", "GOVKIT_REDACT_PATTERNS")
 	cli.SetEnvName(f, "addr", "GOVKIT_AUDITD_ADDR")
@@ -270,6 +303,7 @@ load, and a listener the transport rules refuse).`,
 	cli.AddConfigFlag(cmd)
 	cmd.AddCommand(newCmdExport(streams, nil))
 	cmd.AddCommand(newCmdToken(streams))
+	cmd.AddCommand(newCmdKey(streams))
 	return cmd
 }
 
@@ -319,6 +353,22 @@ func (o *ServeOptions) validate() error {
 	}
 	if err := o.parseRedactPatterns(); err != nil {
 		return err
+	}
+	switch {
+	case o.CheckpointKey == "" && (o.CheckpointLog != "" || o.CheckpointOrigin != ""):
+		return cli.Failf("--checkpoint-log and --checkpoint-origin need --checkpoint-key").
+			WithHint("pass --checkpoint-key FILE (auditd key create --out FILE makes one)")
+	case o.CheckpointEvery < 1:
+		return cli.Failf("--checkpoint-every %d is not a positive number of events", o.CheckpointEvery).
+			WithHint("pass --checkpoint-every N, e.g. 1000")
+	case o.CheckpointInterval < 100*time.Millisecond:
+		return cli.Failf("--checkpoint-interval %s is shorter than 100ms", o.CheckpointInterval).
+			WithHint("pass --checkpoint-interval DURATION, e.g. 10s")
+	}
+	if o.CheckpointOrigin != "" {
+		if err := checkpoint.CheckOrigin(o.CheckpointOrigin); err != nil {
+			return cli.Fail(fmt.Errorf("--checkpoint-origin: %w", err), "pass --checkpoint-origin such as audit.example.com/prod, or leave it out to use the key's name")
+		}
 	}
 	if len(o.Socket) > stream.MaxSocketPath {
 		return cli.Failf("--socket path is %d bytes long; the limit is %d", len(o.Socket), stream.MaxSocketPath).
@@ -428,6 +478,17 @@ func serveRun(o *ServeOptions) (err error) {
 			return cli.Fail(err, "check --tls-cert and --tls-key (or GOVKIT_TLS_CERT and GOVKIT_TLS_KEY): PEM files, the key matching the certificate")
 		}
 	}
+	// The checkpoint key too.
+	var ckpt *daemon.CheckpointConfig
+	var vkey string
+	if o.CheckpointKey != "" {
+		signer, v, err := loadCheckpointKey(o.CheckpointKey, log.logf)
+		if err != nil {
+			return err
+		}
+		vkey = v
+		ckpt = &daemon.CheckpointConfig{Signer: signer, Origin: o.CheckpointOrigin, Every: o.CheckpointEvery, Interval: o.CheckpointInterval}
+	}
 	// Listeners first: a refused --socket or --addr leaves no database
 	// file behind, and closing a listener removes its socket file.
 	var sock net.Listener // nil unless --socket: never a nil *UnixListener
@@ -478,12 +539,25 @@ func serveRun(o *ServeOptions) (err error) {
 			err = cli.Fail(cerr, "")
 		}
 	}()
+	if ckpt != nil && o.CheckpointLog != "" && !o.ReadOnly {
+		// Append-only: every checkpoint is added after the others, and
+		// synced before the next (pkg/auditd's checkpointer).
+		f, err := os.OpenFile(o.CheckpointLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			closeListener(sock)
+			ln.Close()
+			return cli.Fail(err, "pass --checkpoint-log FILE in a directory auditd can write (or set GOVKIT_CHECKPOINT_LOG)")
+		}
+		defer f.Close() // after the server stopped: its last checkpoint is in
+		ckpt.Log = f
+	}
 	cfg := daemon.DefaultConfig()
 	cfg.Logf = log.logf
 	cfg.ApprovalTTL = o.ApprovalTimeout
 	cfg.ApprovalValidFor = o.ApprovalValidFor
 	cfg.ReadOnly = o.ReadOnly
 	cfg.Redactor = o.redactor
+	cfg.Checkpoints = ckpt
 	if o.Tokens != "" {
 		set, err := token.NewSet(o.Tokens, log.logf, time.Now)
 		if err != nil {
@@ -557,6 +631,13 @@ func serveRun(o *ServeOptions) (err error) {
 	log.logf("database %s, %d events", o.DB, seq)
 	if o.ReadOnly {
 		log.logf("warning: read-only (--read-only): queries, verify and stream replay only; every write answers 503 and /health says degraded")
+	}
+	if ckpt != nil && !o.ReadOnly {
+		msg := fmt.Sprintf("signing checkpoints every %d events or %s with key %s", o.CheckpointEvery, o.CheckpointInterval, vkey)
+		if o.CheckpointLog != "" {
+			msg += "; appending them to " + o.CheckpointLog
+		}
+		log.logf("%s", msg)
 	}
 	switch {
 	case gov.Config != nil:

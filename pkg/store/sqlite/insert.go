@@ -13,8 +13,11 @@ import (
 	"modernc.org/libc/sys/types"
 	lib "modernc.org/sqlite/lib"
 
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/govkit/govkit/internal/sqlitefile"
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/store"
 )
 
@@ -28,13 +31,16 @@ import (
 //
 // Its transactions are what Append's were: BEGIN IMMEDIATE, one INSERT per
 // record, COMMIT, which syncs the WAL (synchronous=FULL, checked at open);
-// any failure rolls the whole batch back.
+// any failure rolls the whole batch back. Since issue 19 the transaction
+// also writes the Merkle tree's new stored hashes (extendTree), so the tree
+// holds exactly the committed records.
 type appender struct {
 	mu  sync.Mutex // one Append at a time: the connection is NOMUTEX
 	tls *libc.TLS
 	db  uintptr
 	// Prepared statements, finalized by close.
 	begin, insert, commit, rollback uintptr
+	treeSize, treeRead, treeInsert  uintptr // extendTree's
 	// out receives C out-parameters; on the heap, as directReader's must be.
 	out *uintptr
 	buf uintptr // C memory for one row's text and blob values
@@ -90,6 +96,8 @@ func openAppender(path string, busy time.Duration) (_ *appender, err error) {
 		sql  string
 	}{
 		{&a.begin, "BEGIN IMMEDIATE"}, {&a.insert, insertSQL}, {&a.commit, "COMMIT"}, {&a.rollback, "ROLLBACK"},
+		{&a.treeSize, treeSizeSQL}, {&a.treeRead, "SELECT hashes FROM tree_hashes WHERE leaf = ?1"},
+		{&a.treeInsert, "INSERT INTO tree_hashes (leaf, hashes) VALUES (?1, ?2)"},
 	} {
 		if *s.stmt, err = a.prepare(s.sql); err != nil {
 			return nil, err
@@ -135,6 +143,9 @@ func (a *appender) append(batch []audit.Record) (err error) {
 		}
 		return a.errorf(rc, "store: append: seq %d", r.Seq)
 	}
+	if err := a.extendTree(batch); err != nil {
+		return err
+	}
 	if rc := a.run(a.commit); rc != lib.SQLITE_DONE {
 		return a.errorf(rc, "store: append: commit")
 	}
@@ -162,12 +173,8 @@ func (a *appender) bind(r *audit.Record) error {
 	for _, t := range texts {
 		size += len(t)
 	}
-	if size > a.cap {
-		p := libc.Xrealloc(a.tls, a.buf, types.Size_t(size))
-		if p == 0 {
-			return errors.New("out of memory")
-		}
-		a.buf, a.cap = p, size
+	if err := a.reserve(size); err != nil {
+		return err
 	}
 	mem := libc.GoBytes(a.buf, a.cap) // C memory, as a slice
 	st, off := a.insert, 0
@@ -194,6 +201,18 @@ func (a *appender) bind(r *audit.Record) error {
 	}
 	if rc != lib.SQLITE_OK {
 		return a.errorf(rc, "bind")
+	}
+	return nil
+}
+
+// reserve makes a.buf hold at least size bytes.
+func (a *appender) reserve(size int) error {
+	if size > a.cap {
+		p := libc.Xrealloc(a.tls, a.buf, types.Size_t(size))
+		if p == 0 {
+			return errors.New("out of memory")
+		}
+		a.buf, a.cap = p, size
 	}
 	return nil
 }
@@ -262,7 +281,7 @@ func (a *appender) readOnly() bool {
 func (a *appender) close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, st := range []*uintptr{&a.begin, &a.insert, &a.commit, &a.rollback} {
+	for _, st := range []*uintptr{&a.begin, &a.insert, &a.commit, &a.rollback, &a.treeSize, &a.treeRead, &a.treeInsert} {
 		if *st != 0 {
 			lib.Xsqlite3_finalize(a.tls, *st)
 			*st = 0
@@ -281,4 +300,90 @@ func (a *appender) close() error {
 	}
 	a.tls.Close()
 	return err
+}
+
+// extendTree writes the stored hashes of batch's leaves into the tree, in
+// the transaction that inserts batch (store.Tree): one small row and about
+// two SHA-256 per record, and about one read of an older row. The tree must
+// hold exactly the records before batch: syncTree made it so at open, and
+// every commit keeps it so; otherwise someone changed the database under
+// auditd, and the batch fails with store.ErrTreeBroken.
+func (a *appender) extendTree(batch []audit.Record) error {
+	var n int64
+	rc := lib.Xsqlite3_step(a.tls, a.treeSize)
+	if rc == lib.SQLITE_ROW {
+		n = lib.Xsqlite3_column_int64(a.tls, a.treeSize, 0)
+	}
+	lib.Xsqlite3_reset(a.tls, a.treeSize)
+	if rc != lib.SQLITE_ROW {
+		return a.errorf(rc, "store: append: reading the tree size")
+	}
+	first := batch[0].Seq
+	if n != first-1 {
+		return fmt.Errorf("store: append: %w: the tree holds %d records, the batch starts at seq %d", store.ErrTreeBroken, n, first)
+	}
+	leaves := make([]tlog.Hash, len(batch))
+	for i := range batch {
+		r := &batch[i]
+		if r.Seq != first+int64(i) {
+			return fmt.Errorf("store: append: seq %d follows seq %d in one batch", r.Seq, first+int64(i)-1)
+		}
+		var err error
+		if leaves[i], err = checkpoint.LeafHash(r.EventHash); err != nil {
+			return fmt.Errorf("store: append: seq %d: %w", r.Seq, err)
+		}
+	}
+	hashes, err := checkpoint.Extend(n, leaves, tlog.HashReaderFunc(a.readHashes))
+	if err != nil {
+		return fmt.Errorf("store: append: %w", err)
+	}
+	for i, hs := range hashes {
+		leaf := n + int64(i)
+		size := len(hs) * tlog.HashSize
+		if err := a.reserve(size); err != nil {
+			return err
+		}
+		mem := libc.GoBytes(a.buf, size)
+		for l, h := range hs {
+			copy(mem[l*tlog.HashSize:], h[:])
+		}
+		rc := lib.Xsqlite3_bind_int64(a.tls, a.treeInsert, 1, leaf)
+		if rc == lib.SQLITE_OK {
+			rc = lib.Xsqlite3_bind_blob(a.tls, a.treeInsert, 2, a.buf, int32(size), 0)
+		}
+		if rc != lib.SQLITE_OK {
+			return a.errorf(rc, "store: append: tree leaf %d: bind", leaf)
+		}
+		if rc := a.run(a.treeInsert); rc != lib.SQLITE_DONE {
+			return a.errorf(rc, "store: append: tree leaf %d", leaf)
+		}
+	}
+	return nil
+}
+
+// readHashes reads stored hashes of the tree inside Append's transaction
+// (a tlog.HashReader for checkpoint.Extend).
+func (a *appender) readHashes(indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	st := a.treeRead
+	for i, idx := range indexes {
+		leaf, level := checkpoint.StoredAt(idx)
+		lib.Xsqlite3_bind_int64(a.tls, st, 1, leaf)
+		rc := lib.Xsqlite3_step(a.tls, st)
+		var ok bool
+		if rc == lib.SQLITE_ROW {
+			if p, size := lib.Xsqlite3_column_blob(a.tls, st, 0), lib.Xsqlite3_column_bytes(a.tls, st, 0); p != 0 && size > 0 {
+				out[i], ok = hashIn(libc.GoBytes(p, int(size)), level)
+			}
+		}
+		lib.Xsqlite3_reset(a.tls, st)
+		switch {
+		case ok:
+		case rc == lib.SQLITE_ROW || rc == lib.SQLITE_DONE:
+			return nil, fmt.Errorf("store: append: %w: no stored hash %d (leaf %d, level %d)", store.ErrTreeBroken, idx, leaf, level)
+		default:
+			return nil, a.errorf(rc, "store: append: reading tree leaf %d", leaf)
+		}
+	}
+	return out, nil
 }

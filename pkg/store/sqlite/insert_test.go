@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/store"
 )
 
 // Append's own connection is as durable as the read-write pool, and both
@@ -138,16 +141,36 @@ func TestAppendFailsWhole(t *testing.T) {
 }
 
 // Store is safe for concurrent use: Appends from several goroutines take
-// turns on the one append connection.
+// turns on the one append connection, and the tree's readers read beside
+// them. Each goroutine's batch continues the log (the tree needs seq
+// order: store.Tree), so the goroutines take turns choosing their seqs.
 func TestAppendConcurrent(t *testing.T) {
 	s, _ := openTest(t)
+	ctx := context.Background()
 	const goroutines, batches, size = 4, 20, 5
+	var mu sync.Mutex
+	next := int64(0)
 	var wg sync.WaitGroup
-	for g := range goroutines {
+	for range goroutines {
 		wg.Go(func() {
-			for b := range batches {
-				from := int64((g*batches + b) * size)
-				if err := s.Append(context.Background(), chain(from, audit.ZeroHash, size, 200, nil)); err != nil {
+			for range batches {
+				mu.Lock()
+				err := s.Append(ctx, chain(next, audit.ZeroHash, size, 200, nil))
+				next += size
+				mu.Unlock()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+		wg.Go(func() {
+			for range batches {
+				n, err := s.TreeSize(ctx)
+				if err == nil && n > 0 {
+					_, err = tlog.TreeHash(n, store.HashReader(ctx, s))
+				}
+				if err != nil {
 					t.Error(err)
 					return
 				}
@@ -155,7 +178,7 @@ func TestAppendConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	st, err := s.Stats(context.Background())
+	st, err := s.Stats(ctx)
 	if err != nil || st.Events != goroutines*batches*size {
 		t.Fatalf("Stats = %+v, %v; want %d events", st, err, goroutines*batches*size)
 	}

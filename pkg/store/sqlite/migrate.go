@@ -85,6 +85,26 @@ var migrations = []string{
 	UPDATE events SET approval_id = nullif(json_extract(CAST(body AS TEXT), '$.approval_id'), '')
 		WHERE instr(body, CAST('"approval_id":' AS BLOB)) > 0 AND json_valid(CAST(body AS TEXT));
 	CREATE INDEX events_approval_id ON events (approval_id) WHERE approval_id IS NOT NULL;`,
+
+	// 5: the log's Merkle tree and its signed checkpoints (issue 19,
+	// pkg/checkpoint). tree_hashes has one row per record, leaf = seq-1,
+	// written in Append's transaction: hashes is the concatenation of the
+	// 32-byte stored hashes that record completes (checkpoint.Extend), its
+	// leaf hash first, so a record costs one small row (half the inserts
+	// of a row per stored hash, on the serial path of ingest). None is an
+	// event hash: DESIGN §6 keeps event_hash in events only. The backfill
+	// of an existing log is syncTree's, in Go: SQL has no SHA-256.
+	// checkpoints holds each signed note by the size it signs; created_at
+	// sorts as text like events.timestamp.
+	`CREATE TABLE tree_hashes (
+		leaf   INTEGER PRIMARY KEY,
+		hashes BLOB NOT NULL
+	);
+	CREATE TABLE checkpoints (
+		size       INTEGER PRIMARY KEY,
+		note       TEXT NOT NULL,
+		created_at TEXT NOT NULL
+	);`,
 }
 
 // approvalIDVersion is the version that adds events.approval_id.

@@ -66,6 +66,10 @@ type Store struct {
 	// oldSchema: a read-only Store of a database older than approval_id
 	// (migration 4), which Query cannot filter on.
 	oldSchema bool
+	// noTree: a read-only Store of a database older than the Merkle tree
+	// (migration 5); version is its schema version.
+	noTree  bool
+	version int
 
 	// The files a read-write Store opened, for CheckFile: SQLite keeps
 	// writing into them through its descriptors even after they are
@@ -150,6 +154,9 @@ func open(path string, opts Options) (_ *Store, err error) {
 		if err := migrate(ctx, s.writer); err != nil {
 			return nil, err
 		}
+		if err := syncTree(ctx, s.writer); err != nil {
+			return nil, err
+		}
 		// Opened after the migrations, so that it prepares its
 		// statements against the current schema.
 		if s.app, err = openAppender(path, opts.BusyTimeout); err != nil {
@@ -179,6 +186,7 @@ func open(path string, opts Options) (_ *Store, err error) {
 			return nil, err
 		}
 		s.oldSchema = have < approvalIDVersion
+		s.noTree, s.version = have < treeVersion, have
 	} else if err := s.reader.PingContext(ctx); err != nil {
 		return nil, err
 	}

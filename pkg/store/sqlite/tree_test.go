@@ -1,0 +1,171 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/govkit/govkit/internal/storetest"
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/checkpoint"
+	"github.com/govkit/govkit/pkg/store"
+)
+
+func TestTreeConformance(t *testing.T) {
+	storetest.Tree(t, func(t *testing.T) storetest.TreeStore {
+		s, _ := openTest(t)
+		return s
+	})
+}
+
+// rootOf is the RFC 6962 root over leaves, computed in memory.
+func rootOf(t *testing.T, leaves []tlog.Hash) tlog.Hash {
+	t.Helper()
+	var mem []tlog.Hash
+	r := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(idx))
+		for i, x := range idx {
+			out[i] = mem[x]
+		}
+		return out, nil
+	})
+	hs, err := checkpoint.Extend(0, leaves, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hs {
+		mem = append(mem, h...)
+	}
+	h, err := tlog.TreeHash(int64(len(leaves)), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func leavesOf(t *testing.T, recs []audit.Record) []tlog.Hash {
+	out := make([]tlog.Hash, len(recs))
+	for i, r := range recs {
+		var err error
+		if out[i], err = checkpoint.LeafHash(r.EventHash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func storeRoot(t *testing.T, s *Store) (int64, tlog.Hash) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := s.TreeSize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := tlog.TreeHash(n, store.HashReader(ctx, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, h
+}
+
+// Migration 5 backfills the tree of a database from before it, with a
+// deleted row's seq kept as a hole (the zero hash's leaf) and an edited
+// event_hash column replaced by its body's hash; Append then continues it.
+func TestTreeBackfill(t *testing.T) {
+	recs := storetest.Records(t, 0, audit.ZeroHash, 300)
+	stored := append([]audit.Record(nil), recs...)
+	stored = append(stored[:99], stored[100:]...) // seq 100 deleted
+	stored[9].EventHash = "not a hash"            // seq 10's column edited
+	path := oldDatabase(t, 4, stored)
+
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	leaves := leavesOf(t, recs)
+	leaves[99], _ = checkpoint.LeafHash(audit.ZeroHash)
+	n, root := storeRoot(t, s)
+	if n != 300 || root != rootOf(t, leaves) {
+		t.Fatalf("backfilled tree: size %d, root %s; want 300, %s", n, root, rootOf(t, leaves))
+	}
+	more := storetest.Records(t, 300, recs[299].EventHash, 5)
+	if err := s.Append(context.Background(), more); err != nil {
+		t.Fatal(err)
+	}
+	if n, root := storeRoot(t, s); n != 305 || root != rootOf(t, append(leaves, leavesOf(t, more)...)) {
+		t.Fatalf("after Append: size %d, root %s", n, root)
+	}
+}
+
+// The tail of events deleted with SQL, and the store reopened (auditd
+// restarted): the tree is cut back to the events, and appends continue
+// from there. The checkpoints are kept: they are the evidence that the log
+// was longer (verify-chain and auditor compare them).
+func TestTreeCutToTruncatedEvents(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTest(t)
+	recs := storetest.Records(t, 0, audit.ZeroHash, 50)
+	appendAll(t, s, recs)
+	if err := s.PutCheckpoint(ctx, store.StoredCheckpoint{Size: 50, Note: []byte("signed 50\n")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := rawDB(t, path).Exec("DELETE FROM events WHERE seq > 37"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, root := storeRoot(t, s); n != 37 || root != rootOf(t, leavesOf(t, recs[:37])) {
+		t.Fatalf("tree after the truncation: size %d, root %s", n, root)
+	}
+	if c, ok, err := s.LatestCheckpoint(ctx); err != nil || !ok || c.Size != 50 {
+		t.Fatalf("LatestCheckpoint = %+v, %v, %v; want the one of size 50, kept", c, ok, err)
+	}
+	appendAll(t, s, storetest.Records(t, 37, recs[36].EventHash, 3))
+	if n, _ := storeRoot(t, s); n != 40 {
+		t.Fatalf("tree size after appending = %d, want 40", n)
+	}
+}
+
+// A batch that fails (a duplicate event_id) leaves no tree hash behind.
+func TestTreeRollback(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTest(t)
+	recs := storetest.Records(t, 0, audit.ZeroHash, 10)
+	appendAll(t, s, recs[:5])
+	bad := append([]audit.Record(nil), recs[5:]...)
+	bad[3].EventID = recs[0].EventID
+	if err := s.Append(ctx, bad); !errors.Is(err, store.ErrDuplicate) {
+		t.Fatalf("Append with a duplicate = %v", err)
+	}
+	if n, err := s.TreeSize(ctx); err != nil || n != 5 {
+		t.Fatalf("TreeSize after the failed batch = %d, %v; want 5", n, err)
+	}
+	appendAll(t, s, recs[5:])
+	if n, root := storeRoot(t, s); n != 10 || root != rootOf(t, leavesOf(t, recs)) {
+		t.Fatalf("size %d, root %s", n, root)
+	}
+}
+
+// A read-only Store of a database older than the tree reads events as
+// before, and says it has no tree.
+func TestTreeReadOnlyOld(t *testing.T) {
+	path := oldDatabase(t, 4, storetest.Records(t, 0, audit.ZeroHash, 3))
+	s, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.TreeSize(context.Background()); !errors.Is(err, store.ErrNoTree) {
+		t.Fatalf("TreeSize = %v, want ErrNoTree", err)
+	}
+	if _, _, err := s.LatestCheckpoint(context.Background()); !errors.Is(err, store.ErrNoTree) {
+		t.Fatalf("LatestCheckpoint = %v, want ErrNoTree", err)
+	}
+}

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// Tree is a Store that keeps the log's Merkle tree beside its events, and
+// the signed checkpoints of it (issue 19; pkg/checkpoint says what the tree
+// is). Append writes the tree's new stored hashes in the transaction that
+// stores the records, so the tree always holds exactly the committed
+// records, leaf seq-1 for the record with seq. Stored hashes never change
+// once written: a tree of size n serves proofs for every size ≤ n while
+// appends go on.
+type Tree interface {
+	// TreeSize returns how many records the tree holds: the committed
+	// head's seq on an untampered log.
+	TreeSize(ctx context.Context) (int64, error)
+	// ReadHashes returns the stored hashes at indexes
+	// (tlog.StoredHashIndex), in the order asked, or an error when any is
+	// missing (wrapping ErrTreeBroken). It reads only committed hashes. A
+	// store may keep them as it likes; SQLite keeps one row per record
+	// with the hashes checkpoint.Extend returns for it (checkpoint.StoredAt
+	// finds an index's row).
+	ReadHashes(ctx context.Context, indexes []int64) ([]tlog.Hash, error)
+	// PutCheckpoint stores a signed checkpoint. One checkpoint per size:
+	// putting the same note again does nothing; another note of a size
+	// already stored is an error wrapping ErrCheckpointExists, and the
+	// first one is kept (the history of what was signed never changes).
+	PutCheckpoint(ctx context.Context, c StoredCheckpoint) error
+	// LatestCheckpoint returns the checkpoint of the largest size; ok is
+	// false when none is stored.
+	LatestCheckpoint(ctx context.Context) (c StoredCheckpoint, ok bool, err error)
+	// Checkpoint returns the checkpoint of size exactly.
+	Checkpoint(ctx context.Context, size int64) (c StoredCheckpoint, ok bool, err error)
+	// Checkpoints returns up to limit checkpoints with size > afterSize,
+	// in size order (limit 0 means DefaultLimit, never more than
+	// MaxLimit).
+	Checkpoints(ctx context.Context, afterSize int64, limit int) ([]StoredCheckpoint, error)
+}
+
+// StoredCheckpoint is a signed checkpoint as a store keeps it: the signed
+// note, by the size it commits to. The store does not verify the note; its
+// readers do, with the keys they trust (pkg/checkpoint.Open).
+type StoredCheckpoint struct {
+	Size      int64
+	Note      []byte    // the C2SP signed note: body, blank line, signatures
+	CreatedAt time.Time // when auditd signed it
+}
+
+var (
+	// ErrNoTree: the database has no Merkle tree (a read-only store of a
+	// database from before issue 19; opening it read-write once adds it).
+	ErrNoTree = errors.New("the database has no Merkle tree")
+	// ErrTreeBroken: the stored tree does not match the events: rows of
+	// either were deleted or added outside auditd. Append refuses to
+	// extend such a tree, so that auditd never signs over a log that
+	// forked from what it signed before.
+	ErrTreeBroken = errors.New("the Merkle tree does not match the events")
+	// ErrCheckpointExists: another checkpoint of the same size is stored.
+	ErrCheckpointExists = errors.New("another checkpoint of this size is stored")
+)
+
+// HashReader adapts t's ReadHashes, with ctx, to tlog's HashReader, which
+// pkg/checkpoint's proofs read through.
+func HashReader(ctx context.Context, t Tree) tlog.HashReader {
+	return tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
+		return t.ReadHashes(ctx, indexes)
+	})
+}
