@@ -72,6 +72,11 @@ var (
 	// file, which nobody will read again: nothing written from then on is
 	// durable (issue 13).
 	ErrReplaced = errors.New("the database file was removed or replaced")
+	// ErrUnavailable: the database server cannot be reached (restarting,
+	// failing over). Nothing of the failed transaction is acknowledged; a
+	// client retries with its event_id, which returns the event if the
+	// commit did happen (issue 19).
+	ErrUnavailable = errors.New("the database server is unavailable")
 )
 
 // FileChecker is a Store kept in a file that can tell whether its file is
