@@ -42,7 +42,7 @@ type Records interface {
 type VerifyOptions struct {
 	IO *cli.IOStreams
 	// OpenDB opens an audit database read-only. Nil means the SQLite store
-	// (openSQLite).
+	// (openDB).
 	OpenDB func(path string) (Records, error)
 
 	Output cli.Format
@@ -188,7 +188,7 @@ func verifyRun(o *VerifyOptions) error {
 func verifyDB(o *VerifyOptions) (*audit.Verifier, error) {
 	open := o.OpenDB
 	if open == nil {
-		open = openSQLite
+		open = openDB
 	}
 	hint := "pass --db FILE naming an auditd database"
 	if o.dbSource != "" {
