@@ -359,3 +359,18 @@ func (c *Cluster) NewDatabase(t testing.TB) string {
 func (c *Cluster) DSN(database string) string {
 	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", c.Dir, c.Port, c.User, database)
 }
+
+// Restart stops the server at once (pg_ctl -m immediate, as a crash or a
+// failover would), waits down, and starts it again on the same data
+// directory and socket. Clients lose their connections meanwhile.
+func (c *Cluster) Restart(down time.Duration) error {
+	data := filepath.Join(c.Dir, "data")
+	if out, err := c.run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl stop: %v\n%s", err, out)
+	}
+	time.Sleep(down)
+	if out, err := c.run("pg_ctl", "-D", data, "-l", filepath.Join(c.Dir, "log"), "-w", "-t", "60", "start"); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl start: %v\n%s", err, out)
+	}
+	return nil
+}
