@@ -268,6 +268,7 @@ load, and a listener the transport rules refuse).`,
 	cli.SetEnvName(f, "read-only", "GOVKIT_READ_ONLY")
 	cli.AddConfigFlag(cmd)
 	cmd.AddCommand(newCmdExport(streams, nil))
+	cmd.AddCommand(newCmdMigrate(streams, nil))
 	cmd.AddCommand(newCmdToken(streams))
 	return cmd
 }

@@ -165,3 +165,17 @@ func (s *Store) listApprovals(ctx context.Context, where string, args []any, ord
 	}
 	return out, nil
 }
+
+// SetApprovalsOrigin sets the head of the log at which the store started
+// keeping approvals (store.ApprovalsSnapshot.Origin): auditd migrate
+// copies it from the SQLite database, whose approval events before it were
+// posted by clients of versions without approvals.
+func (s *Store) SetApprovalsOrigin(ctx context.Context, seq int64) error {
+	if s.readOnly {
+		return errReadOnly
+	}
+	if _, err := s.pool.Exec(ctx, "UPDATE approvals_origin SET seq = $1", seq); err != nil {
+		return fmt.Errorf("store: approvals origin: %w", classify(err))
+	}
+	return nil
+}
