@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -134,7 +135,7 @@ port = %d
 fsync = off
 synchronous_commit = off
 full_page_writes = off
-max_connections = 20
+max_connections = 60
 shared_buffers = 16MB
 `, strings.ReplaceAll(dir, "'", "''"), port)
 	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
@@ -297,4 +298,79 @@ func version(path string) int {
 	n, _ := strconv.Atoi(major)
 	m, _ := strconv.Atoi(minor)
 	return n*100 + m
+}
+
+var (
+	shared    *Cluster
+	sharedErr error
+	databases atomic.Int64
+)
+
+// RunShared runs a package's tests (call it from TestMain: os.Exit(pgtest.RunShared(m)))
+// with one cluster for all of them, which Shared returns: initdb and a
+// start cost about a second, a database of its own per test
+// (NewDatabase) a few milliseconds.
+func RunShared(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "pgtest")
+	if err != nil {
+		sharedErr = err
+		return m.Run()
+	}
+	defer os.RemoveAll(dir)
+	shared, sharedErr = StartDir(dir)
+	if shared != nil {
+		defer shared.Stop()
+	}
+	return m.Run()
+}
+
+// Shared returns the cluster RunShared started. It skips t when PostgreSQL
+// is not installed and cannot be, and fails it when the cluster did not
+// start.
+func Shared(t testing.TB) *Cluster {
+	t.Helper()
+	var nf *NotFoundError
+	switch {
+	case errors.As(sharedErr, &nf):
+		t.Skip(sharedErr.Error())
+	case sharedErr != nil:
+		t.Fatal(sharedErr)
+	case shared == nil:
+		t.Fatal("pgtest: Shared without RunShared in TestMain")
+	}
+	return shared
+}
+
+// NewDatabase creates an empty database for t and returns its connection
+// string (key=value, over the socket); it is dropped when t ends.
+func (c *Cluster) NewDatabase(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("test_%d_%d", os.Getpid(), databases.Add(1))
+	c.Psql(t, "CREATE DATABASE "+name)
+	t.Cleanup(func() {
+		cmd := exec.Command("psql", "-X", "-q", "-c", "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		cmd.Env = append(os.Environ(), c.Env()...)
+		cmd.Run() // best effort: the cluster goes at the end anyway
+	})
+	return c.DSN(name)
+}
+
+// DSN is the key=value connection string of database on c's socket.
+func (c *Cluster) DSN(database string) string {
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", c.Dir, c.Port, c.User, database)
+}
+
+// Restart stops the server at once (pg_ctl -m immediate, as a crash or a
+// failover would), waits down, and starts it again on the same data
+// directory and socket. Clients lose their connections meanwhile.
+func (c *Cluster) Restart(down time.Duration) error {
+	data := filepath.Join(c.Dir, "data")
+	if out, err := c.run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl stop: %v\n%s", err, out)
+	}
+	time.Sleep(down)
+	if out, err := c.run("pg_ctl", "-D", data, "-l", filepath.Join(c.Dir, "log"), "-w", "-t", "60", "start"); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl start: %v\n%s", err, out)
+	}
+	return nil
 }

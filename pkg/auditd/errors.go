@@ -11,6 +11,7 @@ import (
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/store"
 )
 
 // Operations (Append, Decide, RequestApproval, Consume, …) say what went
@@ -105,6 +106,10 @@ func errorAnswer(err error) apiError {
 		return apiError{status: approvalRefusalStatus(aref.Code), code: aref.Code, msg: err.Error()}
 	case errors.Is(err, errClosed):
 		return apiError{status: http.StatusServiceUnavailable, msg: err.Error()}
+	case errors.Is(err, store.ErrUnavailable):
+		// A read while the database server is away (restarting, failing
+		// over): worth a retry, as a write then is (issue 19).
+		return apiError{http.StatusServiceUnavailable, govapi.ReasonDatabaseUnavailable, err.Error(), nil}
 	}
 	return apiError{status: http.StatusInternalServerError, msg: err.Error()}
 }

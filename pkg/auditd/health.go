@@ -82,6 +82,11 @@ func commitError(err error) (*unavailableError, error) {
 	case errors.Is(err, store.ErrReadOnly):
 		u = &unavailableError{govapi.ReasonReadOnly, err}
 		return u, u
+	case errors.Is(err, store.ErrUnavailable):
+		// The commit may or may not have happened: a client retries
+		// with its event_id and gets the event either way (issue 19).
+		u = &unavailableError{govapi.ReasonDatabaseUnavailable, err}
+		return u, u
 	}
 	return &unavailableError{govapi.ReasonWriteFailed, err}, err
 }

@@ -90,6 +90,10 @@ func New(cfg Config, st store.Store) (*Server, error) {
 	s.dbHealth = &dbHealth{gauge: s.m.degraded}
 	s.registerGovernanceMetrics()
 	s.w = newWriter(st, &s.cfg, s.hub, s.m, s.head, last, s.dbHealth)
+	if s.w.sq != nil {
+		// A store other instances write to: the stream follows the log.
+		s.w.follow = newFollower(st, s.hub, s.head, cfg.Logf)
+	}
 	if cfg.ReadOnly {
 		s.w.failed = &unavailableError{govapi.ReasonReadOnly, errReadOnly}
 		s.dbHealth.set(s.w.failed, true)
@@ -214,6 +218,9 @@ func (s *Server) close(ctx context.Context) {
 		s.w.close()
 		if s.ckpt != nil {
 			s.ckpt.close() // the last checkpoint, over every committed event
+		}
+		if s.w.follow != nil {
+			s.w.follow.close()
 		}
 		s.stream.Shutdown(ctx)
 		s.hub.Close()

@@ -94,6 +94,12 @@ type writer struct {
 	// fc checks, after every commit, that the store's file is still the
 	// database file; nil for a store without one.
 	fc store.FileChecker
+	// sq numbers and chains in the database, for a store that several
+	// auditd instances share (commitSequenced); nil for SQLite, whose
+	// chain this writer numbers itself. follow then publishes the
+	// stream in seq order, other instances' events included.
+	sq     store.Sequencer
+	follow *follower
 
 	// Owned by the writer goroutine.
 	// failed, once set, answers every later append: the database file was
@@ -133,8 +139,9 @@ func (h *headState) set(seq int64, hash string) {
 func newWriter(st store.Store, cfg *Config, hub *stream.Hub, m *metrics, head *headState, last time.Time, health *dbHealth) *writer {
 	seq, hash := head.get()
 	fc, _ := st.(store.FileChecker)
+	sq, _ := st.(store.Sequencer)
 	w := &writer{
-		st: st, cfg: cfg, hub: hub, m: m, health: health, fc: fc,
+		st: st, cfg: cfg, hub: hub, m: m, health: health, fc: fc, sq: sq,
 		queue: make(chan *appendReq, cfg.QueueSize),
 		done:  make(chan struct{}),
 		seq:   seq, hash: hash, lastTime: last, prevBatch: 1, head: head,
@@ -248,6 +255,10 @@ func (w *writer) commit(batch []*appendReq) {
 		for _, r := range reqs {
 			r.answer(appendResult{err: w.failed})
 		}
+		return
+	}
+	if w.sq != nil {
+		w.commitSequenced(reqs, len(batch))
 		return
 	}
 

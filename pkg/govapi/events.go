@@ -145,4 +145,7 @@ const (
 	ReasonDiskFull = "disk_full"
 	// ReasonWriteFailed: the last commit failed for another reason.
 	ReasonWriteFailed = "write_failed"
+	// ReasonDatabaseUnavailable: the last commit could not reach the
+	// database server (PostgreSQL restarting or failing over, issue 19).
+	ReasonDatabaseUnavailable = "database_unavailable"
 )

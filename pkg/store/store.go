@@ -74,6 +74,11 @@ var (
 	// file, which nobody will read again: nothing written from then on is
 	// durable (issue 13).
 	ErrReplaced = errors.New("the database file was removed or replaced")
+	// ErrUnavailable: the database server cannot be reached (restarting,
+	// failing over). Nothing of the failed transaction is acknowledged; a
+	// client retries with its event_id, which returns the event if the
+	// commit did happen (issue 19).
+	ErrUnavailable = errors.New("the database server is unavailable")
 )
 
 // FileChecker is a Store kept in a file that can tell whether its file is
@@ -83,4 +88,57 @@ var (
 // file or none.
 type FileChecker interface {
 	CheckFile() error
+}
+
+// Draft is an event for a Sequencer to number and chain: prepared
+// (audit.Prepare) in auditd's handler, with the time auditd received it.
+type Draft struct {
+	EventID  string
+	Draft    *audit.Draft
+	Received time.Time
+	// Idempotent says that EventID is the client's idempotency key
+	// (DESIGN §6): when it is stored already, by any writer, the stored
+	// event is the answer and nothing is appended for it. Any other event
+	// id that is stored already fails the batch with ErrDuplicate.
+	Idempotent bool
+}
+
+// Sealed is a Sequencer's answer for one Draft: the record stored for it,
+// or the one stored before under its idempotent event id (Stored), or the
+// reason it could not be sealed (Err, and nothing stored for it).
+type Sealed struct {
+	Record audit.Record
+	Stored bool
+	Err    error
+}
+
+// Sequencer is a Store that numbers and chains appends itself, in the
+// database, so that several writers (auditd instances behind a load
+// balancer, sharing one database) append to one chain without forking it
+// (issue 19). auditd's writer uses it instead of Append when the store
+// implements it; it keeps its group commit, one Sequence per batch.
+type Sequencer interface {
+	// Sequence appends drafts in order after the head of the log as the
+	// database holds it. In one transaction that holds the log's append
+	// lock it reads the head, seals each draft with the next seq, the
+	// previous hash and the later of its Received time and the previous
+	// timestamp (timestamps never go backwards along the chain: the
+	// stores find time windows by seq), stores them and commits. It
+	// returns after the commit is durable, one Sealed per draft, in
+	// order. On an error nothing was stored.
+	Sequence(ctx context.Context, drafts []Draft) ([]Sealed, error)
+}
+
+// AppendNotifier is a Store that other processes may append to (another
+// auditd on the same database): it says when records may have been
+// committed, so that each auditd streams every committed event, not only
+// its own (issue 19).
+type AppendNotifier interface {
+	// Appended returns a channel that receives a value after any writer
+	// committed records; values coalesce (capacity 1, a send never
+	// blocks), so the receiver reads the store after the last seq it
+	// has. It also receives one at start and after a lost connection,
+	// since commits may have been missed meanwhile. It is closed when
+	// ctx ends.
+	Appended(ctx context.Context) <-chan struct{}
 }

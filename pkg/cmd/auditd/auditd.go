@@ -32,7 +32,6 @@ import (
 	"github.com/govkit/govkit/pkg/redact"
 	"github.com/govkit/govkit/pkg/servertls"
 	"github.com/govkit/govkit/pkg/store"
-	"github.com/govkit/govkit/pkg/store/sqlite"
 	"github.com/govkit/govkit/pkg/stream"
 	"github.com/govkit/govkit/pkg/token"
 )
@@ -302,6 +301,7 @@ load, and a listener the transport rules refuse).`,
 	cli.SetEnvName(f, "read-only", "GOVKIT_READ_ONLY")
 	cli.AddConfigFlag(cmd)
 	cmd.AddCommand(newCmdExport(streams, nil))
+	cmd.AddCommand(newCmdMigrate(streams, nil))
 	cmd.AddCommand(newCmdToken(streams))
 	cmd.AddCommand(newCmdKey(streams))
 	return cmd
@@ -309,7 +309,7 @@ load, and a listener the transport rules refuse).`,
 
 // addDBFlag declares --db, also GOVKIT_AUDIT_DB.
 func addDBFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVar(p, "db", "audit.db", "the audit database `FILE` (SQLite)")
+	cmd.Flags().StringVar(p, "db", "audit.db", "the audit database: a SQLite `FILE`, or a PostgreSQL postgres://… URL or host=… dbname=… string, which several auditd instances may share")
 	cli.SetEnvName(cmd.Flags(), "db", "GOVKIT_AUDIT_DB")
 	_ = cmd.MarkFlagFilename("db", "db")
 }
@@ -520,7 +520,7 @@ func serveRun(o *ServeOptions) (err error) {
 		ln = tls.NewListener(ln, cert.TLSConfig())
 	}
 
-	st, err := sqlite.Open(o.DB, sqlite.Options{ReadOnly: o.ReadOnly})
+	st, err := openStore(o.DB, o.ReadOnly)
 	if err != nil {
 		closeListener(sock)
 		ln.Close()
@@ -628,7 +628,7 @@ func serveRun(o *ServeOptions) (err error) {
 	if sock != nil {
 		log.logf("streaming events on %s", o.Socket)
 	}
-	log.logf("database %s, %d events", o.DB, seq)
+	log.logf("database %s, %d events", dbName(o.DB), seq)
 	if o.ReadOnly {
 		log.logf("warning: read-only (--read-only): queries, verify and stream replay only; every write answers 503 and /health says degraded")
 	}
@@ -689,7 +689,7 @@ func serveRun(o *ServeOptions) (err error) {
 	if runErr != nil {
 		return cli.Fail(runErr, "")
 	}
-	log.logf("stopped; %d events in %s", seq, o.DB)
+	log.logf("stopped; %d events in %s", seq, dbName(o.DB))
 	return nil
 }
 

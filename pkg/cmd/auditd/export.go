@@ -9,7 +9,6 @@ import (
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/cli"
-	"github.com/govkit/govkit/pkg/store/sqlite"
 )
 
 // ExportOptions are the parsed flags of `auditd export`.
@@ -47,7 +46,7 @@ Exit status: 0 exported, 3 on a usage error or a failure.`,
 }
 
 func exportRun(o *ExportOptions) (err error) {
-	st, err := sqlite.Open(o.DB, sqlite.Options{ReadOnly: true})
+	st, err := openStore(o.DB, true)
 	if err != nil {
 		return cli.Fail(err, "pass --db FILE naming an audit database (or set GOVKIT_AUDIT_DB)")
 	}

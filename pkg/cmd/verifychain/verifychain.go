@@ -42,7 +42,7 @@ type Records interface {
 type VerifyOptions struct {
 	IO *cli.IOStreams
 	// OpenDB opens an audit database read-only. Nil means the SQLite store
-	// (openSQLite).
+	// (openDB).
 	OpenDB func(path string) (Records, error)
 
 	Output cli.Format
@@ -117,7 +117,7 @@ Exit status:
 	}
 	f := cmd.Flags()
 	cli.AddOutputFlag(cmd, &opts.Output)
-	f.StringVar(&opts.DB, "db", "", "verify the audit database `FILE` (SQLite), read-only")
+	f.StringVar(&opts.DB, "db", "", "verify the audit database, read-only: a SQLite `FILE`, or a PostgreSQL postgres://… URL or host=… dbname=… string")
 	f.StringVar(&opts.JSONL, "jsonl", "", "verify the export `FILE` (JSON Lines; - for standard input)")
 	// The same setting as auditd's --db, so that a configured host needs no flag.
 	cli.SetEnvName(f, "db", "GOVKIT_AUDIT_DB")
@@ -188,7 +188,7 @@ func verifyRun(o *VerifyOptions) error {
 func verifyDB(o *VerifyOptions) (*audit.Verifier, error) {
 	open := o.OpenDB
 	if open == nil {
-		open = openSQLite
+		open = openDB
 	}
 	hint := "pass --db FILE naming an auditd database"
 	if o.dbSource != "" {

@@ -7,10 +7,10 @@ import (
 
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/govkit/govkit/internal/storetest"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/store/storetest"
 )
 
 func TestTreeConformance(t *testing.T) {

@@ -1,6 +1,3 @@
-// Package storetest is a conformance suite for implementations of
-// pkg/store: one set of tests that every store (SQLite, PostgreSQL) must
-// pass, called from each store's own tests with a store it opened.
 package storetest
 
 import (

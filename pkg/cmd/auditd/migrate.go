@@ -1,0 +1,243 @@
+package auditd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/store/postgres"
+	"github.com/govkit/govkit/pkg/store/sqlite"
+)
+
+// MigrateOptions are the parsed flags of `auditd migrate`.
+type MigrateOptions struct {
+	IO       *cli.IOStreams
+	From, To string
+}
+
+// migrateBatch is how many events one transaction copies.
+const migrateBatch = 1000
+
+func newCmdMigrate(streams *cli.IOStreams, runF func(*MigrateOptions) error) *cobra.Command {
+	opts := &MigrateOptions{IO: streams}
+	cmd := &cobra.Command{
+		Use:   "migrate --from sqlite:FILE --to postgres://…",
+		Short: "Copy a SQLite audit log into an empty PostgreSQL database, and verify the copy",
+		Long: `Migrate copies the audit log of a SQLite database into a PostgreSQL database
+whose log is empty (issue 19: several auditd instances on one database). Every
+event is copied as stored: its body bytes, its event_hash and its columns, so
+the chain and every hash an auditor pinned stay the same; the approvals table
+follows. It then reads both logs back, event by event, and checks that they
+are identical and that the copy's chain verifies.
+
+Stop auditd on the SQLite file first: events appended during the copy would
+be left behind.
+
+Exit status: 0 copied and verified, 1 the copy differs or its chain is
+broken, 3 on a usage error or a failure.`,
+		Example: `  auditd migrate --from sqlite:audit.db --to postgres://auditd@db.example/audit
+  auditd serve --db postgres://auditd@db.example/audit`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if !strings.HasPrefix(opts.From, "sqlite:") || len(opts.From) == len("sqlite:") {
+				return cli.Failf("--from %q is not a SQLite database", opts.From).WithHint("pass --from sqlite:FILE")
+			}
+			if !postgres.IsDSN(opts.To) {
+				return cli.Failf("--to is not a PostgreSQL database").WithHint("pass --to postgres://USER@HOST/DATABASE (or host=… dbname=…)")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return migrateRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.From, "from", "", "the SQLite audit database to copy, as sqlite:`FILE`")
+	cmd.Flags().StringVar(&opts.To, "to", "", "the PostgreSQL database to copy into, as a postgres://… `URL` or host=… dbname=…")
+	return cmd
+}
+
+func migrateRun(o *MigrateOptions) error {
+	ctx := context.Background()
+	path := strings.TrimPrefix(o.From, "sqlite:")
+	src, err := sqlite.Open(path, sqlite.Options{ReadOnly: true})
+	if err != nil {
+		return cli.Fail(err, "pass --from sqlite:FILE naming an audit database")
+	}
+	defer src.Close()
+	octx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	dst, err := postgres.Open(octx, o.To, postgres.Options{})
+	if err != nil {
+		return cli.Fail(err, "check --to: the database must exist and the user may create tables in it")
+	}
+	defer dst.Close()
+	if seq, _, err := dst.Head(ctx); err != nil {
+		return cli.Fail(err, "")
+	} else if seq != 0 {
+		return cli.Failf("%s already holds events (head seq %d): migrate copies into an empty log", dst, seq).
+			WithHint("pass --to naming a new database")
+	}
+
+	// Every row, a seq tampered to 0 or below included: the copy is of
+	// what is stored, and verification reports what it finds.
+	var n int64
+	batch := make([]audit.Record, 0, migrateBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := dst.Append(ctx, batch); err != nil {
+			return fmt.Errorf("copying events %d to %d: %w", batch[0].Seq, batch[len(batch)-1].Seq, err)
+		}
+		n += int64(len(batch))
+		batch = batch[:0]
+		return nil
+	}
+	err = src.Scan(ctx, math.MinInt64, func(r audit.Record) error {
+		batch = append(batch, r)
+		if len(batch) == migrateBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return cli.Fail(err, "the copy is partial: drop and recreate the --to database before running migrate again")
+	}
+	approvals, err := copyApprovals(ctx, src, dst)
+	if err != nil {
+		return cli.Fail(err, "the copy is partial: drop and recreate the --to database before running migrate again")
+	}
+
+	v, err := compareLogs(ctx, src, dst)
+	var differs *logsDiffer
+	switch {
+	case errors.As(err, &differs):
+		fmt.Fprintf(o.IO.ErrOut, "auditd: error: the copy differs from %s: %v\n", path, err)
+		return cli.Silent(1)
+	case err != nil:
+		return cli.Fail(err, "")
+	}
+	rep := v.Report()
+	fmt.Fprintf(o.IO.Out, "copied %d events and %d approval requests from %s to %s; the copy is identical", n, approvals, path, dst)
+	if !rep.Verified {
+		fmt.Fprintf(o.IO.Out, ", and its chain is broken as the original's is (%d broken links; verify-chain --db lists them)\n", v.BrokenCount())
+		return cli.Silent(1)
+	}
+	fmt.Fprintf(o.IO.Out, " and its chain verifies (head seq %d)\n", rep.TotalEvents)
+	return nil
+}
+
+// copyApprovals copies the approvals table and its origin.
+func copyApprovals(ctx context.Context, src *sqlite.Store, dst *postgres.Store) (int, error) {
+	snap, ok, err := src.ApprovalsSnapshot(ctx)
+	if err != nil || !ok {
+		return 0, err
+	}
+	for _, row := range snap.Rows {
+		var r approval.Request
+		if err := json.Unmarshal(row.Request, &r); err != nil {
+			return 0, fmt.Errorf("approval %s (seq %d) is not a request: %w", row.ID, row.Seq, err)
+		}
+		if err := dst.PutApproval(ctx, r, row.Seq); err != nil {
+			return 0, err
+		}
+	}
+	return len(snap.Rows), dst.SetApprovalsOrigin(ctx, snap.Origin)
+}
+
+// logsDiffer is a copy that is not the original.
+type logsDiffer struct{ msg string }
+
+func (e *logsDiffer) Error() string { return e.msg }
+
+// compareLogs reads both logs in seq order, side by side, and checks that
+// every record is the same, byte for byte; it returns the copy's
+// verification.
+func compareLogs(ctx context.Context, src *sqlite.Store, dst *postgres.Store) (*audit.Verifier, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	copies := make(chan audit.Record, migrateBatch)
+	errc := make(chan error, 1)
+	v := audit.NewVerifier()
+	go func() {
+		defer close(copies)
+		errc <- dst.Scan(ctx, math.MinInt64, func(r audit.Record) error {
+			v.Add(r)
+			select {
+			case copies <- r:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	err := src.Scan(ctx, math.MinInt64, func(want audit.Record) error {
+		got, ok := <-copies
+		if !ok {
+			return &logsDiffer{fmt.Sprintf("the copy ends before seq %d", want.Seq)}
+		}
+		if d := recordDiff(got, want); d != "" {
+			return &logsDiffer{fmt.Sprintf("seq %d: %s", want.Seq, d)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if extra, ok := <-copies; ok {
+		return nil, &logsDiffer{fmt.Sprintf("the copy has seq %d, which the original has not", extra.Seq)}
+	}
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	// And the approvals table against the copied chain, as verify-chain
+	// does.
+	snap, ok, err := dst.ApprovalsSnapshot(ctx)
+	if err != nil || !ok {
+		return v, err
+	}
+	ms, err := snap.Mismatches(false)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		v.AddApprovalMismatch(m.Link())
+	}
+	return v, nil
+}
+
+// recordDiff names the first column in which got differs from want.
+func recordDiff(got, want audit.Record) string {
+	switch {
+	case got.Seq != want.Seq:
+		return fmt.Sprintf("seq %d", got.Seq)
+	case !bytes.Equal(got.Body, want.Body):
+		return "body"
+	case got.EventHash != want.EventHash:
+		return "event_hash"
+	case got.PrevHash != want.PrevHash:
+		return "prev_hash"
+	case got.EventID != want.EventID:
+		return "event_id"
+	case !got.Timestamp.Equal(want.Timestamp):
+		return "timestamp"
+	case got.EventType != want.EventType, got.TraceID != want.TraceID, got.SessionID != want.SessionID,
+		got.Agent != want.Agent, got.ActionClass != want.ActionClass, got.ToolName != want.ToolName:
+		return "an indexed column"
+	case got.ApprovalID != want.ApprovalID:
+		return "approval_id"
+	}
+	return ""
+}

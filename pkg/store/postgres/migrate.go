@@ -1,0 +1,130 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations are the schema's versions: migrations[i] takes the database
+// from version i to version i+1. Append to the list; never edit or reorder
+// an entry that has shipped. Each entry runs in the same transaction as its
+// schema_migrations row, under migrateLock, so instances that start at once
+// apply each version once. The next one adds the Merkle tree and the
+// checkpoints (issue 19, part 1) as version 2.
+//
+// Version 1 is the SQLite schema at its version 4 (pkg/store/sqlite's
+// migrate.go), in PostgreSQL's types: the same DESIGN §6 contract, so an
+// operator's SQL and auditd migrate's byte-for-byte copy work on both.
+// Timestamps are text in the fixed nine-fraction-digit layout, as in
+// SQLite: timestamptz keeps microseconds, and the column must equal the
+// body's nanoseconds (verification compares them); COLLATE "C" makes text
+// order time order whatever the database's locale. Unlike SQLite's schema
+// it indexes timestamp: PostgreSQL has no cheap binary search over the
+// primary key from one statement, and its appends are bound by the
+// round trips and the commit, not by one more b-tree.
+var migrations = []string{
+	`CREATE TABLE events (
+		seq          bigint PRIMARY KEY,
+		event_id     text NOT NULL UNIQUE,
+		timestamp    text COLLATE "C" NOT NULL,
+		event_type   text NOT NULL DEFAULT '',
+		trace_id     text NOT NULL DEFAULT '',
+		session_id   text NOT NULL DEFAULT '',
+		agent        text NOT NULL DEFAULT '',
+		action_class text NOT NULL DEFAULT '',
+		tool_name    text NOT NULL DEFAULT '',
+		prev_hash    text NOT NULL,
+		event_hash   text NOT NULL,
+		body         bytea NOT NULL,
+		approval_id  text
+	);
+	CREATE INDEX events_timestamp    ON events (timestamp);
+	CREATE INDEX events_event_type   ON events (event_type, seq);
+	CREATE INDEX events_trace_id     ON events (trace_id, seq);
+	CREATE INDEX events_session_id   ON events (session_id, seq);
+	CREATE INDEX events_agent        ON events (agent, seq);
+	CREATE INDEX events_action_class ON events (action_class, seq);
+	CREATE INDEX events_tool_name    ON events (tool_name, seq);
+	CREATE INDEX events_approval_id  ON events (approval_id, seq) WHERE approval_id IS NOT NULL;
+
+	CREATE TABLE approvals (
+		id           text PRIMARY KEY,
+		status       text NOT NULL,
+		requested_by text NOT NULL,
+		created_at   text COLLATE "C" NOT NULL,
+		expires_at   text COLLATE "C" NOT NULL,
+		seq          bigint NOT NULL,
+		request      bytea NOT NULL
+	);
+	CREATE UNIQUE INDEX approvals_seq     ON approvals (seq);
+	CREATE INDEX approvals_status_expires ON approvals (status, expires_at);
+	CREATE INDEX approvals_requested_by   ON approvals (requested_by, seq);
+	CREATE INDEX approvals_created_at     ON approvals (created_at);
+	CREATE TABLE approvals_origin (seq bigint NOT NULL);
+	INSERT INTO approvals_origin SELECT coalesce(max(seq), 0) FROM events;`,
+}
+
+// SchemaVersion is the schema version this binary needs.
+func SchemaVersion() int { return len(migrations) }
+
+const migrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    integer PRIMARY KEY,
+	applied_at text NOT NULL
+)`
+
+// migrate brings the database to SchemaVersion in one transaction that
+// holds migrateLock, and refuses a database newer than this binary.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrateLock); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, migrationsTable); err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
+		}
+		var have int
+		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&have); err != nil {
+			return err
+		}
+		if have > len(migrations) {
+			return versionError(have)
+		}
+		for v := have + 1; v <= len(migrations); v++ {
+			if _, err := tx.Exec(ctx, migrations[v-1]); err != nil {
+				return fmt.Errorf("schema migration %d: %w", v, err)
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
+				v, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+				return fmt.Errorf("schema migration %d: %w", v, err)
+			}
+		}
+		return nil
+	})
+}
+
+// checkVersion is the read-only Store's check, which cannot migrate: the
+// database must have a schema this binary knows.
+func checkVersion(ctx context.Context, pool *pgxpool.Pool) error {
+	var exists bool
+	if err := pool.QueryRow(ctx, "SELECT to_regclass('schema_migrations') IS NOT NULL").Scan(&exists); err != nil {
+		return err
+	}
+	var have int
+	if exists {
+		if err := pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&have); err != nil {
+			return err
+		}
+	}
+	if have < 1 || have > len(migrations) {
+		return versionError(have)
+	}
+	return nil
+}
+
+func versionError(have int) error {
+	return fmt.Errorf("database has schema version %d, this binary needs %d", have, len(migrations))
+}
