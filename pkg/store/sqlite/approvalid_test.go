@@ -12,6 +12,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/store/storetest"
 )
 
 // citing seals n events; event i cites the approval cite(i) ("" for none).
@@ -80,8 +81,8 @@ func TestQueryApprovalID(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := s.Query(ctx, tt.f)
-			if err != nil || !slices.Equal(seqs(got), tt.want) {
-				t.Errorf("Query(%+v) = %v, %v; want %v", tt.f, seqs(got), err, tt.want)
+			if err != nil || !slices.Equal(storetest.Seqs(got), tt.want) {
+				t.Errorf("Query(%+v) = %v, %v; want %v", tt.f, storetest.Seqs(got), err, tt.want)
 			}
 		})
 	}
@@ -126,7 +127,7 @@ func TestMigrateApprovalID(t *testing.T) {
 		t.Errorf("read-only Query by approval_id on version 3 = %v", err)
 	}
 	if got, err := ro.Query(ctx, store.Filter{Limit: 5}); err != nil || len(got) != 5 {
-		t.Errorf("read-only Query on version 3 = %v, %v", seqs(got), err)
+		t.Errorf("read-only Query on version 3 = %v, %v", storetest.Seqs(got), err)
 	}
 	ro.Close()
 
@@ -139,18 +140,18 @@ func TestMigrateApprovalID(t *testing.T) {
 		t.Errorf("schema version %d after Open, want %d", have, SchemaVersion())
 	}
 	want := slices.DeleteFunc(wantCiting("apr-1", 30), func(seq int64) bool { return seq == 4 })
-	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-1"}); err != nil || !slices.Equal(seqs(got), want) {
-		t.Errorf("apr-1 after migration = %v, %v; want %v", seqs(got), err, want)
+	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-1"}); err != nil || !slices.Equal(storetest.Seqs(got), want) {
+		t.Errorf("apr-1 after migration = %v, %v; want %v", storetest.Seqs(got), err, want)
 	}
-	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-2"}); err != nil || !slices.Equal(seqs(got), wantCiting("apr-2", 30)) {
-		t.Errorf("apr-2 after migration = %v, %v", seqs(got), err)
+	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-2"}); err != nil || !slices.Equal(storetest.Seqs(got), wantCiting("apr-2", 30)) {
+		t.Errorf("apr-2 after migration = %v, %v", storetest.Seqs(got), err)
 	}
 	// And appends after the migration fill it.
 	more := citing(t, 31, func(int) string { return "apr-3" })[30:]
 	more[0].PrevHash = recs[29].EventHash // not a valid chain; storage does not check
 	appendAll(t, s, more)
-	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-3"}); err != nil || !slices.Equal(seqs(got), []int64{31}) {
-		t.Errorf("apr-3 = %v, %v; want [31]", seqs(got), err)
+	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-3"}); err != nil || !slices.Equal(storetest.Seqs(got), []int64{31}) {
+		t.Errorf("apr-3 = %v, %v; want [31]", storetest.Seqs(got), err)
 	}
 }
 
@@ -217,8 +218,8 @@ func TestVerifyApprovalIDColumn(t *testing.T) {
 	}
 	// The watchers' query no longer finds the cleared uses: what the check
 	// is for.
-	if found, err := s.Query(ctx, store.Filter{ApprovalID: "apr-1"}); err != nil || slices.Contains(seqs(found), 4) {
-		t.Errorf("Query apr-1 = %v, %v", seqs(found), err)
+	if found, err := s.Query(ctx, store.Filter{ApprovalID: "apr-1"}); err != nil || slices.Contains(storetest.Seqs(found), 4) {
+		t.Errorf("Query apr-1 = %v, %v", storetest.Seqs(found), err)
 	}
 
 	// Version 3, read-only: no column, no check, verified as before.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/store/storetest"
 )
 
 // BenchmarkAppend measures durable appends (WAL, synchronous=FULL) of
@@ -25,7 +26,7 @@ func BenchmarkAppend(b *testing.B) {
 			batches := make([][]audit.Record, ring)
 			seq, prev := int64(0), audit.ZeroHash
 			for i := range batches {
-				batches[i] = chain(seq, prev, size, 600, nil)
+				batches[i] = storetest.Chain(seq, prev, size, 600, nil)
 				seq, prev = batches[i][size-1].Seq, batches[i][size-1].EventHash
 			}
 			var n int
@@ -130,7 +131,7 @@ func BenchmarkQuerySince(b *testing.B) {
 func fillLog(b *testing.B, s *Store, total int64) {
 	seq, prev := int64(0), audit.ZeroHash
 	for seq < total {
-		batch := chain(seq, prev, 1000, 600, nil)
+		batch := storetest.Chain(seq, prev, 1000, 600, nil)
 		appendAll(b, s, batch)
 		seq, prev = batch[len(batch)-1].Seq, batch[len(batch)-1].EventHash
 	}

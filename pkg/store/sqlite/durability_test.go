@@ -16,6 +16,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/store/storetest"
 )
 
 // checkChain scans s from the start and checks that seqs are 1..n and
@@ -41,7 +42,7 @@ func checkChain(ctx context.Context, s *Store) (int64, error) {
 func TestReadWhileAppending(t *testing.T) {
 	s, path := openTest(t)
 	ctx := context.Background()
-	appendAll(t, s, chain(0, audit.ZeroHash, 10, 600, nil))
+	appendAll(t, s, storetest.Chain(0, audit.ZeroHash, 10, 600, nil))
 	ro, err := Open(path, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestReadWhileAppending(t *testing.T) {
 		seq, prev := int64(10), ""
 		_, prev, _ = s.Head(ctx)
 		for range batches {
-			b := chain(seq, prev, size, 600, nil)
+			b := storetest.Chain(seq, prev, size, 600, nil)
 			if err := s.Append(ctx, b); err != nil {
 				t.Errorf("Append: %v", err)
 				return
@@ -115,7 +116,7 @@ func TestReadWhileAppending(t *testing.T) {
 func TestCopyOfOpenDatabase(t *testing.T) {
 	s, path := openTest(t)
 	ctx := context.Background()
-	records := chain(0, audit.ZeroHash, 500, 600, nil)
+	records := storetest.Chain(0, audit.ZeroHash, 500, 600, nil)
 	for i := 0; i < len(records); i += 100 {
 		appendAll(t, s, records[i:i+100])
 	}
@@ -230,7 +231,7 @@ func TestAppendChild(t *testing.T) {
 	seq, prev := int64(0), audit.ZeroHash
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		b := chain(seq, prev, 16, 600, nil)
+		b := storetest.Chain(seq, prev, 16, 600, nil)
 		if err := s.Append(ctx, b); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/store/storetest"
 )
 
 // TestTamperedRowsAsStored: the store returns what the file holds and
@@ -14,7 +15,7 @@ import (
 func TestTamperedRowsAsStored(t *testing.T) {
 	s, path := openTest(t)
 	ctx := context.Background()
-	records := chain(0, audit.ZeroHash, 5, 200, nil)
+	records := storetest.Chain(0, audit.ZeroHash, 5, 200, nil)
 	appendAll(t, s, records)
 
 	db := rawDB(t, path)
@@ -42,14 +43,14 @@ func TestTamperedRowsAsStored(t *testing.T) {
 		t.Fatalf("Scan returned %d records, want %d", len(scanned), len(want))
 	}
 	for i, w := range want {
-		if d := sameRecord(scanned[i], w); d != "" {
+		if d := storetest.SameRecord(scanned[i], w); d != "" {
 			t.Errorf("Scan seq %d: %s", w.Seq, d)
 		}
 		got, ok, err := s.Get(ctx, w.EventID)
 		if err != nil || !ok {
 			t.Fatalf("Get(%s) = %v, %v", w.EventID, ok, err)
 		}
-		if d := sameRecord(got, w); d != "" {
+		if d := storetest.SameRecord(got, w); d != "" {
 			t.Errorf("Get seq %d: %s", w.Seq, d)
 		}
 	}
@@ -62,7 +63,7 @@ func TestTamperedRowsAsStored(t *testing.T) {
 func TestStats(t *testing.T) {
 	s, _ := openTest(t)
 	ctx := context.Background()
-	appendAll(t, s, chain(0, audit.ZeroHash, 50, 600, nil))
+	appendAll(t, s, storetest.Chain(0, audit.ZeroHash, 50, 600, nil))
 	st, err := s.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestTimeBound(t *testing.T) {
 		t.Fatalf("empty log: timeBounds = %v, %v; want [1]", got, err)
 	}
 	// 200 events in runs of equal timestamps: seq n at t0 + (n/7) seconds.
-	records := chain(0, audit.ZeroHash, 200, 300, func(r *audit.Record) {
+	records := storetest.Chain(0, audit.ZeroHash, 200, 300, func(r *audit.Record) {
 		r.Timestamp = t0.Add(time.Duration(r.Seq/7) * time.Second)
 	})
 	appendAll(t, s, records)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/store/storetest"
 )
 
 // CheckFile tells the database file from another at its path (issue 13:
@@ -46,7 +47,7 @@ func TestCheckFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, path := openTest(t)
-			appendAll(t, s, chain(0, audit.ZeroHash, 3, 100, nil))
+			appendAll(t, s, storetest.Chain(0, audit.ZeroHash, 3, 100, nil))
 			if err := s.CheckFile(); err != nil {
 				t.Fatalf("before: %v", err)
 			}
@@ -61,7 +62,7 @@ func TestCheckFile(t *testing.T) {
 // A read-only store has nothing to lose: CheckFile is always nil.
 func TestCheckFileReadOnly(t *testing.T) {
 	s, path := openTest(t)
-	appendAll(t, s, chain(0, audit.ZeroHash, 1, 100, nil))
+	appendAll(t, s, storetest.Chain(0, audit.ZeroHash, 1, 100, nil))
 	ro, err := Open(path, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func TestAppendFull(t *testing.T) {
 	var err error
 	prev, seq := audit.ZeroHash, int64(0)
 	for i := 0; i < 100 && err == nil; i++ {
-		batch := chain(seq, prev, 10, 4000, nil)
+		batch := storetest.Chain(seq, prev, 10, 4000, nil)
 		if err = s.Append(t.Context(), batch); err == nil {
 			seq, prev = batch[9].Seq, batch[9].EventHash
 		}

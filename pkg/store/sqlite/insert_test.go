@@ -15,6 +15,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/store/storetest"
 )
 
 // Append's own connection is as durable as the read-write pool, and both
@@ -64,7 +65,7 @@ func TestAppendStoresValuesExactly(t *testing.T) {
 	var want []audit.Record
 	seq, prev := int64(0), audit.ZeroHash
 	for _, e := range edits {
-		rec := chain(seq, prev, 1, 100, e.edit)[0]
+		rec := storetest.Chain(seq, prev, 1, 100, e.edit)[0]
 		appendAll(t, s, []audit.Record{rec}) // one per batch: each reuses the buffer
 		want = append(want, rec)
 		seq, prev = rec.Seq, rec.EventHash
@@ -74,7 +75,7 @@ func TestAppendStoresValuesExactly(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("%s: Get = %v, %v", edits[i].name, ok, err)
 		}
-		if d := sameRecord(got, w); d != "" {
+		if d := storetest.SameRecord(got, w); d != "" {
 			t.Errorf("%s: %s", edits[i].name, d)
 		}
 	}
@@ -109,7 +110,7 @@ func TestAppendFailsWhole(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			stored := chain(0, audit.ZeroHash, 2, 100, nil)
+			stored := storetest.Chain(0, audit.ZeroHash, 2, 100, nil)
 			appendAll(t, s, stored)
 			var release func()
 			if tt.lock {
@@ -122,7 +123,7 @@ func TestAppendFailsWhole(t *testing.T) {
 				}
 				release = func() { conn.ExecContext(ctx, "ROLLBACK"); conn.Close() }
 			}
-			err = s.Append(tt.ctx, chain(2, stored[1].EventHash, 3, 100, nil))
+			err = s.Append(tt.ctx, storetest.Chain(2, stored[1].EventHash, 3, 100, nil))
 			if release != nil {
 				release()
 			}
@@ -135,7 +136,7 @@ func TestAppendFailsWhole(t *testing.T) {
 			if seq, _, _ := s.Head(ctx); seq != 2 {
 				t.Fatalf("Head after the failed batch = %d, want 2", seq)
 			}
-			appendAll(t, s, chain(2, stored[1].EventHash, 3, 100, nil))
+			appendAll(t, s, storetest.Chain(2, stored[1].EventHash, 3, 100, nil))
 		})
 	}
 }
@@ -155,7 +156,7 @@ func TestAppendConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for range batches {
 				mu.Lock()
-				err := s.Append(ctx, chain(next, audit.ZeroHash, size, 200, nil))
+				err := s.Append(ctx, storetest.Chain(next, audit.ZeroHash, size, 200, nil))
 				next += size
 				mu.Unlock()
 				if err != nil {

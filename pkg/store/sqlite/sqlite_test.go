@@ -13,6 +13,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/store/storetest"
 )
 
 func TestOpenPragmas(t *testing.T) {
@@ -50,7 +51,7 @@ func TestOpenPragmas(t *testing.T) {
 	}
 
 	// The file and its WAL are private.
-	appendAll(t, s, chain(0, audit.ZeroHash, 1, 100, nil))
+	appendAll(t, s, storetest.Chain(0, audit.ZeroHash, 1, 100, nil))
 	for _, p := range []string{path, path + "-wal"} {
 		fi, err := os.Stat(p)
 		if err != nil {
@@ -147,7 +148,7 @@ func TestOpenPathNeedsEscaping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	appendAll(t, s, chain(0, audit.ZeroHash, 1, 100, nil))
+	appendAll(t, s, storetest.Chain(0, audit.ZeroHash, 1, 100, nil))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open #%d: %v", i+1, err)
 		}
-		appendAll(t, s, chain(int64(i), "prev", 1, 100, nil))
+		appendAll(t, s, storetest.Chain(int64(i), "prev", 1, 100, nil))
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +217,7 @@ func TestOpenReadOnlyOlderSchema(t *testing.T) {
 	}
 	got, err := ro.Query(context.Background(), store.Filter{Since: recs[9].Timestamp, Limit: 5})
 	if err != nil || len(got) != 5 || got[0].Seq != 10 {
-		t.Fatalf("Query since seq 10's time = %v, %v", seqs(got), err)
+		t.Fatalf("Query since seq 10's time = %v, %v", storetest.Seqs(got), err)
 	}
 	if have, _ := schemaVersion(context.Background(), rawDB(t, path)); have != 2 {
 		t.Errorf("read-only Open left schema version %d, want 2 (it must not migrate)", have)
@@ -358,7 +359,7 @@ func TestClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	records := chain(0, audit.ZeroHash, 100, 600, nil)
+	records := storetest.Chain(0, audit.ZeroHash, 100, 600, nil)
 	appendAll(t, s, records)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -387,7 +388,7 @@ func TestReadOnlyAppendFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	err = ro.Append(context.Background(), chain(0, audit.ZeroHash, 1, 100, nil))
+	err = ro.Append(context.Background(), storetest.Chain(0, audit.ZeroHash, 1, 100, nil))
 	if err == nil || !strings.Contains(err.Error(), "read-only") {
 		t.Errorf("Append on a read-only store = %v", err)
 	}
