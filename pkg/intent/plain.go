@@ -11,10 +11,10 @@ package intent
 // and classifyPlain walks them as the walker walks that tree, so the
 // result is the same.
 //
-// So are two thirds of the commands agents run (118 of the public corpus's
-// 182: ls -la, git status, kubectl get pods -n x), and of the scripts
-// given to bash -c, ssh or watch: classify and walker.script take the same
-// path, and parse only what is not plain. A false read-only here would be a
+// So are most commands agents run (118 of the public corpus's 182: ls -la,
+// git status, kubectl get pods -n x) and many scripts given to bash -c,
+// ssh or watch: classify and walker.script take the same path, and parse
+// only what is not plain. A false read-only here would be a
 // bypass, so the fast path must give exactly the parse's result, every
 // field of it: TestPlainFastPathMatchesParse compares the JSON of both
 // classifiers on every corpus and testscript command, and
