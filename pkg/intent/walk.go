@@ -832,11 +832,15 @@ func (w *walker) script(text string, a *assessment, remote bool) {
 		a.failClosed(CodeControlCharacter, "nested command contains "+bad)
 		return
 	}
+	inner := &walker{c: w.c, mem: w.mem, src: text, depth: w.depth, dir: w.dir, dirKnown: w.dirKnown && !remote}
+	if n, ok := plainCommand(text); ok && !w.c.parseAlways {
+		inner.plainStmt(n, a) // plain.go: the walk of the parse, without it
+		return
+	}
 	f, err := w.mem.parse(text)
 	if err != nil {
 		a.failClosed(CodeParseError, "nested command: "+err.Error())
 		return
 	}
-	inner := &walker{c: w.c, mem: w.mem, src: text, depth: w.depth, dir: w.dir, dirKnown: w.dirKnown && !remote}
 	inner.stmts(f.Stmts, a)
 }
