@@ -33,7 +33,8 @@ func newCmdKey(streams *cli.IOStreams) *cobra.Command {
 log and the root of a Merkle tree (RFC 6962) over its events' hashes, as a
 C2SP signed note with an Ed25519 key. Whoever holds the verifier key can then
 check that the log they read is the one auditd signed: not shortened, not
-rewritten (verify-chain, auditor).
+rewritten (verify-chain, auditor). The same keys serve a witness (auditd
+witness --key), which cosigns the checkpoints it verified.
 
 Exit status: 0 done, 3 on a usage error or a failure.`,
 		Args: cobra.NoArgs,
