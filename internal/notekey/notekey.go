@@ -47,6 +47,12 @@ func Load(arg string) ([]string, error) {
 	if len(data) > maxFile {
 		return nil, fmt.Errorf("%s is larger than %d bytes", arg, maxFile)
 	}
+	return parseFile(arg, data)
+}
+
+// parseFile reads the verifier keys of a key file's content; name is the
+// file's, for errors, which never quote a line.
+func parseFile(arg string, data []byte) ([]string, error) {
 	var keys []string
 	for i, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)

@@ -51,3 +51,26 @@ func TestLoad(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseFile: every key a file yields is a verifier key, and an error
+// never quotes the file's content.
+func FuzzParseFile(f *testing.F) {
+	_, vkey, _ := note.GenerateKey(strings.NewReader(strings.Repeat("k", 64)), "audit.example/log")
+	for _, s := range []string{vkey + "\n", "# c\n\n" + vkey, "PRIVATE+KEY+a+b+c\n", "x+1+y\n", ""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keys, err := parseFile("k.pub", data)
+		if err != nil {
+			if line := strings.TrimSpace(string(data)); len(line) > 8 && strings.Contains(err.Error(), line) {
+				t.Fatalf("error quotes the content: %v", err)
+			}
+			return
+		}
+		for _, k := range keys {
+			if _, err := note.NewVerifier(k); err != nil {
+				t.Fatalf("key %q: %v", k, err)
+			}
+		}
+	})
+}
