@@ -11,7 +11,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 )
 
-// Alert and pattern types (DESIGN §8). auditor raises the first eight,
+// Alert and pattern types (DESIGN §8). auditor raises the first nine,
 // secbot matches the last four (unauthorized_destructive is both).
 const (
 	HighVolume              = "high_volume"
@@ -21,7 +21,8 @@ const (
 	SeqGap                  = "seq_gap"
 	ChainTampering          = "chain_tampering"
 	HeadRegressed           = "head_regressed"
-	ApprovalMismatch        = "approval_mismatch" // the approvals table disagrees with the chain (issue 13)
+	ApprovalMismatch        = "approval_mismatch"       // the approvals table disagrees with the chain (issue 13)
+	CheckpointInconsistent  = "checkpoint_inconsistent" // a signed checkpoint that does not extend the pinned one (issue 19)
 
 	HashMismatch              = "hash_mismatch"
 	PotentialSQLInjection     = "potential_sql_injection"

@@ -304,6 +304,7 @@ load, and a listener the transport rules refuse).`,
 	cmd.AddCommand(newCmdMigrate(streams, nil))
 	cmd.AddCommand(newCmdToken(streams))
 	cmd.AddCommand(newCmdKey(streams))
+	cmd.AddCommand(newCmdWitness(streams, nil))
 	return cmd
 }
 

@@ -33,7 +33,8 @@ func newCmdKey(streams *cli.IOStreams) *cobra.Command {
 log and the root of a Merkle tree (RFC 6962) over its events' hashes, as a
 C2SP signed note with an Ed25519 key. Whoever holds the verifier key can then
 check that the log they read is the one auditd signed: not shortened, not
-rewritten (verify-chain, auditor).
+rewritten (verify-chain, auditor). The same keys serve a witness (auditd
+witness --key), which cosigns the checkpoints it verified.
 
 Exit status: 0 done, 3 on a usage error or a failure.`,
 		Args: cobra.NoArgs,
@@ -136,9 +137,14 @@ const maxKeyFile = 4 << 10
 // key for the log line. A key readable by group or others is a warning,
 // as a TLS key's is.
 func loadCheckpointKey(path string, logf func(string, ...any)) (note.Signer, string, error) {
+	return loadSignerKey("--checkpoint-key", path, logf)
+}
+
+// loadSignerKey reads the signing key file path given with flag.
+func loadSignerKey(flag, path string, logf func(string, ...any)) (note.Signer, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, "", cli.Fail(err, "pass --checkpoint-key FILE as auditd key create wrote it")
+		return nil, "", cli.Fail(err, "pass "+flag+" FILE as auditd key create wrote it")
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
@@ -152,11 +158,11 @@ func loadCheckpointKey(path string, logf func(string, ...any)) (note.Signer, str
 		vkey, err = checkpoint.VerifierKey(skey)
 	}
 	if len(data) > maxKeyFile || err != nil {
-		return nil, "", cli.Failf("--checkpoint-key %s is not a signing key", path).
+		return nil, "", cli.Failf("%s %s is not a signing key", flag, path).
 			WithHint("pass the private key file auditd key create --out wrote (not the verifier key it printed)")
 	}
 	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		logf("warning: checkpoint key %s is readable by group or others (mode %04o): run 'chmod 600 %s'", path, fi.Mode().Perm(), path)
+		logf("warning: signing key %s is readable by group or others (mode %04o): run 'chmod 600 %s'", path, fi.Mode().Perm(), path)
 	}
 	return signer, vkey, nil
 }

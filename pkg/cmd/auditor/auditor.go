@@ -15,8 +15,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/govkit/govkit/internal/notekey"
 
 	"github.com/govkit/govkit/pkg/build"
+	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
@@ -54,6 +58,9 @@ type Options struct {
 	Verbose        bool
 	Output         cli.Format
 	CACert         string // --ca-cert: the CA of an https:// auditd
+	// CheckpointKeys are --checkpoint-key: verifier keys, or files of
+	// them, that auditd's signed checkpoints must open with (issue 19).
+	CheckpointKeys []string
 
 	// Now is the detection clock; nil means time.Now.
 	Now func() time.Time
@@ -69,6 +76,7 @@ type Options struct {
 
 	loc   *time.Location // --timezone, resolved by validate
 	roots *x509.CertPool // --ca-cert, loaded by validate
+	keys  note.Verifiers // --checkpoint-key, loaded by validate (nil: none)
 }
 
 // NewCmdAuditor returns the auditor root command. It only declares and
@@ -100,7 +108,14 @@ Detections:
                               disagrees with the chain's approval events (once per
                               distinct mismatch)
     head_regressed            the log is shorter than, or differs at, the head
-                              pinned in --state after the last clean verification
+                              pinned in --state after the last clean verification;
+                              with --checkpoint-key, also: auditd's signed
+                              checkpoint is smaller than the pinned one, or its
+                              log no longer holds the pinned size
+    checkpoint_inconsistent   with --checkpoint-key: auditd's checkpoint is not
+                              signed by a trusted key, or does not extend the
+                              pinned one (same size, another root; a failed
+                              consistency proof; another origin)
 
 Each alert is one line on standard output: JSON (one object per line, with
 "schema_version": 1, "type", "severity", "timestamp", "agent", "message" and
@@ -119,6 +134,15 @@ so the evidence survives restarts: investigate, then remove the file to pin
 afresh. The file is replaced atomically (mode 0600). Without --state,
 auditor starts at the current head and pins in memory only.
 
+Signed checkpoints (issue 19): with --checkpoint-key (auditd's verifier key,
+as auditd key create printed it, or a file holding it; repeatable), every
+--verify-interval auditor fetches auditd's latest checkpoint, opens it with
+those keys, and pins it (in --state, beside the head). A newer one is pinned
+only after the consistency proof from the pinned one verifies; the pinned one
+is also checked to be still in the log (an inclusion proof). A checkpoint
+that does not open is an alert and is never pinned. A checkpoint is what a
+rewrite of the whole database cannot fake without the signing key.
+
 --once replays from the state (or --since-seq) through the HTTP API,
 verifies and checks the head once, prints the alerts and exits: for cron.
 It needs no --socket.
@@ -134,6 +158,7 @@ Exit status:
       --incident-webhook https://alerts.example.com/hook
   auditor --socket /tmp/audit.sock --allowed-hours-start 22 --allowed-hours-end 6 --timezone Europe/Paris
   auditor --once --state /var/lib/govkit-auditor/state.json || notify-oncall   # from cron
+  auditor --socket /run/govkit/audit.sock --state state.json --checkpoint-key /etc/govkit/checkpoint.pub
   auditor --once --since-seq 0 -o json | jq -c 'select(.severity == "critical")'`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,
@@ -164,6 +189,7 @@ Exit status:
 	opts.SinceSeq = -1
 	f.Var((*sinceSeq)(&opts.SinceSeq), "since-seq", "replay from after `SEQ` (0: the whole log) instead of the state's position")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every event received")
+	f.StringArrayVar(&opts.CheckpointKeys, "checkpoint-key", nil, "pin auditd's signed checkpoints, which must open with the verifier key `VERIFIER` (the key or a file of keys; repeatable)")
 	cli.AddOutputFlag(cmd, &opts.Output)
 	cli.SetEnvName(f, "socket", "GOVKIT_AUDIT_SOCKET")
 	cli.SetEnvName(f, "audit-url", "GOVKIT_AUDIT_URL")
@@ -171,6 +197,7 @@ Exit status:
 		"allowed-hours-end", "timezone", "max-clock-skew", "state", "verbose"} {
 		cli.SetEnvName(f, name, "GOVKIT_AUDITOR_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
 	}
+	cli.SetEnvName(f, "checkpoint-key", "GOVKIT_AUDITOR_CHECKPOINT_KEY")
 	cli.SkipConfig(f, "once", "since-seq")
 	_ = cmd.MarkFlagFilename("state", "json")
 	cli.AddConfigFlag(cmd)
@@ -230,6 +257,22 @@ func (o *Options) validate(c *cobra.Command) error {
 				WithHint("pass an IANA zone such as --timezone Europe/Paris or --timezone UTC")
 		}
 		o.loc = loc
+	}
+	if len(o.CheckpointKeys) > 0 {
+		var vkeys []string
+		for _, arg := range o.CheckpointKeys {
+			ks, err := notekey.Load(arg)
+			if err != nil {
+				return cli.Failf("--checkpoint-key %v", err).
+					WithHint("pass --checkpoint-key with the verifier key auditd key create printed (NAME+HASH+KEY), or a file holding it")
+			}
+			vkeys = append(vkeys, ks...)
+		}
+		keys, err := checkpoint.Verifiers(vkeys...)
+		if err != nil {
+			return cli.Fail(err, "pass --checkpoint-key with the verifier key auditd key create printed")
+		}
+		o.keys = keys
 	}
 	if o.State == "" && c.Flags().Changed("state") {
 		return cli.Failf("--state is empty").WithHint("pass --state FILE, or leave it out")

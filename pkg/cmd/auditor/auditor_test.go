@@ -83,6 +83,8 @@ func TestFlagErrors(t *testing.T) {
 		{append(sock, "--since-seq", "-2"), nil, `"-2" is not a seq`},
 		{append(sock, "--state", ""), nil, "--state is empty"},
 		{append(sock, "extra"), nil, `unknown command "extra"`},
+		{append(sock, "--checkpoint-key", "audit+1234+xyz"), nil, "--checkpoint-key is neither a verifier key (NAME+HASH+KEY) nor a file\nauditor: hint: pass --checkpoint-key with the verifier key"},
+		{append(sock, "--checkpoint-key", "/nonexistent/log.pub"), nil, "--checkpoint-key /nonexistent/log.pub: no such file or directory"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

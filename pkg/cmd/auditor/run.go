@@ -13,10 +13,12 @@ import (
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/build"
+	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/witness"
 )
 
 // Timing of the monitor.
@@ -77,6 +79,8 @@ type monitor struct {
 	chain      detect.ChainWatch
 	approvals  detect.ApprovalWatch
 	heads      detect.HeadWatch
+	cpWatch    detect.CheckpointWatch
+	cpPin      *checkpoint.Checkpoint // the pinned checkpoint, opened (nil: none)
 	alerts     int
 	verified   bool // a verification has been logged
 	verifyDown bool // the last verification failed to run (said once)
@@ -112,6 +116,14 @@ func newMonitor(o *Options) (*monitor, error) {
 				WithHint("auditor alone writes this file: restore it from a backup, or remove it to start afresh (losing its pinned head)")
 		}
 		m.state = st
+		if c := st.Checkpoint; c != nil && o.keys != nil {
+			cp, err := checkpoint.Open([]byte(c.Note), o.keys)
+			if err != nil {
+				return nil, cli.Failf("state file %s: its pinned checkpoint: %v", o.State, err).
+					WithHint("pass the --checkpoint-key that signed it; if the key was rotated, or the file was edited, investigate, then remove the file to pin afresh")
+			}
+			m.cpPin = &cp
+		}
 		if !exists {
 			// Written now, so that an unwritable --state fails at start, not
 			// silently at the first save.
@@ -559,6 +571,9 @@ func (m *monitor) verify(ctx context.Context) error {
 	if err := m.checkHeads(ctx, size, head, false); err != nil {
 		return err
 	}
+	if err := m.checkCheckpoint(ctx, size); err != nil {
+		return err
+	}
 	if broken || size == 0 {
 		return nil
 	}
@@ -573,6 +588,134 @@ func (m *monitor) verify(ctx context.Context) error {
 		m.flush()
 	}
 	return nil
+}
+
+// checkCheckpoint checks auditd's latest signed checkpoint against the
+// pinned one (issue 19), size being the log's size as the verification
+// just read it. It opens the note with --checkpoint-key (a note that does
+// not open is checkpoint_inconsistent, never pinned); then a smaller
+// checkpoint is head_regressed, one of the same size with another root or
+// of another origin checkpoint_inconsistent, and a larger one is pinned
+// only once the consistency proof from the pinned one verifies. When the
+// checkpoint is the pinned one (or auditd serves none), the pinned one is
+// checked to be still in the log with an inclusion proof of its last
+// event: a truncation that left the checkpoints table alone shows there.
+func (m *monitor) checkCheckpoint(ctx context.Context, size int64) error {
+	if m.o.keys == nil {
+		return nil
+	}
+	msg, err := m.c.Checkpoint(ctx)
+	served := err == nil
+	if err != nil && !client.IsNotFound(err) {
+		return err
+	}
+	m.mu.Lock()
+	pin := m.cpPin
+	m.mu.Unlock()
+	var d detect.CheckpointDetails
+	if pin != nil {
+		d = detect.CheckpointDetails{Origin: pin.Origin, PinnedSize: pin.Size, PinnedRoot: pin.Root.String()}
+	}
+	var cur checkpoint.Checkpoint
+	if served {
+		if cur, err = checkpoint.Open(msg, m.o.keys); err != nil {
+			d.Kind, d.Reason = detect.CheckpointUnverified, err.Error()
+			m.checkpointFailed(d, "auditd's signed checkpoint does not open with --checkpoint-key")
+			return nil
+		}
+		d.CurrentSize, d.CurrentRoot = cur.Size, cur.Root.String()
+		if pin != nil && cur.Origin != pin.Origin {
+			d.CurrentOrigin = cur.Origin
+		}
+	}
+	if pin == nil {
+		if served {
+			m.pinCheckpoint(cur, msg)
+		}
+		return nil
+	}
+	rel := witness.Same // auditd serves none: check that the pinned one holds
+	if served {
+		rel = witness.Compare(*pin, cur)
+	}
+	switch rel {
+	case witness.OtherLog:
+		d.Kind = detect.CheckpointOtherLog
+	case witness.Regressed:
+		d.Kind = detect.HeadShrank
+	case witness.Forked:
+		d.Kind = detect.CheckpointForked
+	case witness.Same:
+		p, err := m.c.InclusionProof(ctx, pin.Size, pin.Size)
+		switch {
+		case isConflict(err): // the tree is shorter than the pinned size
+			d.Kind, d.CurrentSize, d.CurrentRoot = detect.HeadShrank, size, ""
+		case err != nil:
+			return err
+		default:
+			if err := p.Verify(*pin); err != nil {
+				d.Kind, d.Reason = detect.CheckpointRewritten, err.Error()
+			} else {
+				return nil
+			}
+		}
+	case witness.Extends:
+		p, err := m.c.ConsistencyProof(ctx, pin.Size, cur.Size)
+		switch {
+		case isConflict(err): // auditd's tree is shorter than its own checkpoint
+			d.Kind, d.Reason = detect.CheckpointNotExtension, "auditd cannot prove it: "+client.Reason(err)
+		case err != nil:
+			return err
+		default:
+			if err := witness.Verify(*pin, cur, p); err != nil {
+				d.Kind, d.Reason = detect.CheckpointNotExtension, err.Error()
+			} else {
+				m.pinCheckpoint(cur, msg)
+				return nil
+			}
+		}
+	}
+	m.checkpointFailed(d, fmt.Sprintf("auditd's signed checkpoint does not extend the one pinned at size %d", pin.Size))
+	return nil
+}
+
+// pinCheckpoint pins cur, whose note is msg, unless a failed check froze
+// the pins, and saves the state at once.
+func (m *monitor) pinCheckpoint(cur checkpoint.Checkpoint, msg []byte) {
+	m.mu.Lock()
+	if m.pinFrozen {
+		m.mu.Unlock()
+		return
+	}
+	first := m.cpPin == nil
+	m.cpPin = &cur
+	m.state.Checkpoint = &CheckpointState{Note: string(msg), PinnedAt: m.o.now().UTC()}
+	m.dirty = true
+	m.mu.Unlock()
+	if first {
+		m.logf("checkpoint pinned: %s at size %d", printable(cur.Origin), cur.Size)
+	}
+	m.flush()
+}
+
+// checkpointFailed raises the alert for d (once) and freezes the pins and
+// the state file: they are the evidence.
+func (m *monitor) checkpointFailed(d detect.CheckpointDetails, why string) {
+	m.mu.Lock()
+	a, ok := m.cpWatch.Observe(d, m.o.now())
+	m.pinFrozen = true
+	m.mu.Unlock()
+	m.freeze(why)
+	if ok {
+		m.emit(a)
+	}
+}
+
+// isConflict reports whether err is auditd answering 409: a proof of a
+// size its tree does not reach.
+func isConflict(err error) bool {
+	var ae *client.Error
+	return errors.As(err, &ae) && ae.StatusCode == http.StatusConflict
 }
 
 // flushLoop saves the state every stateEvery while it changes.
@@ -609,6 +752,10 @@ func (m *monitor) flush() {
 	if p := m.state.Pin; p != nil {
 		pp := *p
 		st.Pin = &pp
+	}
+	if c := m.state.Checkpoint; c != nil {
+		cc := *c
+		st.Checkpoint = &cc
 	}
 	m.dirty = false
 	m.mu.Unlock()

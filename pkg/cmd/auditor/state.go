@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/detect"
 )
 
@@ -25,15 +27,28 @@ const maxStateFile = 1 << 20
 //
 //	{"schema_version":1,
 //	 "cursor":{"seq":1234,"event_hash":"…"},
-//	 "pin":{"size":1200,"head":"…","verified_at":"2026-01-15T14:30:00Z"}}
+//	 "pin":{"size":1200,"head":"…","verified_at":"2026-01-15T14:30:00Z"},
+//	 "checkpoint":{"note":"audit.example.com/prod\n1200\n…","pinned_at":"…"}}
 //
 // Cursor is the last event processed: the stream resumes after it. Pin is
 // the log's size and head after the last clean verification: the log must
 // never get shorter than it, nor differ at it (detect.CheckHead).
+// Checkpoint is the last signed checkpoint auditor verified (with
+// --checkpoint-key; issue 19): every later one must extend it.
 type State struct {
-	SchemaVersion int       `json:"schema_version"`
-	Cursor        *Cursor   `json:"cursor,omitempty"`
-	Pin           *PinState `json:"pin,omitempty"`
+	SchemaVersion int              `json:"schema_version"`
+	Cursor        *Cursor          `json:"cursor,omitempty"`
+	Pin           *PinState        `json:"pin,omitempty"`
+	Checkpoint    *CheckpointState `json:"checkpoint,omitempty"`
+}
+
+// CheckpointState is a pinned signed checkpoint: the note as auditd
+// served it (opened again with --checkpoint-key at every start, so a
+// state file edited to pin a forged one is refused), and when it was
+// pinned.
+type CheckpointState struct {
+	Note     string    `json:"note"`
+	PinnedAt time.Time `json:"pinned_at"`
 }
 
 // Cursor is the last event processed.
@@ -86,6 +101,18 @@ func ParseState(data []byte) (State, error) {
 		}
 		if st.Pin.VerifiedAt.IsZero() {
 			return State{}, errors.New("pin: verified_at is missing")
+		}
+	}
+	if c := st.Checkpoint; c != nil {
+		text, _, ok := strings.Cut(c.Note, "\n\n")
+		if !ok {
+			return State{}, errors.New("checkpoint: note is not a signed note")
+		}
+		if _, err := checkpoint.Parse([]byte(text + "\n")); err != nil {
+			return State{}, fmt.Errorf("checkpoint: %v", err)
+		}
+		if c.PinnedAt.IsZero() {
+			return State{}, errors.New("checkpoint: pinned_at is missing")
 		}
 	}
 	return st, nil

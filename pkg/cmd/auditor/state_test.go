@@ -16,6 +16,9 @@ var (
 	hashB = strings.Repeat("0b", 32)
 )
 
+// rootB64 is a root hash as a checkpoint writes it.
+const rootB64 = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+
 func TestParseState(t *testing.T) {
 	tests := []struct {
 		in   string
@@ -38,6 +41,10 @@ func TestParseState(t *testing.T) {
 		{`{"schema_version":1,"pin":{"size":3,"head":"` + hashA + `"}}`, "pin: verified_at is missing"},
 		{`{"schema_version":1,"pin":{"size":3,"head":"` + strings.ToUpper(hashA) + `","verified_at":"2026-01-15T14:30:00Z"}}`, "pin: head is not"},
 		{`{"schema_version":1,"pin":{"size":"3"}}`, "it is not a state file"},
+		{`{"schema_version":1,"checkpoint":{"note":"a.example/log\n10\n` + rootB64 + `\n\n— a.example/log AAAA\n","pinned_at":"2026-01-15T14:30:00Z"}}`, ""},
+		{`{"schema_version":1,"checkpoint":{"note":"a.example/log\n10\n` + rootB64 + `\n\n— a.example/log AAAA\n"}}`, "checkpoint: pinned_at is missing"},
+		{`{"schema_version":1,"checkpoint":{"note":"a.example/log\n10\n` + rootB64 + `\n","pinned_at":"2026-01-15T14:30:00Z"}}`, "checkpoint: note is not a signed note"},
+		{`{"schema_version":1,"checkpoint":{"note":"a.example/log\nten\n` + rootB64 + `\n\n— a.example/log AAAA\n","pinned_at":"2026-01-15T14:30:00Z"}}`, "checkpoint: malformed checkpoint: size"},
 	}
 	for _, tt := range tests {
 		st, err := ParseState([]byte(tt.in))
