@@ -87,6 +87,9 @@ func proofRun(o *VerifyOptions) error {
 		return cli.Failf("--event %s: %v", o.Event, err).WithHint("pass --event FILE holding the event (GET /api/events/{id})")
 	}
 	rec, err := audit.ParseEvent(raw)
+	if err == nil && (rec.EventID == "" || rec.EventType == "") {
+		err = errors.New("not an audit event: no event_id or event_type")
+	}
 	if err != nil {
 		return cli.Failf("--event %s: %v", o.Event, err).WithHint("pass --event FILE holding the event as auditd serves it (GET /api/events/{id}) or an export line")
 	}
