@@ -207,7 +207,8 @@ func dbNotes(ctx context.Context, st Records) ([]offeredNote, error) {
 // a result that is not consistent.
 func openNotes(offered []offeredNote, keys note.Verifiers) ([]*CheckpointResult, error) {
 	var out []*CheckpointResult
-	byText := map[string]*CheckpointResult{}
+	byText := map[string]*CheckpointResult{} // verified, by checkpoint text
+	failed := map[string]*CheckpointResult{} // the others, by note
 	for _, on := range offered {
 		c, err := checkpoint.Open(on.note, keys)
 		if err == nil {
@@ -230,7 +231,15 @@ func openNotes(offered []offeredNote, keys note.Verifiers) ([]*CheckpointResult,
 			return nil, cli.Failf("%s: %v", on.source, err).
 				WithHint("pass a signed checkpoint as auditd writes it (GET /api/checkpoint, or auditd --checkpoint-log's file with --checkpoint-log)")
 		}
+		// The same note found twice fails once, with both sources.
+		if r := failed[string(on.note)]; r != nil {
+			if !slices.Contains(r.Sources, on.source) {
+				r.Sources = append(r.Sources, on.source)
+			}
+			continue
+		}
 		r := &CheckpointResult{Sources: []string{on.source}, Size: -1}
+		failed[string(on.note)] = r
 		if claimed, ok := claimedCheckpoint(on.note); ok {
 			r.Origin, r.Size, r.RootHash = claimed.Origin, claimed.Size, base64.StdEncoding.EncodeToString(claimed.Root[:])
 		}
