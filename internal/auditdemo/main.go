@@ -5,11 +5,13 @@
 //	auditdemo record URL CLASSIFY COMMANDS   classify each command, post a tool_execution event
 //	auditdemo subscribe SOCKET N             print N streamed events (replayed from seq 0), then exit
 //	auditdemo secret URL                     post a command with a password and show what was sealed
+//	auditdemo sql DB STATEMENT               run one SQL statement on a SQLite file, as an intruder with sqlite3 would
 package main
 
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	_ "modernc.org/sqlite" // sql
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/client"
@@ -32,8 +36,10 @@ func main() {
 		err = subscribe(os.Args[2], os.Args[3])
 	case len(os.Args) == 3 && os.Args[1] == "secret":
 		err = secret(os.Args[2])
+	case len(os.Args) == 4 && os.Args[1] == "sql":
+		err = execSQL(os.Args[2], os.Args[3])
 	default:
-		err = errors.New("usage: auditdemo record URL CLASSIFY COMMANDS | auditdemo subscribe SOCKET N | auditdemo secret URL")
+		err = errors.New("usage: auditdemo record URL CLASSIFY COMMANDS | auditdemo subscribe SOCKET N | auditdemo secret URL | auditdemo sql DB STATEMENT")
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "auditdemo: error: %v\n", err)
@@ -180,4 +186,25 @@ func subscribe(socket, count string) error {
 		return nil
 	}
 	return err
+}
+
+// execSQL runs one statement on the SQLite database at path, through the
+// driver auditd uses, so that the demo's tampering needs no sqlite3 shell
+// (issue 19: a truncated copy of the demo database).
+func execSQL(path, stmt string) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := db.Exec(stmt)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  %d rows\n", n)
+	return nil
 }

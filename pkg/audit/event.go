@@ -144,7 +144,10 @@ type Record struct {
 type BrokenLink struct {
 	Seq     int64  `json:"seq"`
 	EventID string `json:"event_id"`
-	Kind    string `json:"kind"` // hash_mismatch | prev_mismatch | seq_gap | column_mismatch | approval_mismatch
+	// Kind is hash_mismatch | prev_mismatch | seq_gap | column_mismatch |
+	// approval_mismatch, and, from verify-chain with signed checkpoints
+	// (issue 19), truncated | rewritten | checkpoint_unverified.
+	Kind string `json:"kind"`
 	// ApprovalID and Detail say which approval request an
 	// approval_mismatch is about and how its table row disagrees with the
 	// chain (DESIGN §11: the chain is the source of truth for approvals).
@@ -155,12 +158,29 @@ type BrokenLink struct {
 // Verification kinds. The first four are the chain's own; an
 // approval_mismatch is an approvals table row that disagrees with the
 // approval events of the chain (pkg/approval's Replay finds them).
+//
+// The last three compare the log with signed checkpoints (verify-chain
+// --checkpoint, issue 19), which catch what a chain alone cannot; their
+// Seq is the checkpoint's size and Detail names the checkpoint:
+//
+//   - truncated: the log has fewer events than a checkpoint signed;
+//   - rewritten: the Merkle root of the log's first Size events is not the
+//     one the checkpoint signed (an event up to Size was changed, removed,
+//     inserted or reordered, even with every hash recomputed);
+//   - checkpoint_unverified: a checkpoint offered as evidence does not
+//     verify with the trusted keys (bad signature, unknown key, or, in the
+//     database's checkpoints table, not a checkpoint at all), so it proves
+//     nothing and the log cannot be called verified against it.
 const (
 	KindHashMismatch     = "hash_mismatch"
 	KindPrevMismatch     = "prev_mismatch"
 	KindSeqGap           = "seq_gap"
 	KindColumnMismatch   = "column_mismatch"
 	KindApprovalMismatch = "approval_mismatch"
+
+	KindTruncated            = "truncated"
+	KindRewritten            = "rewritten"
+	KindCheckpointUnverified = "checkpoint_unverified"
 )
 
 // Report is verify-chain's output and GET /api/verify's body (DESIGN §6).

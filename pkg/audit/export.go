@@ -50,22 +50,42 @@ func ExportLine(rec Record) ([]byte, error) {
 // and the other indexed fields strings. It does not check the hash: that is
 // the Verifier's job.
 func ParseExportLine(line []byte) (Record, error) {
+	return parseRecord(line, true)
+}
+
+// ParseEvent reads one event as auditd serves it (GET /api/events/{id},
+// the Unix socket stream, an export line) or as it was hashed (its body,
+// without event_hash), into the Record it describes, as ParseExportLine
+// does; event_hash is optional. Body is the canonical JSON of the event
+// without event_hash, so Hash(Body) is the event's hash whatever the file
+// claims: an offline check (verify-chain --proof, issue 19) recomputes it
+// rather than trusting the EventHash read here.
+func ParseEvent(raw []byte) (Record, error) {
+	return parseRecord(raw, false)
+}
+
+func parseRecord(line []byte, needHash bool) (Record, error) {
 	root, err := parseJSON(line)
 	if err != nil {
 		return Record{}, err
 	}
 	if root.kind != kindObject {
-		return Record{}, errors.New("an export line must be a JSON object")
+		if needHash {
+			return Record{}, errors.New("an export line must be a JSON object")
+		}
+		return Record{}, errors.New("an event must be a JSON object")
 	}
-	h := root.member("event_hash")
-	if h == nil {
+	var rec Record
+	switch h := root.member("event_hash"); {
+	case h == nil && needHash:
 		return Record{}, errors.New("no event_hash member")
-	}
-	if h.kind != kindString {
+	case h == nil:
+	case h.kind != kindString:
 		return Record{}, errors.New("event_hash must be a string")
+	default:
+		rec.EventHash = h.str
 	}
 	body := root.without("event_hash")
-	rec := Record{EventHash: h.str}
 	seq := body.member("seq")
 	if seq == nil {
 		return Record{}, errors.New("no seq member")

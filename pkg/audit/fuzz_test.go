@@ -185,3 +185,41 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseEvent: an accepted event's Body is canonical JSON without
+// event_hash, parses back to itself, and is what ParseExportLine reads
+// from the same text when it carries an event_hash (verify-chain --proof
+// hashes that Body, issue 19).
+func FuzzParseEvent(f *testing.F) {
+	for _, rec := range sealedChain(f, 2) {
+		f.Add(rec.Body)
+		line, err := ExportLine(rec)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(line)
+	}
+	f.Add([]byte(`{"seq":1,"event_hash":7}`))
+	f.Add([]byte(`{"seq":1.5}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		rec, err := ParseEvent(in)
+		if err != nil {
+			return
+		}
+		canon, err := CanonicalizeJSON(rec.Body)
+		if err != nil || !bytes.Equal(canon, rec.Body) {
+			t.Fatalf("body %q is not canonical (%v)", rec.Body, err)
+		}
+		again, err := ParseEvent(rec.Body)
+		if err != nil || !bytes.Equal(again.Body, rec.Body) || again.Seq != rec.Seq || again.EventHash != "" {
+			t.Fatalf("body %q does not parse back: %+v, %v", rec.Body, again, err)
+		}
+		if exp, err := ParseExportLine(in); err == nil {
+			if !bytes.Equal(exp.Body, rec.Body) || exp.EventHash != rec.EventHash {
+				t.Fatalf("ParseExportLine disagrees on %q", in)
+			}
+		} else if rec.EventHash != "" {
+			t.Fatalf("ParseExportLine refuses %q: %v", in, err)
+		}
+	})
+}

@@ -42,14 +42,14 @@ const MaxBrokenLinks = 1000
 //	tampering (database)                          kinds, at which seq
 //	body byte changed, event_hash left            hash_mismatch at k, plus column_mismatch at k
 //	                                              if an indexed field changed or the body broke
-//	body changed, event_hash recomputed           prev_mismatch at k+1 (the last record: undetectable)
+//	body changed, event_hash recomputed           prev_mismatch at k+1 (the last record: needs checkpoints)
 //	event_hash column changed                     hash_mismatch at k, prev_mismatch at k+1
 //	prev_hash column changed                      prev_mismatch + column_mismatch at k
 //	prev_hash changed in the body only            hash_mismatch + column_mismatch at k
 //	prev_hash changed in body and column, rehashed  prev_mismatch at k and at k+1
 //	other indexed column changed (approval_id too) column_mismatch at k
 //	record k deleted (not the last)               seq_gap + prev_mismatch at k+1
-//	last record(s) deleted                        nothing: needs checkpoints (DESIGN §6 "Later")
+//	last record(s) deleted                        nothing: needs checkpoints (below)
 //	records k and k+1 swapped (export lines)      seq_gap + prev_mismatch at k+1, k and k+2
 //	record k repeated (export lines)              seq_gap + prev_mismatch at the copy
 //	seq column of k changed to j                  seq_gap + column_mismatch at j, seq_gap at k+1
@@ -59,6 +59,10 @@ const MaxBrokenLinks = 1000
 // field is a hash_mismatch; a changed prev_hash adds prev_mismatch at k, a
 // changed seq seq_gap at k and k+1, a changed event_hash prev_mismatch at
 // k+1. Deleting, swapping and repeating lines behave as in the table.
+//
+// What a chain cannot see, a signed checkpoint can (issue 19):
+// verify-chain --checkpoint compares the log with checkpoints and adds
+// links of kinds truncated and rewritten (KindTruncated) beside these.
 type Verifier struct {
 	total    int64
 	broken   int64

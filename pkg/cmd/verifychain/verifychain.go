@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/build"
@@ -51,6 +52,17 @@ type VerifyOptions struct {
 	// (GOVKIT_AUDIT_DB, a config file), for error messages.
 	dbSource string
 	JSONL    string
+
+	// Signed checkpoints (issue 19): the notes to compare the log with,
+	// and the verifier keys (or files holding them) that must have signed
+	// them.
+	Checkpoints    []string
+	CheckpointLogs []string
+	Keys           []string
+	// Proof and Event: the offline inclusion check of one event
+	// (--proof), with Checkpoints' one note or the proof's own.
+	Proof string
+	Event string
 }
 
 // NewCmdVerifyChain returns the verify-chain root command. It only declares
@@ -58,7 +70,7 @@ type VerifyOptions struct {
 func NewCmdVerifyChain(streams *cli.IOStreams, runF func(*VerifyOptions) error) *cobra.Command {
 	opts := &VerifyOptions{IO: streams}
 	cmd := &cobra.Command{
-		Use:   "verify-chain --db FILE | --jsonl FILE [-o text|json]",
+		Use:   "verify-chain --db FILE | --jsonl FILE [--checkpoint-log FILE | --checkpoint NOTE_FILE --key VERIFIER_KEY] [-o text|json]",
 		Short: "Verify the hash chain of an audit database or export",
 		Long: `Verify-chain checks an audit log offline: every event's hash against its
 stored bytes, every link to the event before it, seq continuity from 1, and,
@@ -85,23 +97,50 @@ it. An export has no approvals table: --jsonl checks the chain only.
 
 The report lists up to 1000 broken links, each with its seq, event_id and
 kind: seq_gap, prev_mismatch, hash_mismatch or column_mismatch, and then up to
-1000 approval mismatches, each with its approval_id and a detail. Output is
+1000 approval mismatches, each with its approval_id and a detail (and
+with --key, the checkpoints' links between them, each with a detail). Output is
 text on a terminal and one JSON object otherwise (choose with -o):
 "verified", "total_events", "broken_links", "first_event", "last_event",
 "schema_version".
 
 A chain alone cannot reveal that its newest events were deleted, or a log
-rewritten whole by someone with write access; compare the head (the last
-event_hash) with one recorded elsewhere.
+rewritten whole, every hash recomputed, by someone with write access. Signed
+checkpoints can: auditd --checkpoint-key signs the Merkle root (RFC 6962) of
+its first N events and appends each note to --checkpoint-log. With --key
+(the verifier key auditd key create printed, or a file holding it;
+repeatable), verify-chain opens every checkpoint given with --checkpoint
+(one note) and --checkpoint-log (auditd's file), and with --db those in the
+database's checkpoints table too; it recomputes the root of the log's first
+N events from the events' bodies (not from the stored tree, which whoever
+can write the database controls) and compares. A checkpoint the log
+disagrees with is a broken link: truncated (the log has fewer events than
+the checkpoint signed) or rewritten (the root of its first N events
+differs); a checkpoint whose signature does not verify with the keys given
+(changed, forged, or signed by another key) is checkpoint_unverified. The
+report lists every checkpoint compared, its origin, size, sources and status
+(JSON "checkpoints"; in text, one last line). Text in a --checkpoint or
+--checkpoint-log file that is not a signed checkpoint is an error (exit 3);
+so is --key with no checkpoint found anywhere.
+
+--proof checks one event's inclusion offline, without the database: the
+event (--event: GET /api/events/{id}'s JSON, or an export line; its hash is
+recomputed from its body, never read from the file), the inclusion proof
+(GET /api/proof/inclusion's JSON) and the checkpoint of the proof's size
+(--checkpoint, or the note the proof carries), opened with --key. It prints
+whether the event is included ("included", and otherwise a "reason":
+event_mismatch, proof_invalid or checkpoint_unverified).
 
 Exit status:
 
-    0  verified: no broken link
-    1  tampering found: a broken link or an approval mismatch
+    0  verified: no broken link (--proof: the event is included)
+    1  tampering found: a broken link, an approval mismatch, or a checkpoint
+       the log disagrees with or that does not verify (--proof: not included)
     3  usage error, unreadable or malformed input, internal failure`,
 		Example: `  verify-chain --db /var/lib/govkit/audit.db
   auditd export --db audit.db | verify-chain --jsonl -
-  verify-chain --jsonl audit.jsonl -o json | jq .broken_links`,
+  verify-chain --jsonl audit.jsonl -o json | jq .broken_links
+  verify-chain --db audit.db --checkpoint-log /var/lib/govkit/checkpoints.log --key "$(cat audit.vkey)"
+  verify-chain --proof proof.json --event event.json --key audit.vkey`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -120,10 +159,21 @@ Exit status:
 	f.StringVar(&opts.DB, "db", "", "verify the audit database, read-only: a SQLite `FILE`, or a PostgreSQL postgres://… URL or host=… dbname=… string")
 	f.StringVar(&opts.JSONL, "jsonl", "", "verify the export `FILE` (JSON Lines; - for standard input)")
 	// The same setting as auditd's --db, so that a configured host needs no flag.
+	f.StringArrayVar(&opts.Checkpoints, "checkpoint", nil, "compare the log with the signed checkpoint in `NOTE_FILE` (GET /api/checkpoint; repeatable; needs --key)")
+	f.StringArrayVar(&opts.CheckpointLogs, "checkpoint-log", nil, "compare the log with every signed checkpoint in `FILE` (auditd --checkpoint-log; repeatable; needs --key)")
+	f.StringArrayVar(&opts.Keys, "key", nil, "trust checkpoints signed by `VERIFIER_KEY` (as auditd key create prints it), or a file holding it (repeatable)")
+	f.StringVar(&opts.Proof, "proof", "", "check offline that the event in --event is in the log: the inclusion proof in `PROOF.json` (GET /api/proof/inclusion)")
+	f.StringVar(&opts.Event, "event", "", "the event `EVENT.json` whose inclusion --proof proves (GET /api/events/{id}, or an export line)")
 	cli.SetEnvName(f, "db", "GOVKIT_AUDIT_DB")
-	cli.SkipConfig(f, "jsonl")
+	// Not from a config file: auditd's checkpoint-log setting there would
+	// make every plain verify-chain a checkpoint check.
+	cli.SkipConfig(f, "jsonl", "checkpoint", "checkpoint-log", "key", "proof", "event")
 	_ = cmd.MarkFlagFilename("db", "db")
 	_ = cmd.MarkFlagFilename("jsonl", "jsonl")
+	_ = cmd.MarkFlagFilename("checkpoint-log")
+	_ = cmd.MarkFlagFilename("checkpoint")
+	_ = cmd.MarkFlagFilename("proof", "json")
+	_ = cmd.MarkFlagFilename("event", "json")
 	cli.AddConfigFlag(cmd)
 	return cmd
 }
@@ -132,6 +182,18 @@ Exit status:
 // line, and a --jsonl on the command line wins over a --db from the
 // environment or a config file.
 func (o *VerifyOptions) validate(dbOnCommandLine bool) error {
+	if o.Proof != "" || o.Event != "" {
+		return o.validateProof(dbOnCommandLine)
+	}
+	hasCheckpoints := len(o.Checkpoints) > 0 || len(o.CheckpointLogs) > 0
+	switch {
+	case hasCheckpoints && len(o.Keys) == 0:
+		return cli.Failf("--checkpoint and --checkpoint-log need --key: a checkpoint proves nothing until its signature is verified").
+			WithHint("pass --key VERIFIER_KEY, the verifier key auditd key create printed, or a file holding it")
+	case len(o.Keys) > 0 && !hasCheckpoints && o.JSONL != "":
+		return cli.Failf("--key with --jsonl needs --checkpoint or --checkpoint-log: an export holds no checkpoints").
+			WithHint("pass --checkpoint-log FILE (auditd --checkpoint-log) or --checkpoint NOTE_FILE")
+	}
 	switch {
 	case o.JSONL != "" && dbOnCommandLine:
 		return cli.Failf("--db and --jsonl cannot be used together").
@@ -159,22 +221,45 @@ type chainVerifier interface {
 }
 
 func verifyRun(o *VerifyOptions) error {
+	if o.Proof != "" {
+		return proofRun(o)
+	}
+	var ck *checkpointCheck
+	if len(o.Keys) > 0 {
+		keys, err := loadKeys(o.Keys)
+		if err != nil {
+			return err
+		}
+		offered, err := readNotes(o)
+		if err != nil {
+			return err
+		}
+		ck = &checkpointCheck{keys: keys, offered: offered}
+	}
 	var v *audit.Verifier
 	var err error
 	if o.JSONL != "" {
 		v = audit.NewVerifier()
-		err = verifyJSONL(o, v)
+		err = verifyJSONL(o, v, ck)
 	} else {
-		v, err = verifyDB(o)
+		v, err = verifyDB(o, ck)
 	}
 	if err != nil {
 		return err
 	}
 	rep := v.Report()
+	broken := v.BrokenCount()
+	var results []*CheckpointResult
+	if ck != nil {
+		links, count := checkpointLinks(ck.results, ck.cons.eventIDs)
+		insertLinks(&rep, links, count)
+		broken += count
+		results = ck.results
+	}
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		err = writeJSON(o.IO.Out, rep)
+		err = writeJSON(o.IO.Out, rep, results)
 	} else {
-		err = writeText(o.IO.Out, rep, v.BrokenCount())
+		err = writeText(o.IO.Out, rep, broken, results)
 	}
 	if err != nil {
 		return cli.Failf("writing the report: %v", err)
@@ -185,7 +270,32 @@ func verifyRun(o *VerifyOptions) error {
 	return nil
 }
 
-func verifyDB(o *VerifyOptions) (*audit.Verifier, error) {
+// checkpointCheck is one run's comparison of the log with signed
+// checkpoints: the trusted keys, the notes offered, and, once opened,
+// their results and the comparison.
+type checkpointCheck struct {
+	keys    note.Verifiers
+	offered []offeredNote
+	results []*CheckpointResult
+	cons    *consistency
+}
+
+// open opens the offered notes; with none at all there is nothing to
+// compare the log with, which is not a verification (exit 3).
+func (ck *checkpointCheck) open(where string) error {
+	if len(ck.offered) == 0 {
+		return cli.Failf("no signed checkpoint to compare the log with: %s", where).
+			WithHint("pass --checkpoint-log FILE (the file auditd --checkpoint-log appends to) or --checkpoint NOTE_FILE (GET /api/checkpoint)")
+	}
+	var err error
+	if ck.results, err = openNotes(ck.offered, ck.keys); err != nil {
+		return err
+	}
+	ck.cons = newConsistency(ck.results)
+	return nil
+}
+
+func verifyDB(o *VerifyOptions, ck *checkpointCheck) (*audit.Verifier, error) {
 	open := o.OpenDB
 	if open == nil {
 		open = openDB
@@ -200,20 +310,52 @@ func verifyDB(o *VerifyOptions) (*audit.Verifier, error) {
 	}
 	defer st.Close()
 	ctx := context.Background()
+	if ck != nil {
+		// The database's own checkpoints too: a note auditd signed is
+		// evidence wherever it is found, though whoever can write the
+		// database can delete these (the files given are the copy that
+		// lives elsewhere).
+		notes, err := dbNotes(ctx, st)
+		if err != nil {
+			return nil, cli.Fail(fmt.Errorf("reading %s: %w", o.DB, err), "")
+		}
+		ck.offered = append(ck.offered, notes...)
+		where := "the database's checkpoints table is empty"
+		if len(o.Checkpoints)+len(o.CheckpointLogs) > 0 {
+			where = "the files given hold none, and the database's checkpoints table is empty"
+		}
+		if err := ck.open(where); err != nil {
+			return nil, err
+		}
+	}
 	var v *audit.Verifier
 	if cv, ok := st.(chainVerifier); ok {
 		v, err = cv.VerifyChain(ctx)
+		if err == nil && ck != nil && ck.cons.active() {
+			// A second pass for the Merkle roots: the fast path hashes
+			// in SQLite's memory and hands no body out.
+			err = st.Scan(ctx, math.MinInt64, func(r audit.Record) error {
+				ck.cons.add(r)
+				return nil
+			})
+		}
 	} else {
 		v = audit.NewVerifier()
 		// From the lowest possible seq: a row whose seq was changed to 0 or
 		// below must be seen too.
 		err = st.Scan(ctx, math.MinInt64, func(r audit.Record) error {
 			v.Add(r)
+			if ck != nil {
+				ck.cons.add(r)
+			}
 			return nil
 		})
 	}
 	if err != nil {
 		return nil, cli.Fail(fmt.Errorf("reading %s: %w", o.DB, err), "")
+	}
+	if ck != nil {
+		ck.cons.finish()
 	}
 	if ar, ok := st.(approvalsReader); ok {
 		if err := checkApprovals(ctx, ar, v); err != nil {
@@ -243,7 +385,12 @@ func checkApprovals(ctx context.Context, ar approvalsReader, v *audit.Verifier) 
 	return nil
 }
 
-func verifyJSONL(o *VerifyOptions, v *audit.Verifier) error {
+func verifyJSONL(o *VerifyOptions, v *audit.Verifier, ck *checkpointCheck) error {
+	if ck != nil {
+		if err := ck.open("the files given hold none"); err != nil {
+			return err
+		}
+	}
 	name, in, done, err := cli.OpenInput(o.JSONL, o.IO.In)
 	if err != nil {
 		return cli.Failf("--jsonl %s: %v", name, err).WithHint("pass --jsonl FILE naming an export (auditd export), or - for standard input")
@@ -263,12 +410,18 @@ func verifyJSONL(o *VerifyOptions, v *audit.Verifier) error {
 			return cli.Failf("%s:%d: %v", name, n, err).WithHint("each line must be an event as auditd export writes it")
 		}
 		v.Add(rec)
+		if ck != nil {
+			ck.cons.add(rec)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
 			return cli.Failf("%s:%d: line longer than 1 MiB", name, n+1)
 		}
 		return cli.Failf("reading %s: %v", name, err)
+	}
+	if ck != nil {
+		ck.cons.finish()
 	}
 	return nil
 }
@@ -278,12 +431,15 @@ func verifyJSONL(o *VerifyOptions, v *audit.Verifier) error {
 type report struct {
 	SchemaVersion int `json:"schema_version"`
 	audit.Report
+	// Checkpoints are the signed checkpoints the log was compared with
+	// (--key), in size order; absent without --key.
+	Checkpoints []*CheckpointResult `json:"checkpoints,omitempty"`
 }
 
-func writeJSON(w io.Writer, rep audit.Report) error {
+func writeJSON(w io.Writer, rep audit.Report, results []*CheckpointResult) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(report{SchemaVersion: 1, Report: rep})
+	return enc.Encode(report{SchemaVersion: 1, Report: rep, Checkpoints: results})
 }
 
 // writeText prints a summary line, and for a broken chain a table of the
@@ -299,7 +455,12 @@ func writeJSON(w io.Writer, rep audit.Report) error {
 //
 //	SEQ  APPROVAL  KIND               DETAIL
 //	88   apr_01…   approval_mismatch  status differs from the chain at seq 88 (approval_voted): …
-func writeText(w io.Writer, rep audit.Report, broken int64) error {
+//
+// Checkpoint links get a table of their own too, and with --key a last
+// line says which checkpoints the log was compared with:
+//
+//	checkpoints: 3 consistent (origin audit.example/log: sizes 100, 200, 300), from ckpt.log, database
+func writeText(w io.Writer, rep audit.Report, broken int64, results []*CheckpointResult) error {
 	bw := bufio.NewWriter(w)
 	switch {
 	case rep.Verified && rep.TotalEvents == 0:
@@ -319,16 +480,19 @@ func writeText(w io.Writer, rep audit.Report, broken int64) error {
 			fmt.Fprintf(bw, " (the first %s listed)", group(int64(len(rep.BrokenLinks))))
 		}
 		fmt.Fprintln(bw)
-		var links, approvals []audit.BrokenLink
+		var links, approvals, checkpoints []audit.BrokenLink
 		for _, l := range rep.BrokenLinks {
-			if l.Kind == audit.KindApprovalMismatch {
+			switch l.Kind {
+			case audit.KindApprovalMismatch:
 				approvals = append(approvals, l)
-			} else {
+			case audit.KindTruncated, audit.KindRewritten, audit.KindCheckpointUnverified:
+				checkpoints = append(checkpoints, l)
+			default:
 				links = append(links, l)
 			}
 		}
 		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-		if len(links) > 0 || len(approvals) == 0 {
+		if len(links) > 0 || len(approvals)+len(checkpoints) == 0 {
 			fmt.Fprintln(tw, "SEQ\tEVENT_ID\tKIND")
 			for _, l := range links {
 				fmt.Fprintf(tw, "%d\t%s\t%s\n", l.Seq, shown(l.EventID), l.Kind)
@@ -337,10 +501,23 @@ func writeText(w io.Writer, rep audit.Report, broken int64) error {
 				return err
 			}
 		}
+		// Checkpoint links name a checkpoint and say what differs.
+		if len(checkpoints) > 0 {
+			if len(links) > 0 {
+				fmt.Fprintln(bw)
+			}
+			fmt.Fprintln(tw, "SEQ\tKIND\tDETAIL")
+			for _, l := range checkpoints {
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", l.Seq, l.Kind, shownUpTo(l.Detail, maxDetail))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
 		// Approval mismatches in a table of their own: they name an
 		// approval and say what differs, which the chain's links do not.
 		if len(approvals) > 0 {
-			if len(links) > 0 {
+			if len(links)+len(checkpoints) > 0 {
 				fmt.Fprintln(bw)
 			}
 			fmt.Fprintln(tw, "SEQ\tAPPROVAL\tKIND\tDETAIL")
@@ -351,6 +528,9 @@ func writeText(w io.Writer, rep audit.Report, broken int64) error {
 				return err
 			}
 		}
+	}
+	if results != nil {
+		fmt.Fprintln(bw, checkpointSummary(results))
 	}
 	return bw.Flush()
 }
