@@ -21,12 +21,23 @@ import (
 // process would have), until the test ends.
 func startShared(t *testing.T, dsn string) (*client.Client, string) {
 	t.Helper()
+	c, sock, _ := startSharedWith(t, dsn, nil)
+	return c, sock
+}
+
+// startSharedWith is startShared with the config changed by mod (when not
+// nil); stop shuts the server down before the test ends (idempotent).
+func startSharedWith(t *testing.T, dsn string, mod func(*auditd.Config)) (c *client.Client, sockPath string, stop func()) {
+	t.Helper()
 	st, err := postgres.Open(context.Background(), dsn, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := auditd.DefaultConfig()
 	cfg.Logf = t.Logf
+	if mod != nil {
+		mod(&cfg)
+	}
 	srv, err := auditd.New(cfg, st)
 	if err != nil {
 		st.Close()
@@ -36,7 +47,7 @@ func startShared(t *testing.T, dsn string) (*client.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sockPath := filepath.Join(shortDir(t), "s.sock")
+	sockPath = filepath.Join(shortDir(t), "s.sock")
 	sock, err := stream.Listen(sockPath)
 	if err != nil {
 		t.Fatal(err)
@@ -44,18 +55,22 @@ func startShared(t *testing.T, dsn string) (*client.Client, string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, ln, sock) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		st.Close()
-	})
-	c, err := client.New("http://" + ln.Addr().String())
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+			st.Close()
+		})
+	}
+	t.Cleanup(stop)
+	c, err = client.New("http://" + ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, sockPath
+	return c, sockPath, stop
 }
 
 // Two auditd servers on one PostgreSQL database (issue 19): concurrent

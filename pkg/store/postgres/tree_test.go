@@ -272,3 +272,39 @@ func TestTreeConcurrentSequencers(t *testing.T) {
 		t.Fatalf("tree of %d events: size %d, root %s", len(all), n, root)
 	}
 }
+
+// One leader at a time for checkpoints: a second candidate is refused while
+// the first leads; it takes over when the first resigns, and when the
+// first's session is killed (the leader died), which the first then sees.
+func TestCheckpointLeader(t *testing.T) {
+	ctx := context.Background()
+	s, dsn := openTest(t)
+	other, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	a, b := s.CheckpointLeader(), other.CheckpointLeader()
+	defer a.Resign()
+	defer b.Resign()
+	lead := func(l store.Leader, want bool, what string) {
+		t.Helper()
+		if got, err := l.Lead(ctx); err != nil && want || got != want {
+			t.Fatalf("%s: Lead = %v, %v; want %v", what, got, err, want)
+		}
+	}
+	lead(a, true, "a first")
+	lead(a, true, "a again")
+	lead(b, false, "b while a leads")
+	a.Resign()
+	lead(b, true, "b after a resigned")
+	lead(a, false, "a after b took over")
+	// b's session dies (its process was killed): a takes over, and b,
+	// asked, knows it no longer leads.
+	// A bigint key is (classid, objid) = (high, low 32 bits) in pg_locks.
+	exec(t, s, fmt.Sprintf("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = %d AND objid = %d AND objsubid = 1 AND granted",
+		CheckpointLock>>32, CheckpointLock&0xffffffff))
+	lead(a, true, "a after b's session ended")
+	lead(b, false, "b after its session ended")
+	lead(b, false, "b tries again")
+}
