@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -304,6 +305,13 @@ func TestCheckpointLeader(t *testing.T) {
 	// A bigint key is (classid, objid) = (high, low 32 bits) in pg_locks.
 	exec(t, s, fmt.Sprintf("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = %d AND objid = %d AND objsubid = 1 AND granted",
 		CheckpointLock>>32, CheckpointLock&0xffffffff))
+	// pg_terminate_backend signals the backend, which releases the lock
+	// as it exits, a moment later.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ok, _ := a.Lead(ctx); ok {
+			break
+		}
+	}
 	lead(a, true, "a after b's session ended")
 	lead(b, false, "b after its session ended")
 	lead(b, false, "b tries again")
