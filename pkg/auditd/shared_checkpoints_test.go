@@ -53,8 +53,9 @@ func TestSharedCheckpointLeader(t *testing.T) {
 			c.Checkpoints = &auditd.CheckpointConfig{Signer: s, Origin: "example.com/shared", Every: 5, Interval: time.Hour}
 		}
 	}
-	a, _, stopA := startSharedWith(t, dsn, with(signerA))
-	b, _, _ := startSharedWith(t, dsn, with(signerB))
+	da := startSharedWith(t, dsn, with(signerA))
+	a, stopA := da.c, da.stop
+	b := startSharedWith(t, dsn, with(signerB)).c
 	ctx := ctxT(t)
 	post := func(n int, cs ...*client.Client) {
 		t.Helper()

@@ -21,13 +21,22 @@ import (
 // process would have), until the test ends.
 func startShared(t *testing.T, dsn string) (*client.Client, string) {
 	t.Helper()
-	c, sock, _ := startSharedWith(t, dsn, nil)
-	return c, sock
+	d := startSharedWith(t, dsn, nil)
+	return d.c, d.sock
+}
+
+// sharedServer is a server startSharedWith runs.
+type sharedServer struct {
+	srv  *auditd.Server
+	c    *client.Client
+	url  string
+	sock string
+	stop func() // shuts it down before the test ends (idempotent)
 }
 
 // startSharedWith is startShared with the config changed by mod (when not
-// nil); stop shuts the server down before the test ends (idempotent).
-func startSharedWith(t *testing.T, dsn string, mod func(*auditd.Config)) (c *client.Client, sockPath string, stop func()) {
+// nil).
+func startSharedWith(t *testing.T, dsn string, mod func(*auditd.Config)) sharedServer {
 	t.Helper()
 	st, err := postgres.Open(context.Background(), dsn, postgres.Options{})
 	if err != nil {
@@ -47,7 +56,7 @@ func startSharedWith(t *testing.T, dsn string, mod func(*auditd.Config)) (c *cli
 	if err != nil {
 		t.Fatal(err)
 	}
-	sockPath = filepath.Join(shortDir(t), "s.sock")
+	sockPath := filepath.Join(shortDir(t), "s.sock")
 	sock, err := stream.Listen(sockPath)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +65,7 @@ func startSharedWith(t *testing.T, dsn string, mod func(*auditd.Config)) (c *cli
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, ln, sock) }()
 	var once sync.Once
-	stop = func() {
+	stop := func() {
 		once.Do(func() {
 			cancel()
 			if err := <-done; err != nil {
@@ -66,11 +75,12 @@ func startSharedWith(t *testing.T, dsn string, mod func(*auditd.Config)) (c *cli
 		})
 	}
 	t.Cleanup(stop)
-	c, err = client.New("http://" + ln.Addr().String())
+	url := "http://" + ln.Addr().String()
+	c, err := client.New(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, sockPath, stop
+	return sharedServer{srv: srv, c: c, url: url, sock: sockPath, stop: stop}
 }
 
 // Two auditd servers on one PostgreSQL database (issue 19): concurrent
