@@ -422,3 +422,41 @@ func scanCheckpoint(row pgx.Row) (store.StoredCheckpoint, error) {
 	c.CreatedAt, _ = time.Parse(time.RFC3339Nano, created) // as stored, even when wrong
 	return c, nil
 }
+
+// Import stores records exactly as another store holds them (auditd
+// migrate), in one transaction under the append lock: any seq, event_hash
+// and body, without the checks Append makes of the chain and the tree it
+// continues, since a tampered original must be copied as it is and
+// verification report it. It does not extend the tree: SyncTree builds it
+// from the imported events afterwards, as the backfill of an old database
+// does (a missing seq a hole, an edited event_hash its body's hash).
+func (s *Store) Import(ctx context.Context, batch []audit.Record) error {
+	if s.readOnly {
+		return errReadOnly
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", appendLock); err != nil {
+			return err
+		}
+		return insert(ctx, tx, batch, treeRows{})
+	})
+	if err != nil {
+		return appendError(err)
+	}
+	return nil
+}
+
+// SyncTree makes the tree hold exactly the events (syncTree), as opening
+// the store read-write does: after Import.
+func (s *Store) SyncTree(ctx context.Context) error {
+	if s.readOnly {
+		return errReadOnly
+	}
+	if err := syncTree(ctx, s.pool); err != nil {
+		return fmt.Errorf("store: %w", classify(err))
+	}
+	return nil
+}
