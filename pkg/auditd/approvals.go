@@ -25,7 +25,9 @@ type approvals struct {
 
 	// mu serializes state changes: read, decide, append, put. Two
 	// approvers racing on one request get one decision and a consistent
-	// history; approvals are few, so one lock costs nothing.
+	// history; approvals are few, so one lock costs nothing. On a store
+	// other instances share, each change of a request also holds the
+	// request's lock in the database (lock).
 	mu sync.Mutex
 
 	// changed is closed and replaced after every change: long-polls wait
@@ -112,11 +114,30 @@ func (a *approvals) cancel(ctx context.Context, id, by string, asAdmin bool, cal
 	})
 }
 
+// lock takes the lock of request id across the instances that share the
+// store (store.ApprovalLocker; issue 19), when it is such a store; the
+// caller holds mu, so a process waits on at most one database lock at a
+// time and never holds all of its connections waiting.
+func (a *approvals) lock(ctx context.Context, id string) (unlock func(), err error) {
+	l, ok := a.s.st.(store.ApprovalLocker)
+	if !ok {
+		return func() {}, nil
+	}
+	return l.LockApproval(ctx, id)
+}
+
 // change applies step to request id under the lock and records the result
-// as by's change: a vote, a consumption or a cancellation.
+// as by's change: a vote, a consumption or a cancellation. Under the
+// locks, the row read is the last change's, whichever instance made it:
+// each change puts its row before it releases the lock.
 func (a *approvals) change(ctx context.Context, id, by string, caller *audit.Caller, step func(*approval.Request, time.Time) error) (approval.Request, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	unlock, err := a.lock(ctx, id)
+	if err != nil {
+		return approval.Request{}, err
+	}
+	defer unlock()
 	row, ok, err := a.s.st.GetApproval(ctx, id)
 	if err != nil {
 		return approval.Request{}, err
@@ -231,12 +252,7 @@ func (a *approvals) expireDue(ctx context.Context) error {
 		}
 		a.mu.Lock()
 		for _, row := range due {
-			// Re-read under the lock: a vote may have decided it since.
-			cur, ok, err := a.s.st.GetApproval(ctx, row.Request.ID)
-			if err == nil && ok && cur.Request.Expire(now) {
-				err = a.record(ctx, &cur.Request, expiryActor, auditdCaller)
-			}
-			if err != nil {
+			if err := a.expire(ctx, row.Request.ID, now); err != nil {
 				a.mu.Unlock()
 				return err
 			}
@@ -246,6 +262,23 @@ func (a *approvals) expireDue(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// expire records the expiry of request id if it is still due. The caller
+// holds mu.
+func (a *approvals) expire(ctx context.Context, id string, now time.Time) error {
+	unlock, err := a.lock(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// Re-read under the locks: a vote, here or in another instance, may
+	// have decided it since.
+	cur, ok, err := a.s.st.GetApproval(ctx, id)
+	if err == nil && ok && cur.Request.Expire(now) {
+		err = a.record(ctx, &cur.Request, expiryActor, auditdCaller)
+	}
+	return err
 }
 
 // sweep expires due requests every interval until ctx ends, so that

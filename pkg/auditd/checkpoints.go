@@ -69,21 +69,30 @@ func (c *CheckpointConfig) validate() error {
 // pool, signs (Ed25519, ~50 µs) and stores the note in a transaction of its
 // own. Stored hashes never change once committed, so it reads the tree of
 // any committed size while the writer appends.
+//
+// On a store several instances share (store.Elector: PostgreSQL), only the
+// instance that leads signs (issue 19: one signer at a time, elected by
+// an advisory lock); the others try to take the lead at every tick, and
+// the first to try after the leader died signs from the latest stored
+// checkpoint on. On SQLite the one process always signs.
 type checkpointer struct {
 	cfg    CheckpointConfig
 	tree   store.Tree
-	head   *headState
-	now    func() time.Time
-	logf   func(string, ...any)
-	nudge  chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
-	once   sync.Once
-	signed int64     // the size of the last checkpoint signed or found
-	at     time.Time // when
+	leader store.Leader // nil: this process is the only signer
+	// leading: the last Lead said so (the checkpointer's goroutine only).
+	leading bool
+	head    *headState
+	now     func() time.Time
+	logf    func(string, ...any)
+	nudge   chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	signed  int64     // the size of the last checkpoint signed or found
+	at      time.Time // when
 }
 
-func newCheckpointer(cfg CheckpointConfig, tree store.Tree, head *headState, now func() time.Time, logf func(string, ...any)) *checkpointer {
+func newCheckpointer(cfg CheckpointConfig, tree store.Tree, leader store.Leader, head *headState, now func() time.Time, logf func(string, ...any)) *checkpointer {
 	if cfg.Origin == "" {
 		cfg.Origin = cfg.Signer.Name()
 	}
@@ -93,7 +102,7 @@ func newCheckpointer(cfg CheckpointConfig, tree store.Tree, head *headState, now
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultCheckpointInterval
 	}
-	return &checkpointer{cfg: cfg, tree: tree, head: head, now: now, logf: logf,
+	return &checkpointer{cfg: cfg, tree: tree, leader: leader, leading: leader == nil, head: head, now: now, logf: logf,
 		nudge: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -113,8 +122,52 @@ func (c *checkpointer) start(ctx context.Context) error {
 		c.signed = min(latest.Size, size)
 		c.checkLatest(ctx, latest, size)
 	}
+	c.lead(ctx)
 	go c.run()
 	return nil
+}
+
+// leadTimeout bounds one Lead: a database that does not answer must not
+// hold the checkpointer.
+const leadTimeout = 10 * time.Second
+
+// lead reports whether this instance signs now, trying to take the lead
+// when it does not. Taking it over, it starts from the latest checkpoint
+// the previous leader stored.
+func (c *checkpointer) lead(ctx context.Context) bool {
+	if c.leader == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, leadTimeout)
+	defer cancel()
+	ok, err := c.leader.Lead(ctx)
+	switch {
+	case err != nil:
+		if c.leading {
+			c.logf("checkpoints: this instance lost the lead (%v); it signs again once it takes it back", err)
+		}
+		c.leading = false
+		return false
+	case !ok:
+		if c.leading {
+			c.logf("checkpoints: another instance signs them now")
+		}
+		c.leading = false
+		return false
+	case c.leading:
+		return true
+	}
+	latest, found, err := c.tree.LatestCheckpoint(ctx)
+	if err != nil {
+		c.logf("error: checkpoints: reading the latest checkpoint: %v", err)
+		return false // the lead is kept: the next try reads it again
+	}
+	if found && latest.Size > c.signed {
+		c.signed, c.at = latest.Size, latest.CreatedAt
+	}
+	c.leading = true
+	c.logf("checkpoints: this instance signs them (it holds the lead of the instances that share the database)")
+	return true
 }
 
 // checkLatest logs a warning when the log no longer holds what the latest
@@ -178,12 +231,16 @@ func (c *checkpointer) run() {
 	for {
 		select {
 		case <-c.stop:
-			c.maybeSign(true)
+			c.maybeSign(true, true)
+			if c.leader != nil {
+				c.leader.Resign() // another instance takes over at its next tick
+			}
 			return
 		case <-c.nudge:
+			c.maybeSign(false, false)
 		case <-tick.C:
+			c.maybeSign(false, true)
 		}
-		c.maybeSign(false)
 	}
 }
 
@@ -194,12 +251,24 @@ func (c *checkpointer) close() {
 	<-c.done
 }
 
-func (c *checkpointer) maybeSign(final bool) {
+// maybeSign signs when due. An instance that does not lead tries to take
+// the lead only at a tick (try), not at every commit.
+func (c *checkpointer) maybeSign(final, try bool) {
+	if !c.leading && !try {
+		return
+	}
+	if !c.leading && !c.lead(context.Background()) {
+		return
+	}
 	size, _ := c.head.get()
 	if size <= c.signed {
 		return
 	}
 	if !final && size-c.signed < c.cfg.Every && c.now().Sub(c.at) < c.cfg.Interval {
+		return
+	}
+	// Still leading? The lead goes with the database session.
+	if c.leader != nil && !c.lead(context.Background()) {
 		return
 	}
 	if err := c.sign(context.Background(), size); err != nil {

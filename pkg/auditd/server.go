@@ -118,13 +118,20 @@ func New(cfg Config, st store.Store) (*Server, error) {
 			s.Close()
 			return nil, errors.New("signing checkpoints: the store keeps no Merkle tree")
 		}
-		s.ckpt = newCheckpointer(*cfg.Checkpoints, tree, s.head, cfg.Now, cfg.Logf)
+		var leader store.Leader
+		if e, ok := st.(store.Elector); ok {
+			leader = e.CheckpointLeader()
+		}
+		s.ckpt = newCheckpointer(*cfg.Checkpoints, tree, leader, s.head, cfg.Now, cfg.Logf)
 		if err := s.ckpt.start(ctx); err != nil {
 			s.ckpt = nil
 			s.Close()
 			return nil, fmt.Errorf("signing checkpoints: %w", err)
 		}
 		s.w.ckpt = s.ckpt
+		if s.w.follow != nil {
+			s.w.follow.ckpt.Store(s.ckpt)
+		}
 	}
 	if n, err := s.ap.catchUp(ctx); err != nil {
 		s.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
@@ -87,6 +88,10 @@ type follower struct {
 	mu   sync.Mutex // one publisher at a time: the hub needs seq order
 	wake chan struct{}
 
+	// ckpt, once set, is nudged after every publish: the checkpointer
+	// of the instance that leads counts every instance's events.
+	ckpt atomic.Pointer[checkpointer]
+
 	stop context.CancelFunc
 	done chan struct{}
 }
@@ -129,6 +134,9 @@ func (f *follower) signal() {
 func (f *follower) publish(items []stream.Item, hash string) {
 	f.hub.Publish(items)
 	f.head.set(items[len(items)-1].Seq, hash)
+	if c := f.ckpt.Load(); c != nil {
+		c.committed()
+	}
 }
 
 func (f *follower) close() {

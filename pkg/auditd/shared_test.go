@@ -21,12 +21,32 @@ import (
 // process would have), until the test ends.
 func startShared(t *testing.T, dsn string) (*client.Client, string) {
 	t.Helper()
+	d := startSharedWith(t, dsn, nil)
+	return d.c, d.sock
+}
+
+// sharedServer is a server startSharedWith runs.
+type sharedServer struct {
+	srv  *auditd.Server
+	c    *client.Client
+	url  string
+	sock string
+	stop func() // shuts it down before the test ends (idempotent)
+}
+
+// startSharedWith is startShared with the config changed by mod (when not
+// nil).
+func startSharedWith(t *testing.T, dsn string, mod func(*auditd.Config)) sharedServer {
+	t.Helper()
 	st, err := postgres.Open(context.Background(), dsn, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := auditd.DefaultConfig()
 	cfg.Logf = t.Logf
+	if mod != nil {
+		mod(&cfg)
+	}
 	srv, err := auditd.New(cfg, st)
 	if err != nil {
 		st.Close()
@@ -44,18 +64,23 @@ func startShared(t *testing.T, dsn string) (*client.Client, string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, ln, sock) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		st.Close()
-	})
-	c, err := client.New("http://" + ln.Addr().String())
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+			st.Close()
+		})
+	}
+	t.Cleanup(stop)
+	url := "http://" + ln.Addr().String()
+	c, err := client.New(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, sockPath
+	return sharedServer{srv: srv, c: c, url: url, sock: sockPath, stop: stop}
 }
 
 // Two auditd servers on one PostgreSQL database (issue 19): concurrent

@@ -82,3 +82,14 @@ type ApprovalFilter struct {
 	ByCreation bool
 	Limit      int // 0 means DefaultLimit; never more than MaxLimit
 }
+
+// ApprovalLocker is a store that several auditd instances share: the
+// changes of one approval request must be serialised across them, not only
+// within one process (issue 19), or two votes through two instances could
+// both find the request pending and decide, or consume, it twice.
+type ApprovalLocker interface {
+	// LockApproval waits until no other instance changes request id and
+	// keeps the others waiting until unlock; unlock never fails (a lock
+	// whose session is lost is released by the database).
+	LockApproval(ctx context.Context, id string) (unlock func(), err error)
+}

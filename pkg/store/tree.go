@@ -71,3 +71,26 @@ func HashReader(ctx context.Context, t Tree) tlog.HashReader {
 		return t.ReadHashes(ctx, indexes)
 	})
 }
+
+// Elector is a store that several auditd instances share: one of them at a
+// time signs checkpoints (issue 19), so that each size is signed once and
+// the checkpoint log of one instance holds the whole sequence while it
+// leads. A store one process owns (SQLite) is not one: its process always
+// signs.
+type Elector interface {
+	// CheckpointLeader returns this instance's candidacy, not yet
+	// leading.
+	CheckpointLeader() Leader
+}
+
+// Leader is one instance's candidacy for signing checkpoints.
+type Leader interface {
+	// Lead reports whether this instance leads now. Not leading, it
+	// tries to take the lead without waiting; leading, it checks that it
+	// still does (the lead is lost with the database session that holds
+	// it, and another instance may have taken it over).
+	Lead(ctx context.Context) (bool, error)
+	// Resign gives the lead up at once, so that another instance takes
+	// it over at its next try, and ends the candidacy.
+	Resign() error
+}

@@ -10,10 +10,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/postgres"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 )
@@ -95,7 +97,7 @@ func migrateRun(o *MigrateOptions) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := dst.Append(ctx, batch); err != nil {
+		if err := dst.Import(ctx, batch); err != nil {
 			return fmt.Errorf("copying events %d to %d: %w", batch[0].Seq, batch[len(batch)-1].Seq, err)
 		}
 		n += int64(len(batch))
@@ -116,6 +118,13 @@ func migrateRun(o *MigrateOptions) error {
 		return cli.Fail(err, "the copy is partial: drop and recreate the --to database before running migrate again")
 	}
 	approvals, err := copyApprovals(ctx, src, dst)
+	if err == nil {
+		err = dst.SyncTree(ctx)
+	}
+	var checkpoints int
+	if err == nil {
+		checkpoints, err = copyCheckpoints(ctx, src, dst)
+	}
 	if err != nil {
 		return cli.Fail(err, "the copy is partial: drop and recreate the --to database before running migrate again")
 	}
@@ -130,7 +139,13 @@ func migrateRun(o *MigrateOptions) error {
 		return cli.Fail(err, "")
 	}
 	rep := v.Report()
-	fmt.Fprintf(o.IO.Out, "copied %d events and %d approval requests from %s to %s; the copy is identical", n, approvals, path, dst)
+	if rep.Verified {
+		if err := compareTrees(ctx, src, dst); err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "auditd: error: the copy differs from %s: %v\n", path, err)
+			return cli.Silent(1)
+		}
+	}
+	fmt.Fprintf(o.IO.Out, "copied %d events, %d approval requests and %d checkpoints from %s to %s; the copy is identical", n, approvals, checkpoints, path, dst)
 	if !rep.Verified {
 		fmt.Fprintf(o.IO.Out, ", and its chain is broken as the original's is (%d broken links; verify-chain --db lists them)\n", v.BrokenCount())
 		return cli.Silent(1)
@@ -155,6 +170,68 @@ func copyApprovals(ctx context.Context, src *sqlite.Store, dst *postgres.Store) 
 		}
 	}
 	return len(snap.Rows), dst.SetApprovalsOrigin(ctx, snap.Origin)
+}
+
+// copyCheckpoints copies the signed checkpoints as stored (issue 19): the
+// history of what was signed moves with the log. An original from before
+// the Merkle tree has none.
+func copyCheckpoints(ctx context.Context, src *sqlite.Store, dst *postgres.Store) (int, error) {
+	var n int
+	after := int64(-1)
+	for {
+		page, err := src.Checkpoints(ctx, after, store.MaxLimit)
+		if errors.Is(err, store.ErrNoTree) {
+			return 0, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		for _, c := range page {
+			if err := dst.PutCheckpoint(ctx, c); err != nil {
+				return n, err
+			}
+			after = c.Size
+		}
+		n += len(page)
+		if len(page) < store.MaxLimit {
+			return n, nil
+		}
+	}
+}
+
+// compareTrees checks that the copy's Merkle tree is the original's: the
+// same size and root, what the copied checkpoints are verified against.
+// The copy's is rebuilt from the events, so this holds for an original
+// whose chain verifies; a tampered original's tree may keep leaves of
+// events deleted or edited since, and its chain is reported broken
+// instead. An original from before the tree has none to compare.
+func compareTrees(ctx context.Context, src *sqlite.Store, dst *postgres.Store) error {
+	n, err := src.TreeSize(ctx)
+	if errors.Is(err, store.ErrNoTree) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m, err := dst.TreeSize(ctx)
+	if err != nil {
+		return err
+	}
+	if m != n {
+		return fmt.Errorf("the copy's Merkle tree holds %d records, the original's %d", m, n)
+	}
+	want, err := tlog.TreeHash(n, store.HashReader(ctx, src))
+	if err != nil {
+		return err
+	}
+	got, err := tlog.TreeHash(n, store.HashReader(ctx, dst))
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("the copy's Merkle root at %d records is %s, the original's %s", n, got, want)
+	}
+	return nil
 }
 
 // logsDiffer is a copy that is not the original.

@@ -179,3 +179,32 @@ func (s *Store) SetApprovalsOrigin(ctx context.Context, seq int64) error {
 	}
 	return nil
 }
+
+var _ store.ApprovalLocker = (*Store)(nil)
+
+// approvalLockClass is the first key of the per-approval advisory locks,
+// (approvalLockClass, hashtext(id)): the two-key form, which PostgreSQL
+// keeps apart from the one-key locks above (objsubid 2, not 1). Two ids
+// with one hash share a lock, which only serialises them.
+const approvalLockClass int32 = 0x676f7601 // "gov" 0x01
+
+// LockApproval takes the advisory lock of approval id in a transaction of
+// its own, held until unlock (store.ApprovalLocker): the instance changing
+// the request reads its row, appends the change to the chain and puts the
+// row while every other instance's change of it waits. A lock, not
+// SELECT … FOR UPDATE on the row: the row is written meanwhile by
+// PutApproval on another connection, which a row lock would block.
+func (s *Store) LockApproval(ctx context.Context, id string) (func(), error) {
+	if s.readOnly {
+		return nil, errReadOnly
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: locking approval %s: %w", id, classify(err))
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, hashtext($2))", approvalLockClass, id); err != nil {
+		tx.Rollback(context.Background())
+		return nil, fmt.Errorf("store: locking approval %s: %w", id, classify(err))
+	}
+	return func() { tx.Rollback(context.Background()) }, nil
+}

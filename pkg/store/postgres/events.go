@@ -31,8 +31,9 @@ const insertSQL = `INSERT INTO events (` + columns + `, approval_id)
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
 		$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bytea[], $13::text[])`
 
-// Append stores batch, numbered and chained by the caller, in one
-// transaction that holds the append lock (store.Store). It is durable when
+// Append stores batch, numbered and chained by the caller, and extends the
+// Merkle tree with it, in one transaction that holds the append lock
+// (store.Store). It is durable when
 // Append returns nil. A duplicate event_id (within the batch, too) stores
 // nothing and returns an error wrapping store.ErrDuplicate; a seq stored
 // already (a forked chain) an error of its own.
@@ -66,6 +67,7 @@ func (s *Store) Append(ctx context.Context, batch []audit.Record) error {
 		b := &pgx.Batch{}
 		b.Queue("SELECT pg_advisory_xact_lock($1)", appendLock)
 		b.Queue("SELECT event_id FROM events WHERE event_id = ANY($1) LIMIT 1", ids)
+		queueTreeSize(b)
 		res := tx.SendBatch(ctx, b)
 		_, err := res.Exec()
 		var dup string
@@ -77,13 +79,22 @@ func (s *Store) Append(ctx context.Context, batch []audit.Record) error {
 				err = fmt.Errorf("%w: %q", store.ErrDuplicate, dup)
 			}
 		}
+		var n int64
+		var frontier map[int64][]byte
+		if err == nil {
+			n, frontier, err = readTreeSize(res)
+		}
 		if cerr := res.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
 			return err
 		}
-		return insert(ctx, tx, batch)
+		tree, err := extendTree(ctx, tx, n, frontier, batch)
+		if err != nil {
+			return err
+		}
+		return insert(ctx, tx, batch, tree)
 	})
 	if err != nil {
 		return appendError(err)
@@ -91,10 +102,10 @@ func (s *Store) Append(ctx context.Context, batch []audit.Record) error {
 	return nil
 }
 
-// insert stores recs and notifies listeners of the last seq (Appended):
-// both pipelined, one round trip. The notification is sent at COMMIT, in
-// commit order, and never for a transaction rolled back.
-func insert(ctx context.Context, tx pgx.Tx, recs []audit.Record) error {
+// insert stores recs and their tree rows and notifies listeners of the
+// last seq (Appended): pipelined, one round trip. The notification is sent
+// at COMMIT, in commit order, and never for a transaction rolled back.
+func insert(ctx context.Context, tx pgx.Tx, recs []audit.Record, tree treeRows) error {
 	n := len(recs)
 	seqs := make([]int64, n)
 	texts := make([][]string, 10)
@@ -117,6 +128,7 @@ func insert(ctx context.Context, tx pgx.Tx, recs []audit.Record) error {
 	}
 	b := &pgx.Batch{}
 	b.Queue(insertSQL, seqs, texts[0], texts[1], texts[2], texts[3], texts[4], texts[5], texts[6], texts[7], texts[8], texts[9], bodies, approvals)
+	b.Queue(treeInsertSQL, tree.leaves, tree.hashes)
 	b.Queue("SELECT pg_notify($1, $2)", notifyChannel, strconv.FormatInt(recs[n-1].Seq, 10))
 	return tx.SendBatch(ctx, b).Close()
 }

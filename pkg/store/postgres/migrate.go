@@ -13,8 +13,7 @@ import (
 // from version i to version i+1. Append to the list; never edit or reorder
 // an entry that has shipped. Each entry runs in the same transaction as its
 // schema_migrations row, under migrateLock, so instances that start at once
-// apply each version once. The next one adds the Merkle tree and the
-// checkpoints (issue 19, part 1) as version 2.
+// apply each version once.
 //
 // Version 1 is the SQLite schema at its version 4 (pkg/store/sqlite's
 // migrate.go), in PostgreSQL's types: the same DESIGN §6 contract, so an
@@ -66,7 +65,30 @@ var migrations = []string{
 	CREATE INDEX approvals_created_at     ON approvals (created_at);
 	CREATE TABLE approvals_origin (seq bigint NOT NULL);
 	INSERT INTO approvals_origin SELECT coalesce(max(seq), 0) FROM events;`,
+
+	// 2: the log's Merkle tree and its signed checkpoints (issue 19,
+	// pkg/checkpoint), as SQLite's migration 5: tree_hashes has one row
+	// per record, leaf = seq-1, written in the append transaction under
+	// appendLock; hashes is the concatenation of the 32-byte stored hashes
+	// that record completes (checkpoint.Extend), its leaf hash first. None
+	// is an event hash: DESIGN §6 keeps event_hash in events only. The
+	// backfill of an existing log is syncTree's, in Go, at every
+	// read-write open (SQL has no RFC 6962 hashing). checkpoints holds
+	// each signed note by the size it signs; created_at sorts as text like
+	// events.timestamp.
+	`CREATE TABLE tree_hashes (
+		leaf   bigint PRIMARY KEY,
+		hashes bytea NOT NULL
+	);
+	CREATE TABLE checkpoints (
+		size       bigint PRIMARY KEY,
+		note       text NOT NULL,
+		created_at text COLLATE "C" NOT NULL
+	);`,
 }
+
+// treeVersion is the schema version that adds tree_hashes and checkpoints.
+const treeVersion = 2
 
 // SchemaVersion is the schema version this binary needs.
 func SchemaVersion() int { return len(migrations) }
@@ -107,22 +129,23 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 // checkVersion is the read-only Store's check, which cannot migrate: the
-// database must have a schema this binary knows.
-func checkVersion(ctx context.Context, pool *pgxpool.Pool) error {
+// database must have a schema this binary knows. It returns the version:
+// an older one is read as it is (its events table is the same).
+func checkVersion(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	var exists bool
 	if err := pool.QueryRow(ctx, "SELECT to_regclass('schema_migrations') IS NOT NULL").Scan(&exists); err != nil {
-		return err
+		return 0, err
 	}
 	var have int
 	if exists {
 		if err := pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&have); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if have < 1 || have > len(migrations) {
-		return versionError(have)
+		return 0, versionError(have)
 	}
-	return nil
+	return have, nil
 }
 
 func versionError(have int) error {

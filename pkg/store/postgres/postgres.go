@@ -29,6 +29,7 @@ var (
 	_ store.Store          = (*Store)(nil)
 	_ store.Sequencer      = (*Store)(nil)
 	_ store.AppendNotifier = (*Store)(nil)
+	_ store.Tree           = (*Store)(nil)
 )
 
 // Advisory lock keys, one per purpose, all in one database. Advisory
@@ -67,6 +68,10 @@ type Store struct {
 	pool     *pgxpool.Pool
 	readOnly bool
 	where    string // the server and database, without a password
+	// noTree: a read-only Store of a database older than the Merkle tree
+	// (schema version < treeVersion).
+	noTree  bool
+	version int
 
 	closeOnce sync.Once
 }
@@ -126,9 +131,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open audit database %s: %w", s.where, classify(err))
 	}
 	if opts.ReadOnly {
-		err = checkVersion(ctx, s.pool)
+		s.version, err = checkVersion(ctx, s.pool)
+		s.noTree = s.version < treeVersion
 	} else {
-		err = migrate(ctx, s.pool)
+		s.version = SchemaVersion()
+		if err = migrate(ctx, s.pool); err == nil {
+			err = syncTree(ctx, s.pool)
+		}
 	}
 	if err != nil {
 		s.pool.Close()

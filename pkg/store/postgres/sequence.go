@@ -16,10 +16,11 @@ import (
 // holds (store.Sequencer), in one transaction:
 //
 //  1. take appendLock (pg_advisory_xact_lock), then read the head (the last
-//     row's seq, hash and timestamp) and the drafts' event ids already
-//     stored: one round trip;
-//  2. seal the drafts that are new;
-//  3. insert them and notify listeners: one round trip;
+//     row's seq, hash and timestamp), the drafts' event ids already stored
+//     and the Merkle tree's size and frontier: one round trip;
+//  2. seal the drafts that are new, and hash them into the tree;
+//  3. insert them and their tree rows, and notify listeners: one round
+//     trip;
 //  4. COMMIT, which releases the lock.
 //
 // The lock is held from before the head is read until the commit is
@@ -48,10 +49,11 @@ func (s *Store) Sequence(ctx context.Context, drafts []store.Draft) ([]store.Sea
 	}
 	var out []store.Sealed
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		seq, prev, last, stored, err := lockHead(ctx, tx, ids)
+		h, err := lockHead(ctx, tx, ids)
 		if err != nil {
 			return err
 		}
+		seq, prev, last, stored := h.seq, h.prev, h.last, h.stored
 		out = make([]store.Sealed, len(drafts))
 		recs := make([]audit.Record, 0, len(drafts))
 		for i, d := range drafts {
@@ -81,7 +83,11 @@ func (s *Store) Sequence(ctx context.Context, drafts []store.Draft) ([]store.Sea
 		if len(recs) == 0 {
 			return nil
 		}
-		return insert(ctx, tx, recs)
+		tree, err := extendTree(ctx, tx, h.treeSize, h.frontier, recs)
+		if err != nil {
+			return err
+		}
+		return insert(ctx, tx, recs, tree)
 	})
 	if err != nil {
 		return nil, appendError(err)
@@ -89,13 +95,26 @@ func (s *Store) Sequence(ctx context.Context, drafts []store.Draft) ([]store.Sea
 	return out, nil
 }
 
+// head is what lockHead reads under the append lock.
+type head struct {
+	seq    int64     // the last record's seq
+	prev   string    // the hash to chain on
+	last   time.Time // the last record's timestamp
+	stored map[string]audit.Record
+	// treeSize and frontier are the Merkle tree's (queueTreeSize).
+	treeSize int64
+	frontier map[int64][]byte
+}
+
 // lockHead takes the append lock and reads the head of the log (its seq,
-// the hash to chain on and its timestamp) and the records stored under ids.
-func lockHead(ctx context.Context, tx pgx.Tx, ids []string) (seq int64, prev string, last time.Time, stored map[string]audit.Record, err error) {
+// the hash to chain on and its timestamp), the records stored under ids
+// and the tree's size and frontier: one round trip.
+func lockHead(ctx context.Context, tx pgx.Tx, ids []string) (h head, err error) {
 	b := &pgx.Batch{}
 	b.Queue("SELECT pg_advisory_xact_lock($1)", appendLock)
 	b.Queue("SELECT seq, event_hash, timestamp, body FROM events ORDER BY seq DESC LIMIT 1")
 	b.Queue("SELECT "+columns+" FROM events WHERE event_id = ANY($1)", ids)
+	queueTreeSize(b)
 	res := tx.SendBatch(ctx, b)
 	defer func() {
 		if cerr := res.Close(); err == nil {
@@ -107,19 +126,19 @@ func lockHead(ctx context.Context, tx pgx.Tx, ids []string) (seq int64, prev str
 	}
 	var ts string
 	var body []byte
-	seq, prev = 0, audit.ZeroHash
-	switch err = res.QueryRow().Scan(&seq, &prev, &ts, &body); {
+	h.seq, h.prev = 0, audit.ZeroHash
+	switch err = res.QueryRow().Scan(&h.seq, &h.prev, &ts, &body); {
 	case errors.Is(err, pgx.ErrNoRows):
 		err = nil
 	case err != nil:
 		return
 	default:
-		last, _ = time.Parse(time.RFC3339Nano, ts)
-		if !audit.IsHash(prev) {
+		h.last, _ = time.Parse(time.RFC3339Nano, ts)
+		if !audit.IsHash(h.prev) {
 			// Someone edited the column: the chain continues from what
 			// the stored body hashes to, as auditd's own writer does,
 			// and verification reports the edit.
-			prev = audit.Hash(body)
+			h.prev = audit.Hash(body)
 		}
 	}
 	rows, err := res.Query()
@@ -131,10 +150,11 @@ func lockHead(ctx context.Context, tx pgx.Tx, ids []string) (seq int64, prev str
 	if err != nil {
 		return
 	}
-	stored = make(map[string]audit.Record, len(recs))
+	h.stored = make(map[string]audit.Record, len(recs))
 	for _, r := range recs {
-		stored[r.EventID] = r
+		h.stored[r.EventID] = r
 	}
+	h.treeSize, h.frontier, err = readTreeSize(res)
 	return
 }
 
