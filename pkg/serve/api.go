@@ -281,7 +281,8 @@ func (s *Server) attach(ctx context.Context, img ImageInput) (conversation.Attac
 // answer applies ev and answers with the state, or 409 with the machine's
 // refusal (AGENT_BUSY, CONTEXT_EXHAUSTED, …).
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, d *driver, ev conversation.Event, ok int) {
-	effs, err := d.apply(r.Context(), ev)
+	var v StateView
+	effs, err := d.apply(r.Context(), ev, func(c *conversation.Conversation) { v = stateOf(c) })
 	if err != nil {
 		return
 	}
@@ -295,8 +296,6 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, d *driver, ev co
 			return
 		}
 	}
-	var v StateView
-	_ = d.view(r.Context(), func(c *conversation.Conversation) { v = stateOf(c) })
 	writeJSON(w, ok, v)
 }
 

@@ -47,6 +47,7 @@ type restoreEvent struct{}
 // request is an event from the API, answered with the transition's effects.
 type request struct {
 	ev    conversation.Event
+	after func(*conversation.Conversation)
 	reply chan []conversation.Effect
 }
 
@@ -81,8 +82,12 @@ func (d *driver) post(ev any) {
 }
 
 // apply sends an event from the API and waits for its effects.
-func (d *driver) apply(ctx context.Context, ev conversation.Event) ([]conversation.Effect, error) {
-	r := request{ev: ev, reply: make(chan []conversation.Effect, 1)}
+//
+// after, when set, runs in the loop right after the transition, before any
+// later event: the API's answer shows the state the request made, not one
+// a fast turn reached since (send --wait counts on it).
+func (d *driver) apply(ctx context.Context, ev conversation.Event, after func(*conversation.Conversation)) ([]conversation.Effect, error) {
+	r := request{ev: ev, after: after, reply: make(chan []conversation.Effect, 1)}
 	d.post(r)
 	select {
 	case effs := <-r.reply:
@@ -135,6 +140,9 @@ func (d *driver) handle(ctx context.Context, item any) {
 		d.run(ctx, d.conv.Restore(d.s.at()))
 	case request:
 		effs := d.transition(ctx, it.ev)
+		if it.after != nil {
+			it.after(d.c)
+		}
 		it.reply <- effs
 	case conversation.Event:
 		d.transition(ctx, it)
