@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -70,17 +71,25 @@ func Execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, 
 	if err != nil {
 		return Execution{}, err
 	}
-	errW, err := pipe(stderr)
-	if err != nil {
-		closeAll(outW)
-		closeAll(readers...)
-		return Execution{}, err
+	// One writer for both streams gets one pipe: the command's writes to
+	// stdout and stderr then arrive in the order it made them (two pipes
+	// copied concurrently would reorder them).
+	errW := outW
+	if !sameWriter(stdout, stderr) {
+		if errW, err = pipe(stderr); err != nil {
+			closeAll(outW)
+			closeAll(readers...)
+			return Execution{}, err
+		}
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 
 	began := time.Now()
 	err = start(cmd)
-	closeAll(outW, errW) // the child holds its own copies
+	closeAll(outW) // the child holds its own copies
+	if errW != outW {
+		closeAll(errW)
+	}
 	if err != nil {
 		closeAll(readers...)
 		copying.Wait()
@@ -119,6 +128,15 @@ func Execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, 
 	ex.TimedOut = timedOut.Load()
 	ex.ExitCode = ExitCode(cmd.ProcessState, waitErr)
 	return ex, nil
+}
+
+// sameWriter reports whether a and b are one writer; a writer of a type
+// that cannot be compared is never the same (== would panic on it).
+func sameWriter(a, b io.Writer) bool {
+	if a == nil || b == nil || !reflect.TypeOf(a).Comparable() || reflect.TypeOf(a) != reflect.TypeOf(b) {
+		return false
+	}
+	return a == b
 }
 
 // ExitCode is the shell's way of saying how a process ended: its status,
