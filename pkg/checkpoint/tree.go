@@ -5,6 +5,7 @@
 package checkpoint
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 
@@ -101,4 +102,43 @@ func Extend(n int64, leaves []tlog.Hash, r tlog.HashReader) ([][]tlog.Hash, erro
 func StoredAt(idx int64) (leaf int64, level int) {
 	level, m := tlog.SplitStoredHashIndex(idx)
 	return (m+1)<<level - 1, level
+}
+
+// Row is how a store keeps the stored hashes Extend returns for one leaf:
+// end to end, in one row per record (pkg/store/sqlite, pkg/store/postgres).
+func Row(hs []tlog.Hash) []byte {
+	b := make([]byte, 0, len(hs)*tlog.HashSize)
+	for _, h := range hs {
+		b = append(b, h[:]...)
+	}
+	return b
+}
+
+// RowHash returns the hash at level of a Row (StoredAt says which), and
+// false when the row is too short to hold it.
+func RowHash(row []byte, level int) (tlog.Hash, bool) {
+	off := level * tlog.HashSize
+	if len(row)%tlog.HashSize != 0 || off+tlog.HashSize > len(row) {
+		return tlog.Hash{}, false
+	}
+	return tlog.Hash(row[off : off+tlog.HashSize]), true
+}
+
+// StoredLeaf is the leaf a store builds for a stored event when it
+// rebuilds its tree from the events table: the leaf of its event_hash
+// column, or, when that column is not a hash (edited under auditd), of the
+// hash of its body, what the column should hold. Either way verify-chain
+// reports the damage; the tree keeps every later record in its place.
+func StoredLeaf(eventHash string, body []byte) tlog.Hash {
+	if leaf, err := LeafHash(eventHash); err == nil {
+		return leaf
+	}
+	sum := sha256.Sum256(body)
+	return tlog.RecordHash(sum[:])
+}
+
+// HoleLeaf is the leaf of a seq missing from the events table (a deleted
+// row): the zero hash's, so later records keep their places.
+func HoleLeaf() tlog.Hash {
+	return tlog.RecordHash(make([]byte, tlog.HashSize))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -257,4 +258,35 @@ func BenchmarkExtend(b *testing.B) {
 		size += int64(len(leaves))
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(leaves)), "ns/leaf")
+}
+
+// A store's row round-trips its hashes; a short or ragged row holds none
+// at the missing level. A stored event's leaf is its event_hash's, or its
+// body's hash's when the column was edited into something else.
+func TestRowAndStoredLeaf(t *testing.T) {
+	hs := []tlog.Hash{tlog.RecordHash([]byte("a")), tlog.RecordHash([]byte("b"))}
+	row := checkpoint.Row(hs)
+	for level, want := range hs {
+		if got, ok := checkpoint.RowHash(row, level); !ok || got != want {
+			t.Errorf("checkpoint.RowHash(row, %d) = %v, %v", level, got, ok)
+		}
+	}
+	if _, ok := checkpoint.RowHash(row, 2); ok {
+		t.Error("a level beyond the row")
+	}
+	if _, ok := checkpoint.RowHash(row[:len(row)-1], 0); ok {
+		t.Error("a ragged row")
+	}
+	body := []byte(`{"seq":1}`)
+	sum := sha256.Sum256(body)
+	good, _ := checkpoint.LeafHash(hex.EncodeToString(sum[:]))
+	if checkpoint.StoredLeaf(hex.EncodeToString(sum[:]), []byte("ignored")) != good {
+		t.Error("a valid event_hash is not its own leaf")
+	}
+	if checkpoint.StoredLeaf("edited", body) != good {
+		t.Error("an edited event_hash does not fall back to the body's hash")
+	}
+	if zero, _ := checkpoint.LeafHash(strings.Repeat("0", 64)); checkpoint.HoleLeaf() != zero {
+		t.Error("the hole is not the zero hash's leaf")
+	}
 }

@@ -116,7 +116,7 @@ func extendLeaves(ctx context.Context, tx pgx.Tx, n int64, frontier map[int64][]
 	}
 	out := treeRows{leaves: make([]int64, len(hashes)), hashes: make([][]byte, len(hashes))}
 	for i, hs := range hashes {
-		out.leaves[i], out.hashes[i] = n+int64(i), concat(hs)
+		out.leaves[i], out.hashes[i] = n+int64(i), checkpoint.Row(hs)
 	}
 	return out, nil
 }
@@ -163,32 +163,13 @@ func hashesIn(rows map[int64][]byte, indexes []int64) ([]tlog.Hash, error) {
 	out := make([]tlog.Hash, len(indexes))
 	for i, idx := range indexes {
 		leaf, level := checkpoint.StoredAt(idx)
-		h, ok := hashIn(rows[leaf], level)
+		h, ok := checkpoint.RowHash(rows[leaf], level)
 		if !ok {
 			return nil, fmt.Errorf("store: %w: no stored hash %d (leaf %d, level %d)", store.ErrTreeBroken, idx, leaf, level)
 		}
 		out[i] = h
 	}
 	return out, nil
-}
-
-// concat is a leaf's row: its stored hashes, end to end.
-func concat(hs []tlog.Hash) []byte {
-	b := make([]byte, 0, len(hs)*tlog.HashSize)
-	for _, h := range hs {
-		b = append(b, h[:]...)
-	}
-	return b
-}
-
-// hashIn returns the hash at level of a leaf's row, and false when the
-// row is too short to hold it.
-func hashIn(row []byte, level int) (tlog.Hash, bool) {
-	off := level * tlog.HashSize
-	if len(row)%tlog.HashSize != 0 || off+tlog.HashSize > len(row) {
-		return tlog.Hash{}, false
-	}
-	return tlog.Hash(row[off : off+tlog.HashSize]), true
 }
 
 // frontierLeaves are the rows frontierSQL reads, for a tree of n.
@@ -259,7 +240,7 @@ func syncTree(ctx context.Context, pool *pgxpool.Pool) error {
 // leavesFrom returns the leaves of the records with seq in (after, upTo],
 // one per seq (see syncTree for rows missing or wrong).
 func leavesFrom(ctx context.Context, tx pgx.Tx, after, upTo int64) ([]tlog.Hash, error) {
-	hole, _ := checkpoint.LeafHash(audit.ZeroHash)
+	hole := checkpoint.HoleLeaf()
 	leaves := make([]tlog.Hash, upTo-after)
 	for i := range leaves {
 		leaves[i] = hole
@@ -276,11 +257,7 @@ func leavesFrom(ctx context.Context, tx pgx.Tx, after, upTo int64) ([]tlog.Hash,
 		if err := rows.Scan(&seq, &hash, &body); err != nil {
 			return nil, fmt.Errorf("merkle tree: reading events: %w", err)
 		}
-		leaf, err := checkpoint.LeafHash(hash)
-		if err != nil {
-			leaf, _ = checkpoint.LeafHash(audit.Hash(body))
-		}
-		leaves[seq-after-1] = leaf
+		leaves[seq-after-1] = checkpoint.StoredLeaf(hash, body)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("merkle tree: reading events: %w", err)

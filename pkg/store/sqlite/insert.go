@@ -373,7 +373,7 @@ func (a *appender) readHashes(indexes []int64) ([]tlog.Hash, error) {
 		var ok bool
 		if rc == lib.SQLITE_ROW {
 			if p, size := lib.Xsqlite3_column_blob(a.tls, st, 0), lib.Xsqlite3_column_bytes(a.tls, st, 0); p != 0 && size > 0 {
-				out[i], ok = hashIn(libc.GoBytes(p, int(size)), level)
+				out[i], ok = checkpoint.RowHash(libc.GoBytes(p, int(size)), level)
 			}
 		}
 		lib.Xsqlite3_reset(a.tls, st)

@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/store"
 )
@@ -90,7 +89,7 @@ func syncTree(ctx context.Context, db *sql.DB) (err error) {
 			return fmt.Errorf("merkle tree: %w", err)
 		}
 		for i, hs := range hashes {
-			if _, err := insert.ExecContext(ctx, n+int64(i), concat(hs)); err != nil {
+			if _, err := insert.ExecContext(ctx, n+int64(i), checkpoint.Row(hs)); err != nil {
 				return fmt.Errorf("merkle tree: %w", err)
 			}
 		}
@@ -102,7 +101,7 @@ func syncTree(ctx context.Context, db *sql.DB) (err error) {
 // leavesFrom returns the leaves of the records with seq in (after, upTo],
 // one per seq (see syncTree for rows missing or wrong).
 func leavesFrom(ctx context.Context, tx *sql.Tx, after, upTo int64) ([]tlog.Hash, error) {
-	hole, _ := checkpoint.LeafHash(audit.ZeroHash)
+	hole := checkpoint.HoleLeaf()
 	leaves := make([]tlog.Hash, upTo-after)
 	for i := range leaves {
 		leaves[i] = hole
@@ -119,11 +118,7 @@ func leavesFrom(ctx context.Context, tx *sql.Tx, after, upTo int64) ([]tlog.Hash
 		if err := rows.Scan(&seq, &hash, &body); err != nil {
 			return nil, fmt.Errorf("merkle tree: reading events: %w", err)
 		}
-		leaf, err := checkpoint.LeafHash(hash)
-		if err != nil {
-			leaf, _ = checkpoint.LeafHash(audit.Hash(body))
-		}
-		leaves[seq-after-1] = leaf
+		leaves[seq-after-1] = checkpoint.StoredLeaf(hash, body)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("merkle tree: reading events: %w", err)
@@ -133,25 +128,6 @@ func leavesFrom(ctx context.Context, tx *sql.Tx, after, upTo int64) ([]tlog.Hash
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// concat is a leaf's row: its stored hashes, end to end.
-func concat(hs []tlog.Hash) []byte {
-	b := make([]byte, 0, len(hs)*tlog.HashSize)
-	for _, h := range hs {
-		b = append(b, h[:]...)
-	}
-	return b
-}
-
-// hashIn returns the hash at level of a leaf's row, and false when the
-// row is too short to hold it.
-func hashIn(row []byte, level int) (tlog.Hash, bool) {
-	off := level * tlog.HashSize
-	if len(row)%tlog.HashSize != 0 || off+tlog.HashSize > len(row) {
-		return tlog.Hash{}, false
-	}
-	return tlog.Hash(row[off : off+tlog.HashSize]), true
 }
 
 // readHashes reads the stored hashes at indexes through q, in the order
@@ -184,7 +160,7 @@ func readHashes(ctx context.Context, q querier, indexes []int64) ([]tlog.Hash, e
 	out := make([]tlog.Hash, len(indexes))
 	for i, idx := range indexes {
 		leaf, level := checkpoint.StoredAt(idx)
-		h, ok := hashIn(found[leaf], level)
+		h, ok := checkpoint.RowHash(found[leaf], level)
 		if !ok {
 			return nil, fmt.Errorf("store: %w: no stored hash %d (leaf %d, level %d)", store.ErrTreeBroken, idx, leaf, level)
 		}
