@@ -7,15 +7,14 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
-	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/govkit/govkit/internal/pgtest"
-	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/postgres"
+	"github.com/govkit/govkit/pkg/store/storetest"
 )
 
 // namedKey returns a signer named name, made from seed, and its verifier
@@ -140,7 +139,7 @@ func TestSharedCheckpointLeader(t *testing.T) {
 		if cp.Origin != "example.com/shared" || cp.Size != c.Size {
 			t.Fatalf("checkpoint %d: %+v stored as size %d", i, cp, c.Size)
 		}
-		if root := rootOfEvents(t, recs[:cp.Size]); root != cp.Root {
+		if root := storetest.Root(storetest.Leaves(t, recs[:cp.Size])); root != cp.Root {
 			t.Fatalf("checkpoint of %d: root %s, the events' is %s", cp.Size, cp.Root, root)
 		}
 		if i > 0 {
@@ -158,33 +157,4 @@ func TestSharedCheckpointLeader(t *testing.T) {
 	if err != nil || !rep.Verified || rep.TotalEvents != 38 {
 		t.Fatalf("verify: %+v, %v", rep, err)
 	}
-}
-
-// rootOfEvents is the Merkle root over recs' event hashes, in memory.
-func rootOfEvents(t *testing.T, recs []audit.Record) tlog.Hash {
-	t.Helper()
-	var mem []tlog.Hash
-	r := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(idx))
-		for i, x := range idx {
-			out[i] = mem[x]
-		}
-		return out, nil
-	})
-	for i, rec := range recs {
-		leaf, err := checkpoint.LeafHash(rec.EventHash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs, err := tlog.StoredHashesForRecordHash(int64(i), leaf, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mem = append(mem, hs...)
-	}
-	h, err := tlog.TreeHash(int64(len(recs)), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }

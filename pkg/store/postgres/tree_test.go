@@ -24,56 +24,6 @@ func TestTreeConformance(t *testing.T) {
 	})
 }
 
-// rootOf is the RFC 6962 root over leaves, computed in memory.
-func rootOf(t *testing.T, leaves []tlog.Hash) tlog.Hash {
-	t.Helper()
-	var mem []tlog.Hash
-	r := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(idx))
-		for i, x := range idx {
-			out[i] = mem[x]
-		}
-		return out, nil
-	})
-	hs, err := checkpoint.Extend(0, leaves, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range hs {
-		mem = append(mem, h...)
-	}
-	h, err := tlog.TreeHash(int64(len(leaves)), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
-func leavesOf(t *testing.T, recs []audit.Record) []tlog.Hash {
-	out := make([]tlog.Hash, len(recs))
-	for i, r := range recs {
-		var err error
-		if out[i], err = checkpoint.LeafHash(r.EventHash); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
-func storeRoot(t *testing.T, s *Store) (int64, tlog.Hash) {
-	t.Helper()
-	ctx := context.Background()
-	n, err := s.TreeSize(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := tlog.TreeHash(n, store.HashReader(ctx, s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n, h
-}
-
 func exec(t *testing.T, s *Store, queries ...string) {
 	t.Helper()
 	for _, q := range queries {
@@ -112,7 +62,7 @@ func TestFrontier(t *testing.T) {
 		// Extending from the frontier alone: a reader that fails on any
 		// other row.
 		next := storetest.Records(t, seq, prev, 40)
-		_, err = checkpoint.Extend(seq, leavesOf(t, next), tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
+		_, err = checkpoint.Extend(seq, storetest.Leaves(t, next), tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
 			return hashesIn(got, idx)
 		}))
 		if err != nil {
@@ -154,10 +104,10 @@ func TestTreeBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	leaves := leavesOf(t, recs)
+	leaves := storetest.Leaves(t, recs)
 	leaves[99], _ = checkpoint.LeafHash(audit.ZeroHash)
-	n, root := storeRoot(t, s)
-	if want := rootOf(t, leaves); n != int64(len(recs)) || root != want {
+	n, root := storetest.StoreRoot(t, s)
+	if want := storetest.Root(leaves); n != int64(len(recs)) || root != want {
 		t.Fatalf("backfilled tree: size %d, root %s; want %d, %s", n, root, len(recs), want)
 	}
 	more := storetest.Records(t, int64(len(recs)), recs[len(recs)-1].EventHash, 5)
@@ -169,7 +119,7 @@ func TestTreeBackfill(t *testing.T) {
 	if err != nil || int64(len(stored)) != got-int64(len(recs)) {
 		t.Fatal(err)
 	}
-	if n, root := storeRoot(t, s); n != got || root != rootOf(t, append(leaves, leavesOf(t, stored)...)) {
+	if n, root := storetest.StoreRoot(t, s); n != got || root != storetest.Root(append(leaves, storetest.Leaves(t, stored)...)) {
 		t.Fatalf("after Sequence: size %d, root %s", n, root)
 	}
 }
@@ -213,7 +163,7 @@ func TestTreeCutToTruncatedEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n, root := storeRoot(t, s); n != 37 || root != rootOf(t, leavesOf(t, recs[:37])) {
+	if n, root := storetest.StoreRoot(t, s); n != 37 || root != storetest.Root(storetest.Leaves(t, recs[:37])) {
 		t.Fatalf("tree after the truncation: size %d, root %s", n, root)
 	}
 	if c, ok, err := s.LatestCheckpoint(ctx); err != nil || !ok || c.Size != 50 {
@@ -222,7 +172,7 @@ func TestTreeCutToTruncatedEvents(t *testing.T) {
 	if err := s.Append(ctx, storetest.Records(t, 37, recs[36].EventHash, 3)); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := storeRoot(t, s); n != 40 {
+	if n, _ := storetest.StoreRoot(t, s); n != 40 {
 		t.Fatalf("tree size after appending = %d, want 40", n)
 	}
 }
@@ -269,7 +219,7 @@ func TestTreeConcurrentSequencers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, root := storeRoot(t, s); n != int64(len(all)) || root != rootOf(t, leavesOf(t, all)) {
+	if n, root := storetest.StoreRoot(t, s); n != int64(len(all)) || root != storetest.Root(storetest.Leaves(t, all)) {
 		t.Fatalf("tree of %d events: size %d, root %s", len(all), n, root)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"golang.org/x/mod/sumdb/tlog"
-
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/store"
@@ -18,56 +16,6 @@ func TestTreeConformance(t *testing.T) {
 		s, _ := openTest(t)
 		return s
 	})
-}
-
-// rootOf is the RFC 6962 root over leaves, computed in memory.
-func rootOf(t *testing.T, leaves []tlog.Hash) tlog.Hash {
-	t.Helper()
-	var mem []tlog.Hash
-	r := tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(idx))
-		for i, x := range idx {
-			out[i] = mem[x]
-		}
-		return out, nil
-	})
-	hs, err := checkpoint.Extend(0, leaves, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range hs {
-		mem = append(mem, h...)
-	}
-	h, err := tlog.TreeHash(int64(len(leaves)), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
-func leavesOf(t *testing.T, recs []audit.Record) []tlog.Hash {
-	out := make([]tlog.Hash, len(recs))
-	for i, r := range recs {
-		var err error
-		if out[i], err = checkpoint.LeafHash(r.EventHash); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
-func storeRoot(t *testing.T, s *Store) (int64, tlog.Hash) {
-	t.Helper()
-	ctx := context.Background()
-	n, err := s.TreeSize(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := tlog.TreeHash(n, store.HashReader(ctx, s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n, h
 }
 
 // Migration 5 backfills the tree of a database from before it, with a
@@ -85,17 +33,17 @@ func TestTreeBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	leaves := leavesOf(t, recs)
+	leaves := storetest.Leaves(t, recs)
 	leaves[99], _ = checkpoint.LeafHash(audit.ZeroHash)
-	n, root := storeRoot(t, s)
-	if n != 300 || root != rootOf(t, leaves) {
-		t.Fatalf("backfilled tree: size %d, root %s; want 300, %s", n, root, rootOf(t, leaves))
+	n, root := storetest.StoreRoot(t, s)
+	if n != 300 || root != storetest.Root(leaves) {
+		t.Fatalf("backfilled tree: size %d, root %s; want 300, %s", n, root, storetest.Root(leaves))
 	}
 	more := storetest.Records(t, 300, recs[299].EventHash, 5)
 	if err := s.Append(context.Background(), more); err != nil {
 		t.Fatal(err)
 	}
-	if n, root := storeRoot(t, s); n != 305 || root != rootOf(t, append(leaves, leavesOf(t, more)...)) {
+	if n, root := storetest.StoreRoot(t, s); n != 305 || root != storetest.Root(append(leaves, storetest.Leaves(t, more)...)) {
 		t.Fatalf("after Append: size %d, root %s", n, root)
 	}
 }
@@ -121,14 +69,14 @@ func TestTreeCutToTruncatedEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n, root := storeRoot(t, s); n != 37 || root != rootOf(t, leavesOf(t, recs[:37])) {
+	if n, root := storetest.StoreRoot(t, s); n != 37 || root != storetest.Root(storetest.Leaves(t, recs[:37])) {
 		t.Fatalf("tree after the truncation: size %d, root %s", n, root)
 	}
 	if c, ok, err := s.LatestCheckpoint(ctx); err != nil || !ok || c.Size != 50 {
 		t.Fatalf("LatestCheckpoint = %+v, %v, %v; want the one of size 50, kept", c, ok, err)
 	}
 	appendAll(t, s, storetest.Records(t, 37, recs[36].EventHash, 3))
-	if n, _ := storeRoot(t, s); n != 40 {
+	if n, _ := storetest.StoreRoot(t, s); n != 40 {
 		t.Fatalf("tree size after appending = %d, want 40", n)
 	}
 }
@@ -148,7 +96,7 @@ func TestTreeRollback(t *testing.T) {
 		t.Fatalf("TreeSize after the failed batch = %d, %v; want 5", n, err)
 	}
 	appendAll(t, s, recs[5:])
-	if n, root := storeRoot(t, s); n != 10 || root != rootOf(t, leavesOf(t, recs)) {
+	if n, root := storetest.StoreRoot(t, s); n != 10 || root != storetest.Root(storetest.Leaves(t, recs)) {
 		t.Fatalf("size %d, root %s", n, root)
 	}
 }

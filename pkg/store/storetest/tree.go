@@ -192,3 +192,41 @@ func Tree(t *testing.T, open func(t *testing.T) TreeStore) {
 		}
 	})
 }
+
+// Leaves are the tree's leaves of records, from their event hashes.
+func Leaves(t testing.TB, recs []audit.Record) []tlog.Hash {
+	t.Helper()
+	out := make([]tlog.Hash, len(recs))
+	for i, r := range recs {
+		var err error
+		if out[i], err = checkpoint.LeafHash(r.EventHash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// Root is the RFC 6962 root over leaves, computed in memory by
+// checkpoint.Frontier, independently of any store's tree.
+func Root(leaves []tlog.Hash) tlog.Hash {
+	var f checkpoint.Frontier
+	for _, l := range leaves {
+		f.Append(l)
+	}
+	return f.Root()
+}
+
+// StoreRoot is the size of s's tree and its root, read from the store.
+func StoreRoot(t testing.TB, s store.Tree) (int64, tlog.Hash) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := s.TreeSize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := tlog.TreeHash(n, store.HashReader(ctx, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, h
+}
