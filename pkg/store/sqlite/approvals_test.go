@@ -2,64 +2,18 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
-	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/store/storetest"
 )
-
-// approvalLog appends a tool event, a request and its approval to s, the
-// way auditd records them (append, then put with the event's seq), and
-// returns the request's id.
-func approvalLog(t *testing.T, s *Store) string {
-	t.Helper()
-	ctx := context.Background()
-	res := audit.Resource{Type: "database", Name: "prod-db"}
-	r := approval.Request{
-		SchemaVersion: approval.SchemaVersion, ID: "apr_1", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour),
-		Status: approval.Pending, RequestedBy: "alice", Resource: res, Action: "write", Quorum: 1,
-		ActionHash: approval.ActionHash(res, "write", "", ""), Votes: []approval.Vote{},
-	}
-	prev, seq := audit.ZeroHash, int64(0)
-	add := func(e audit.Event) int64 {
-		seq++
-		e.EventID = fmt.Sprintf("evt_%d", seq)
-		rec, err := audit.Seal(&e, seq, prev, t0.Add(time.Duration(seq)*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		appendAll(t, s, []audit.Record{rec})
-		prev = rec.EventHash
-		return seq
-	}
-	record := func(r approval.Request) {
-		data, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := add(audit.Event{EventType: approval.ChangeType(&r), ApprovalID: r.ID, Data: data})
-		if err := s.PutApproval(ctx, r, n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add(audit.Event{EventType: audit.TypeToolExecution, Agent: "sre-bot"})
-	record(r)
-	at := t0.Add(time.Minute)
-	r.Votes = append(r.Votes, approval.Vote{By: "bob", Decision: approval.Approve, At: at})
-	r.Status, r.DecidedAt = approval.Approved, &at
-	record(r)
-	return r.ID
-}
 
 // The snapshot holds the table and the approval events, and an edit with
 // plain SQL shows as a mismatch.
 func TestApprovalsSnapshot(t *testing.T) {
 	s, path := openTest(t)
-	id := approvalLog(t, s)
+	id := storetest.ApprovalLog(t, s).ID
 	ctx := context.Background()
 	snap, ok, err := s.ApprovalsSnapshot(ctx)
 	if err != nil || !ok {

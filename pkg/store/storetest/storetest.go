@@ -669,10 +669,11 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// The snapshot holds the table and the approval events, and agrees with
-// them when auditd recorded each state as it does (append, then put).
-func testApprovalsSnapshot(t *testing.T, open Open) {
-	s := open(t)
+// ApprovalLog appends a tool event, a request and its approval to s, the
+// way auditd records them (append, then put with the event's seq), and
+// returns the request as approved.
+func ApprovalLog(t testing.TB, s store.Store) approval.Request {
+	t.Helper()
 	ctx := context.Background()
 	r := request("apr_1", "alice", 0)
 	prev, seq := audit.ZeroHash, int64(0)
@@ -703,6 +704,15 @@ func testApprovalsSnapshot(t *testing.T, open Open) {
 	r.Votes = append(r.Votes, approval.Vote{By: "bob", Decision: approval.Approve, At: at})
 	r.Status, r.DecidedAt = approval.Approved, &at
 	record(r)
+	return r
+}
+
+// The snapshot holds the table and the approval events, and agrees with
+// them when auditd recorded each state as it does (append, then put).
+func testApprovalsSnapshot(t *testing.T, open Open) {
+	s := open(t)
+	ctx := context.Background()
+	r := ApprovalLog(t, s)
 
 	snap, ok, err := s.ApprovalsSnapshot(ctx)
 	if err != nil || !ok {
