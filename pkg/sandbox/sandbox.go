@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -259,7 +260,7 @@ func (p plan) report() Report {
 		}
 		r.Seccomp = []string{"sockets denied", "io_uring denied", "tiocsti denied"}
 		if p.NoUnix {
-			r.Seccomp = []string{"sockets denied", "unix sockets denied", "io_uring denied", "tiocsti denied"}
+			r.Seccomp = slices.Insert(r.Seccomp, 1, "unix sockets denied")
 		}
 	}
 	return r
