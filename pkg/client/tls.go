@@ -78,8 +78,9 @@ func LoadCACert(file string) (*x509.CertPool, error) {
 // the TLS settings go to a copy of that client's *http.Transport.
 func WithRootCAs(pool *x509.CertPool) Option { return func(c *Client) { c.roots = pool } }
 
-// tlsConfig is every client's TLS: TLS 1.2 at least, the roots given.
-func tlsConfig(roots *x509.CertPool) *tls.Config {
+// TLSConfig is every govkit client's TLS (auditd's and gate serve's): TLS
+// 1.2 at least, the roots given.
+func TLSConfig(roots *x509.CertPool) *tls.Config {
 	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots}
 }
 
@@ -95,7 +96,7 @@ func (c *Client) useRoots() error {
 	default:
 		return fmt.Errorf("WithRootCAs needs an *http.Transport, not %T", rt)
 	}
-	t.TLSClientConfig = tlsConfig(c.roots)
+	t.TLSClientConfig = TLSConfig(c.roots)
 	hc := *c.http
 	hc.Transport = t
 	c.http = &hc

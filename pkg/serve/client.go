@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/govkit/govkit/pkg/client"
 )
 
 // Client talks to gate serve's API over TCP (http:// on loopback, https://
@@ -39,7 +40,7 @@ func WithToken(token string) ClientOption {
 func WithRootCAs(pool *x509.CertPool) ClientOption {
 	return func(_ *Client, tr *http.Transport) {
 		if pool != nil {
-			tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+			tr.TLSClientConfig = client.TLSConfig(pool)
 		}
 	}
 }
