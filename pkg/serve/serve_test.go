@@ -201,6 +201,9 @@ func TestBusyAndCancelLLM(t *testing.T) {
 	if e, ok := err.(*serve.APIError); !ok || e.Status != http.StatusConflict || e.Code != conversation.CodeAgentBusy || !strings.Contains(e.Message, "cancel") {
 		t.Fatalf("second message while busy: %v", err)
 	}
+	// The request must be in flight for its abort to show at the server
+	// (a cancel before it was sent aborts it too, unseen).
+	waitFor(t, "the LLM request to reach the server", func() bool { return r.fake.Served() == 1 })
 	if err := r.post(serve.PathCancel, c.ID, nil); err != nil {
 		t.Fatal(err)
 	}
