@@ -373,7 +373,7 @@ func cmdPgstart(ts *testscript.TestScript, neg bool, args []string) {
 	// server's user: the cluster lives in its own short directory.
 	dir, err := os.MkdirTemp("", "pgts")
 	ts.Check(err)
-	c, err := pgtest.StartDir(dir)
+	c, err := pgtest.StartDir(dir, pgtest.Options{})
 	if err != nil {
 		os.RemoveAll(dir)
 		ts.Fatalf("%v", err)

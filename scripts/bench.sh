@@ -76,6 +76,8 @@ rm -rf "$tmp"
 #
 #   CLIENTS=32 DURATION=10s RSS_EVENTS=0 scripts/bench.sh   # one point, no RSS run
 #   BATCH=32 scripts/bench.sh        # each client posts 32 events per request (JSON Lines)
+#   PG=1,3 scripts/bench.sh          # also 1 and 3 auditd instances on one PostgreSQL database
+#                                    # (a throwaway cluster, fsync on; needs Debian's postgresql)
 auditd=${AUDITD:-bin/auditd}
 if [ ! -x "$auditd" ]; then
 	go build -trimpath -o "$auditd" ./cmd/auditd
@@ -83,8 +85,10 @@ fi
 go build -o bin/ingestbench ./internal/ingestbench
 dir=()
 [ -z "${DIR:-}" ] || dir=(-dir "$DIR")
+pg=()
+[ -z "${PG:-}" ] || pg=(-pg "$PG")
 bin/ingestbench -bin "$auditd" -clients "${CLIENTS:-1,8,32}" -batch "${BATCH:-1}" -duration "${DURATION:-5s}" \
-	-rss-events "${RSS_EVENTS:-1000000}" "${dir[@]}" "${strict[@]}"
+	-rss-events "${RSS_EVENTS:-1000000}" "${dir[@]}" "${pg[@]}" "${strict[@]}"
 
 # verify-chain on a large log (DESIGN §10: ≥ 500k events/s from SQLite).
 if [ -n "${VERIFY_EVENTS:-}" ] || [ -z "${SKIP_VERIFY:-}" ]; then

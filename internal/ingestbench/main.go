@@ -15,6 +15,13 @@
 // auditd runs) twice: into a one-column table, and through the audit store
 // (one event per Append). The first is the disk's floor, the second what
 // auditd would do without group commit.
+//
+// With -pg 1,3 it then starts a throwaway PostgreSQL cluster (Debian's
+// postgresql package, installed when missing and run as root; fsync on, as
+// a production server runs) and measures the same load against 1 and 3
+// auditd instances sharing one database (issue 19), the clients spread over
+// the instances as a load balancer would, next to PostgreSQL's own
+// single-row-commit rate on the same disk.
 package main
 
 import (
@@ -57,15 +64,18 @@ func main() {
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
 	verbose = flag.Bool("v", false, "print auditd's batch, commit and CPU metrics after each run")
 	raw = flag.Bool("raw", false, "post with net/http and skip decoding the answers (a lighter load generator than pkg/client)")
+	pgFlag := flag.String("pg", "", "also measure auditd on PostgreSQL with these instance `counts` (e.g. 1,3), at each client count")
 	flag.Parse()
 
-	var clients []int
-	for _, s := range strings.Split(*clientsFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fatal(fmt.Errorf("-clients: %q is not a positive number", s))
+	clients, err := counts("-clients", *clientsFlag)
+	if err != nil {
+		fatal(err)
+	}
+	var instances []int
+	if *pgFlag != "" {
+		if instances, err = counts("-pg", *pgFlag); err != nil {
+			fatal(err)
 		}
-		clients = append(clients, n)
 	}
 	if *batch < 1 || *batch > govapi.MaxBatchEvents {
 		fatal(fmt.Errorf("-batch %d is not between 1 and %d", *batch, govapi.MaxBatchEvents))
@@ -80,6 +90,15 @@ func main() {
 	}
 
 	fmt.Printf("auditd durable ingest: %s, databases in %s\n\n", *bin, work)
+	var pg *pgRun
+	if len(instances) > 0 {
+		// Started first: a missing package is installed before anything
+		// is measured, and a failure costs no run.
+		if pg, err = startPostgres(work); err != nil {
+			fatal(err)
+		}
+		defer pg.stop()
+	}
 	plain, err := baselinePlain(filepath.Join(work, "plain.db"), 2*time.Second)
 	if err != nil {
 		fatal(err)
@@ -95,7 +114,7 @@ func main() {
 	ok := true
 	fmt.Printf("%-8s %6s %10s %9s %9s %9s %12s\n", "clients", "batch", "events/s", "p50", "p99", "x floor", "target")
 	for _, n := range clients {
-		r, err := ingest(*bin, filepath.Join(work, fmt.Sprintf("c%d.db", n)), n, *duration, 0)
+		r, err := ingest(*bin, [][]string{{"--db", filepath.Join(work, fmt.Sprintf("c%d.db", n))}}, n, *duration, 0)
 		if err != nil {
 			fatal(err)
 		}
@@ -111,8 +130,14 @@ func main() {
 		fmt.Printf("%-8d %6d %10.0f %9s %9s %8.1fx %12s\n", n, *batch, r.rate, ms(r.p50), ms(r.p99), r.rate/plain, target)
 	}
 
+	if pg != nil {
+		if err := pg.measure(*bin, clients, instances, *duration, plain); err != nil {
+			fatal(err)
+		}
+	}
+
 	if *rssEvents > 0 {
-		r, err := ingest(*bin, filepath.Join(work, "rss.db"), 32, 0, *rssEvents)
+		r, err := ingest(*bin, [][]string{{"--db", filepath.Join(work, "rss.db")}}, 32, 0, *rssEvents)
 		if err != nil {
 			fatal(err)
 		}
@@ -130,6 +155,19 @@ var (
 	raw, verbose *bool
 	batch        *int
 )
+
+// counts parses a comma-separated list of positive numbers.
+func counts(flagName, list string) ([]int, error) {
+	var ns []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: %q is not a positive number", flagName, s)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
 
 // poster posts events [i, i+k) of client g in one request and waits for
 // auditd's answer.
@@ -411,25 +449,38 @@ type result struct {
 	elapsed      time.Duration
 }
 
-// ingest starts auditd on a fresh database and posts with n clients, for d
-// or until total events are acknowledged, sampling its RSS; then stops it
-// with SIGTERM.
-func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
-	p, err := auditdproc.Start(bin, "--db", db, "--addr", "127.0.0.1:0")
-	if err != nil {
-		return result{}, err
+// ingest starts one auditd per element of instances (each its arguments,
+// --addr added) on a fresh database and posts with n clients, client g to
+// instance g mod len(instances), for d or until total events are
+// acknowledged, sampling the first instance's RSS; then stops them with
+// SIGTERM.
+func ingest(bin string, instances [][]string, n int, d time.Duration, total int) (result, error) {
+	var procs []*auditdproc.Proc
+	var posts []poster
+	defer func() {
+		for _, p := range procs {
+			p.Kill() // after Stop below, a no-op
+		}
+	}()
+	for _, args := range instances {
+		p, err := auditdproc.Start(bin, append(args, "--addr", "127.0.0.1:0")...)
+		if err != nil {
+			return result{}, err
+		}
+		procs = append(procs, p)
+		c, err := client.New(p.URL)
+		if err != nil {
+			return result{}, err
+		}
+		post := clientPoster(c)
+		if *raw {
+			post = rawPoster(p.URL)
+		}
+		posts = append(posts, post)
 	}
-	c, err := client.New(p.URL)
-	if err != nil {
-		p.Kill()
-		return result{}, err
-	}
+	p := procs[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	post := clientPoster(c)
-	if *raw {
-		post = rawPoster(p.URL)
-	}
 
 	var res result
 	var count atomic.Int64
@@ -483,7 +534,7 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 					return
 				}
 				t0 := time.Now()
-				err := post(ctx, g, i, int(k))
+				err := posts[g%len(posts)](ctx, g, i, int(k))
 				i += int(k)
 				if err != nil {
 					mu.Lock()
@@ -519,18 +570,27 @@ func ingest(bin, db string, n int, d time.Duration, total int) (result, error) {
 			// the generator and whatever else runs) or by the disk.
 			fmt.Fprintf(os.Stderr, "   machine CPU busy %.0f%% of %d cores\n", 100*float64(busy1-busy0)/float64(total1-total0), runtime.NumCPU())
 		}
-		if resp, err := http.Get(p.URL + govapi.PathMetrics); err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			printMetrics(string(b))
+		for _, p := range procs {
+			if resp, err := http.Get(p.URL + govapi.PathMetrics); err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				printMetrics(string(b))
+			}
 		}
 	}
-	stopErr := p.Stop()
+	var stopErr error
+	var stderr strings.Builder
+	for _, p := range procs {
+		if err := p.Stop(); err != nil && stopErr == nil {
+			stopErr = err
+		}
+		stderr.WriteString(p.Stderr())
+	}
 	if firstErr != nil {
-		return res, fmt.Errorf("%d clients: %v\n%s", n, firstErr, p.Stderr())
+		return res, fmt.Errorf("%d clients: %v\n%s", n, firstErr, stderr.String())
 	}
 	if stopErr != nil {
-		return res, fmt.Errorf("stopping auditd: %v\n%s", stopErr, p.Stderr())
+		return res, fmt.Errorf("stopping auditd: %v\n%s", stopErr, stderr.String())
 	}
 	res.rate = float64(res.acknowledged) / res.elapsed.Seconds()
 	if len(lat) > 0 {

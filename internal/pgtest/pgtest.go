@@ -74,7 +74,7 @@ func Start(t testing.TB) *Cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	c, err := startDir(bin, dir)
+	c, err := startDir(bin, dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,20 +86,29 @@ func Start(t testing.TB) *Cluster {
 	return c
 }
 
+// Options configure StartDir.
+type Options struct {
+	// Durable keeps the server's crash safety on (fsync, full_page_writes),
+	// as a production server runs: a benchmark that compares commit rates
+	// with SQLite's synchronous=FULL needs it. Tests do not, and run
+	// faster without.
+	Durable bool
+}
+
 // StartDir creates and starts a cluster in dir, which must be empty or not
 // exist yet, be short enough for a socket path, and, when we run as root,
 // lie under directories the postgres user may enter (such as /tmp). The
 // caller stops it with Stop and removes dir. An error wrapping
 // *NotFoundError means PostgreSQL is not installed and cannot be.
-func StartDir(dir string) (*Cluster, error) {
+func StartDir(dir string, opts Options) (*Cluster, error) {
 	bin, err := Find()
 	if err != nil {
 		return nil, err
 	}
-	return startDir(bin, dir)
+	return startDir(bin, dir, opts)
 }
 
-func startDir(bin, dir string) (*Cluster, error) {
+func startDir(bin, dir string, opts Options) (*Cluster, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -122,8 +131,8 @@ func startDir(bin, dir string) (*Cluster, error) {
 		}
 	}
 	data := filepath.Join(dir, "data")
-	// --no-sync and fsync=off: a throwaway cluster need not survive a
-	// crash, and syncing is most of initdb's time.
+	// --no-sync and, unless Durable, fsync=off: a throwaway cluster need
+	// not survive a crash, and syncing is most of initdb's time.
 	if out, err := c.run("initdb", "-D", data, "-U", c.User, "--auth=trust", "--no-sync",
 		"--no-instructions", "-E", "UTF8", "--locale=C"); err != nil {
 		return nil, fmt.Errorf("pgtest: initdb: %v\n%s", err, out)
@@ -132,12 +141,16 @@ func startDir(bin, dir string) (*Cluster, error) {
 listen_addresses = ''
 unix_socket_directories = '%s'
 port = %d
-fsync = off
-synchronous_commit = off
-full_page_writes = off
 max_connections = 60
-shared_buffers = 16MB
 `, strings.ReplaceAll(dir, "'", "''"), port)
+	if opts.Durable {
+		// PostgreSQL's defaults: fsync at every commit, full pages after a
+		// checkpoint. The bigger buffer and WAL keep a write benchmark from
+		// measuring checkpoints of a 16 MB cache instead of commits.
+		conf += "shared_buffers = 128MB\nmax_wal_size = 1GB\n"
+	} else {
+		conf += "shared_buffers = 16MB\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
+	}
 	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return nil, err
@@ -317,7 +330,7 @@ func RunShared(m *testing.M) int {
 		return m.Run()
 	}
 	defer os.RemoveAll(dir)
-	shared, sharedErr = StartDir(dir)
+	shared, sharedErr = StartDir(dir, Options{})
 	if shared != nil {
 		defer shared.Stop()
 	}
@@ -346,13 +359,27 @@ func Shared(t testing.TB) *Cluster {
 func (c *Cluster) NewDatabase(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("test_%d_%d", os.Getpid(), databases.Add(1))
-	c.Psql(t, "CREATE DATABASE "+name)
+	if _, err := c.CreateDatabase(name); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		cmd := exec.Command("psql", "-X", "-q", "-c", "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 		cmd.Env = append(os.Environ(), c.Env()...)
 		cmd.Run() // best effort: the cluster goes at the end anyway
 	})
 	return c.DSN(name)
+}
+
+// CreateDatabase creates an empty database called name (letters, digits
+// and underscores) and returns its connection string, for a caller that is
+// not a test (a benchmark); it lives as long as the cluster.
+func (c *Cluster) CreateDatabase(name string) (string, error) {
+	cmd := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE "+name)
+	cmd.Env = append(os.Environ(), c.Env()...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("pgtest: CREATE DATABASE %s: %v\n%s", name, err, out)
+	}
+	return c.DSN(name), nil
 }
 
 // DSN is the key=value connection string of database on c's socket.

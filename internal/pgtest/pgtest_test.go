@@ -49,7 +49,7 @@ func TestStartDirLongPath(t *testing.T) {
 		t.Skip(err)
 	}
 	dir := "/tmp/" + strings.Repeat("d", 120)
-	_, err := pgtest.StartDir(dir)
+	_, err := pgtest.StartDir(dir, pgtest.Options{})
 	if err == nil || !strings.Contains(err.Error(), "socket path") {
 		t.Fatalf("StartDir(long) = %v, want a socket path error", err)
 	}
@@ -65,7 +65,7 @@ func BenchmarkStart(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := pgtest.StartDir(dir)
+		c, err := pgtest.StartDir(dir, pgtest.Options{})
 		if err != nil {
 			os.RemoveAll(dir)
 			b.Fatal(err)
