@@ -189,6 +189,8 @@ func (a *approvals) get(ctx context.Context, id string) (store.ApprovalRow, erro
 func (a *approvals) wait(ctx context.Context, id string, d time.Duration) (store.ApprovalRow, error) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
+	a.s.m.waiters.Inc()
+	defer a.s.m.waiters.Dec()
 	for {
 		changed := a.changes() // before reading: a change after the read wakes us
 		row, err := a.get(ctx, id)
@@ -217,6 +219,10 @@ func (a *approvals) wait(ctx context.Context, id string, d time.Duration) (store
 func (a *approvals) list(ctx context.Context, f store.ApprovalFilter, wait time.Duration) ([]store.ApprovalRow, error) {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	if wait > 0 {
+		a.s.m.waiters.Inc()
+		defer a.s.m.waiters.Dec()
+	}
 	for {
 		changed := a.changes()
 		if err := a.expireDue(ctx); err != nil {
@@ -351,17 +357,49 @@ func (a *approvals) catchUp(ctx context.Context) (int, error) {
 	}
 	slices.SortFunc(recs, func(x, y audit.Record) int { return int(x.Seq - y.Seq) })
 	for _, rec := range recs {
-		var ev audit.Event
-		if err := json.Unmarshal(rec.Body, &ev); err != nil {
-			return 0, fmt.Errorf("approval event seq %d: %w", rec.Seq, err)
-		}
-		r, err := approval.FromEvent(ev)
-		if err != nil {
-			return 0, err
-		}
-		if err := a.s.st.PutApproval(ctx, r, rec.Seq); err != nil {
+		if err := a.put(ctx, rec); err != nil {
 			return 0, err
 		}
 	}
 	return len(recs), nil
+}
+
+// put puts the approval change that the chain's record rec holds.
+func (a *approvals) put(ctx context.Context, rec audit.Record) error {
+	var ev audit.Event
+	if err := json.Unmarshal(rec.Body, &ev); err != nil {
+		return fmt.Errorf("approval event seq %d: %w", rec.Seq, err)
+	}
+	r, err := approval.FromEvent(ev)
+	if err != nil {
+		return err
+	}
+	return a.s.st.PutApproval(ctx, r, rec.Seq)
+}
+
+// followed takes the approval changes among recs, events another auditd
+// instance committed to the shared store (issue 19), and wakes this
+// instance's long-polls: a requester waiting here learns of a decision
+// made through another instance at once, not at its timeout. The deciding
+// instance puts the same rows after its commit; put never replaces a row
+// from a later event, so the two agree whichever runs first, and the
+// waiter does not depend on the other instance's put having happened yet.
+func (a *approvals) followed(ctx context.Context, recs []audit.Record) error {
+	changed := false
+	for _, rec := range recs {
+		if !slices.Contains(approval.EventTypes, rec.EventType) {
+			continue
+		}
+		changed = true
+		if a.s.cfg.ReadOnly {
+			continue // its table is served as the writers keep it
+		}
+		if err := a.put(ctx, rec); err != nil {
+			return err
+		}
+	}
+	if changed {
+		a.broadcast()
+	}
+	return nil
 }

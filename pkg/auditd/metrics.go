@@ -26,6 +26,7 @@ type metrics struct {
 	policyReloads *prometheus.CounterVec
 	degraded      prometheus.Gauge
 	redactions    *prometheus.CounterVec
+	waiters       prometheus.Gauge
 }
 
 func newMetrics(hub *stream.Hub, head *headState) *metrics {
@@ -94,10 +95,14 @@ func newMetrics(hub *stream.Hub, head *headState) *metrics {
 			Namespace: ns, Name: "redactions_total",
 			Help: "Secrets removed from events before sealing, by kind (one per field and kind of an event).",
 		}, []string{"kind"}),
+		waiters: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Name: "approval_waiters",
+			Help: "Approval long-polls in progress (GET /v1/approvals/{id}?wait=, GET /v1/approvals?wait=).",
+		}),
 	}
 	m.reg.MustRegister(m.degraded, m.appended, m.duplicates, m.rejected, m.commitErrors, m.batchSize,
 		m.commitSeconds, m.verifications, m.brokenLinks, m.approvals, m.notifications,
-		m.decisions, m.incidents, m.policyReloads, m.redactions,
+		m.decisions, m.incidents, m.policyReloads, m.redactions, m.waiters,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: ns, Name: "chain_head_seq",
 			Help: "Seq of the last committed event.",

@@ -90,9 +90,11 @@ func New(cfg Config, st store.Store) (*Server, error) {
 	s.dbHealth = &dbHealth{gauge: s.m.degraded}
 	s.registerGovernanceMetrics()
 	s.w = newWriter(st, &s.cfg, s.hub, s.m, s.head, last, s.dbHealth)
+	s.ap = newApprovals(s)
 	if s.w.sq != nil {
-		// A store other instances write to: the stream follows the log.
-		s.w.follow = newFollower(st, s.hub, s.head, cfg.Logf)
+		// A store other instances write to: the stream and the approval
+		// long-polls follow the log.
+		s.w.follow = newFollower(st, s.hub, s.head, s.ap.followed, cfg.Logf)
 	}
 	if cfg.ReadOnly {
 		s.w.failed = &unavailableError{govapi.ReasonReadOnly, errReadOnly}
@@ -104,7 +106,6 @@ func New(cfg Config, st store.Store) (*Server, error) {
 		Replay: s.replay,
 		Logf:   cfg.Logf,
 	})
-	s.ap = newApprovals(s)
 	if cfg.ReadOnly {
 		// Serving what the file holds: the approvals table as it is.
 		if cfg.Checkpoints != nil {

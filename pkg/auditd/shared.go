@@ -91,6 +91,9 @@ type follower struct {
 	// ckpt, once set, is nudged after every publish: the checkpointer
 	// of the instance that leads counts every instance's events.
 	ckpt atomic.Pointer[checkpointer]
+	// followed is given the records read from the store, other
+	// instances' events, after they are published (approvals.followed).
+	followed func(context.Context, []audit.Record) error
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -99,9 +102,9 @@ type follower struct {
 // pollEvery is how often the follower reads the log without being woken.
 const pollEvery = time.Second
 
-func newFollower(st store.Store, hub *stream.Hub, head *headState, logf func(string, ...any)) *follower {
+func newFollower(st store.Store, hub *stream.Hub, head *headState, followed func(context.Context, []audit.Record) error, logf func(string, ...any)) *follower {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &follower{st: st, hub: hub, head: head, logf: logf, wake: make(chan struct{}, 1), stop: cancel, done: make(chan struct{})}
+	f := &follower{st: st, hub: hub, head: head, followed: followed, logf: logf, wake: make(chan struct{}, 1), stop: cancel, done: make(chan struct{})}
 	go f.run(ctx)
 	return f
 }
@@ -183,10 +186,12 @@ func (f *follower) catchUp(ctx context.Context) error {
 		last := f.hub.LastSeq()
 		items := make([]stream.Item, 0, len(recs))
 		hash := ""
-		for _, rec := range recs {
+		first := len(recs)
+		for i, rec := range recs {
 			if rec.Seq <= last {
 				continue
 			}
+			first = min(first, i)
 			line, err := storedJSON(rec)
 			if err != nil {
 				f.mu.Unlock()
@@ -199,6 +204,11 @@ func (f *follower) catchUp(ctx context.Context) error {
 			f.publish(items, hash)
 		}
 		f.mu.Unlock()
+		if first < len(recs) {
+			if err := f.followed(ctx, recs[first:]); err != nil {
+				return err
+			}
+		}
 		if len(recs) < store.MaxLimit {
 			return nil
 		}

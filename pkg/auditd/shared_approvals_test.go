@@ -1,10 +1,12 @@
 package auditd_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/govkit/govkit/internal/pgtest"
 	"github.com/govkit/govkit/pkg/approval"
@@ -105,5 +107,68 @@ func TestSharedApprovalRace(t *testing.T) {
 	rep, err := servers[0].c.Verify(ctx)
 	if err != nil || !rep.Verified {
 		t.Fatalf("verify: %+v, %v", rep, err)
+	}
+}
+
+// A requester long-polling one instance learns of a decision made through
+// another at once (issue 19): the follower that streams other instances'
+// events also wakes the approval waiters. Before, the waiter slept until
+// its wait ran out.
+func TestSharedApprovalWaitWakes(t *testing.T) {
+	dsn := pgtest.Start(t).NewDatabase(t)
+	servers := []sharedServer{startSharedWith(t, dsn, nil), startSharedWith(t, dsn, nil)}
+	for _, d := range servers {
+		if err := d.srv.SetPolicy(loadPolicy(t, approvalPolicy, testInfra)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := ctxT(t)
+	alice, err := client.New(servers[1].url, client.WithUser("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := client.New(servers[0].url, client.WithUser("bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, decide := range []func(id string) error{
+		func(id string) error { _, err := bob.Approve(ctx, id, "ok"); return err },
+		func(id string) error { _, err := bob.Deny(ctx, id, "no"); return err },
+	} {
+		req, err := alice.RequestApproval(ctx, prodWrite())
+		if err != nil {
+			t.Fatal(err)
+		}
+		type answer struct {
+			r   approval.Request
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			// The server would hold the wait for a minute and then
+			// answer with the row as it is then, approved or not: the
+			// caller gives up after 20 s, long before, so that only a
+			// wake-up answers it.
+			wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			r, err := alice.WaitApproval(wctx, req.ID, time.Minute)
+			done <- answer{r, err}
+		}()
+		// The wait must be in place before the decision; the decision
+		// itself is what the test is about, so poll server 1's view of
+		// its own waiters instead of sleeping.
+		waitFor(t, "the long-poll to start", func() bool {
+			return metricAt(t, servers[1].url, "govkit_auditd_approval_waiters") == "1"
+		})
+		if err := decide(req.ID); err != nil {
+			t.Fatal(err)
+		}
+		a := <-done
+		if a.err != nil {
+			t.Fatalf("the long-poll on the other instance was not woken by the decision: %v", a.err)
+		}
+		if a.r.Status == approval.Pending {
+			t.Fatalf("the long-poll on the other instance answered %s: the decision did not wake it", a.r.Status)
+		}
 	}
 }

@@ -185,10 +185,16 @@ func TestStreamEndsAtShutdown(t *testing.T) {
 	}
 }
 
-// metric returns one sample's value from /metrics.
+// metric returns one sample's value from d's /metrics.
 func metric(t *testing.T, d *daemon, name string) string {
 	t.Helper()
-	resp, err := http.Get(d.url + "/metrics")
+	return metricAt(t, d.url, name)
+}
+
+// metricAt returns one sample's value from the /metrics of the auditd at url.
+func metricAt(t *testing.T, url, name string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

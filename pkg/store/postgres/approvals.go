@@ -3,10 +3,12 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/store"
@@ -22,12 +24,25 @@ func (s *Store) PutApproval(ctx context.Context, r approval.Request, seq int64) 
 	if err != nil {
 		return fmt.Errorf("store: approval %s: %w", r.ID, err)
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO approvals (id, status, requested_by, created_at, expires_at, seq, request)
+	put := func() error {
+		_, err := s.pool.Exec(ctx, `INSERT INTO approvals (id, status, requested_by, created_at, expires_at, seq, request)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, expires_at = excluded.expires_at,
 			seq = excluded.seq, request = excluded.request
 		WHERE excluded.seq > approvals.seq`,
-		r.ID, string(r.Status), r.RequestedBy, formatTime(r.CreatedAt), formatTime(r.ExpiresAt), seq, body)
+			r.ID, string(r.Status), r.RequestedBy, formatTime(r.CreatedAt), formatTime(r.ExpiresAt), seq, body)
+		return err
+	}
+	err = put()
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "approvals_seq" {
+		// Two instances put the same change at once (the one that
+		// committed it, and one that followed it from the log): ON
+		// CONFLICT (id) covers only its own index, so the loser of a
+		// race on a new row trips seq's. Once more, the row is there and
+		// the put is the no-op it should have been.
+		err = put()
+	}
 	if err != nil {
 		return fmt.Errorf("store: put approval %s: %w", r.ID, classify(err))
 	}
