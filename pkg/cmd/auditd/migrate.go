@@ -35,7 +35,7 @@ func newCmdMigrate(streams *cli.IOStreams, runF func(*MigrateOptions) error) *co
 		Use:   "migrate --from sqlite:FILE --to postgres://…",
 		Short: "Copy a SQLite audit log into an empty PostgreSQL database, and verify the copy",
 		Long: `Migrate copies the audit log of a SQLite database into a PostgreSQL database
-whose log is empty (issue 19: several auditd instances on one database). Every
+whose log is empty, so that several auditd instances can share it. Every
 event is copied as stored: its body bytes, its event_hash and its columns, so
 the chain and every hash an auditor pinned stay the same; the approvals table
 follows. It then reads both logs back, event by event, and checks that they
@@ -47,7 +47,7 @@ be left behind.
 Exit status: 0 copied and verified, 1 the copy differs or its chain is
 broken, 3 on a usage error or a failure.`,
 		Example: `  auditd migrate --from sqlite:audit.db --to postgres://auditd@db.example/audit
-  auditd serve --db postgres://auditd@db.example/audit`,
+  auditd --db postgres://auditd@db.example/audit        # then run auditd on it`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if !strings.HasPrefix(opts.From, "sqlite:") || len(opts.From) == len("sqlite:") {
