@@ -48,10 +48,11 @@ fuzz: ## Run every Fuzz target in ./pkg/... for FUZZTIME each (default 30s)
 		done; \
 	done
 
-lint: ## go vet, and fail listing any file gofmt would change
+lint: ## go vet; fail listing any file gofmt would change, or the change go mod tidy would make
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result"; exit 1; }
 
 docs: ## Regenerate man pages (docs/man) and README's reason-code table
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null | grep . || date +%s) \
