@@ -85,6 +85,7 @@ func TestScripts(t *testing.T) {
 			"genline":    cmdGenline,
 			"writebytes": cmdWritebytes,
 			"freeport":   cmdFreeport,
+			"readurl":    cmdReadurl,
 			"waitfor":    cmdWaitfor,
 			"auditpost":  cmdAuditpost,
 			"govpost":    cmdGovpost,
@@ -174,6 +175,39 @@ func cmdFreeport(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Setenv(args[0], strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 	ts.Check(l.Close())
+}
+
+// readurl VAR FILE [ADDRVAR]: wait up to 10 seconds for FILE, a daemon's
+// --url-file, and set VAR to the URL it holds (and ADDRVAR to its
+// host:port). With --addr 127.0.0.1:0 the daemon picks
+// its own port, so no other process can take it between the test's choice
+// and the daemon's bind, as a port freeport found free can be.
+func cmdReadurl(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: readurl VAR FILE [ADDRVAR]")
+	}
+	path := ts.MkAbs(args[1])
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		// The file is renamed into place whole: it exists only complete.
+		b, err := os.ReadFile(path)
+		if err == nil {
+			url := strings.TrimSpace(string(b))
+			if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+				ts.Fatalf("readurl: %s holds %q, not a URL", args[1], b)
+			}
+			ts.Setenv(args[0], url)
+			if len(args) == 3 {
+				_, addr, _ := strings.Cut(url, "://")
+				ts.Setenv(args[2], addr)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("readurl %s: no file within 10s (%v)", args[1], err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // waitfor URL [CAFILE]: wait up to 10 seconds for GET URL to answer 200;

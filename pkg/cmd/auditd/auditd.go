@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/approval"
+	"github.com/govkit/govkit/pkg/atomicfile"
 	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/checkpoint"
@@ -38,10 +39,12 @@ import (
 
 // ServeOptions are the parsed flags and dependencies of the daemon.
 type ServeOptions struct {
-	IO     *cli.IOStreams
-	Addr   string
-	DB     string
-	Socket string
+	IO   *cli.IOStreams
+	Addr string
+	// URLFile receives auditd's URL once it listens (--url-file).
+	URLFile string
+	DB      string
+	Socket  string
 	// Tokens is the tokens file; empty is local mode (DESIGN §7).
 	Tokens          string
 	ApprovalTimeout time.Duration
@@ -257,6 +260,7 @@ load, and a listener the transport rules refuse).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Addr, "addr", daemon.DefaultAddr, "listen on `HOST:PORT` (loopback only without --tokens; port 0 picks a free one)")
+	f.StringVar(&opts.URLFile, "url-file", "", "once listening, write auditd's URL (http://HOST:PORT, https:// with TLS) to `FILE`, replaced atomically, removed at a clean stop: with --addr port 0, how a script learns the address")
 	addDBFlag(cmd, &opts.DB)
 	f.StringVar(&opts.Socket, "socket", "", "stream committed events on the Unix socket `PATH` (default: no stream)")
 	f.StringVar(&opts.Tokens, "tokens", "", "authenticate clients with the tokens `FILE` (auditd token create); without it, local mode: loopback only, no credentials")
@@ -667,6 +671,16 @@ func serveRun(o *ServeOptions) (err error) {
 			log.logf("warning: TLS key %s is readable by group or others (mode %04o): run 'chmod 600 %s'", o.TLSKey, fi.Mode().Perm(), o.TLSKey)
 		}
 	}
+	url := "http://" + ln.Addr().String()
+	if cert != nil {
+		url = "https://" + ln.Addr().String()
+	}
+	if o.URLFile != "" {
+		if err := atomicfile.Write(o.URLFile, []byte(url+"\n"), 0o644); err != nil {
+			return cli.Failf("--url-file: %v", err).WithHint("pass a FILE in a directory auditd can write")
+		}
+		defer os.Remove(o.URLFile)
+	}
 	hup, stopHup := notifyHangup()
 	defer stopHup()
 	reloadCtx, stopReload := context.WithCancel(ctx)
@@ -675,10 +689,10 @@ func serveRun(o *ServeOptions) (err error) {
 		defer close(reloadDone)
 		reloadOnHangup(reloadCtx, hup, o, srv, cert, log)
 	}()
-	// Scripts wait for this line to learn the address (port 0): it comes
-	// last, when every listener is up.
+	// Scripts wait for this line, or the --url-file, to learn the address
+	// (port 0): they come last, when every listener is up.
 	if cert != nil {
-		log.logf("listening on https://%s", ln.Addr())
+		log.logf("listening on %s", url)
 	} else {
 		log.logf("listening on %s", ln.Addr())
 	}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/govkit/govkit/internal/notekey"
+	"github.com/govkit/govkit/pkg/atomicfile"
 	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/checkpoint"
@@ -298,7 +298,7 @@ func (l *witnessLoop) step(ctx context.Context, logf func(string, ...any)) error
 		return refuse(err)
 	}
 	if l.o.State != "" {
-		if err := writeAtomic(l.o.State, out); err != nil {
+		if err := atomicfile.Write(l.o.State, out, 0o644); err != nil {
 			return cli.Failf("writing the state file %s: %v", l.o.State, err).WithHint("pass --state FILE in a directory the witness can write")
 		}
 	}
@@ -360,40 +360,4 @@ func (l *witnessLoop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Write(msg)
-}
-
-// writeAtomic replaces path with data: a temporary file in the same
-// directory, written and synced, renamed over path, the directory synced.
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: some filesystems refuse
-		d.Close()
-	}
-	return nil
 }

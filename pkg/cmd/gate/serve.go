@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/govkit/govkit/pkg/atomicfile"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/convstore"
 	"github.com/govkit/govkit/pkg/convtools"
@@ -40,6 +41,7 @@ type ServeOptions struct {
 	APIKeyFile      string
 	DB              string
 	Listen          string
+	URLFile         string
 	Socket          string
 	WorkdirRoot     string
 	ToolProtocol    string
@@ -111,6 +113,7 @@ listener that cannot be opened.`,
 	f.StringVar(&o.APIKeyFile, "api-key-file", "", "read the endpoint's API key from `FILE` (0600)")
 	f.StringVar(&o.DB, "db", "", "the conversations' SQLite `FILE` (default $XDG_STATE_HOME/govkit/serve.db)")
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:8700", "serve the API on loopback `ADDR`")
+	f.StringVar(&o.URLFile, "url-file", "", "once listening, write the API's URL (http://HOST:PORT, https:// with TLS) to `FILE`, removed at a clean stop: with --listen port 0, how a script learns the address")
 	f.StringVar(&o.Socket, "socket", "", "serve the API on a 0600 Unix socket at `PATH` instead")
 	f.StringVar(&o.Tokens, "tokens", "", "authenticate clients with the tokens `FILE` (auditd token create); needed for --listen beyond loopback")
 	f.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with the PEM certificate (chain) `FILE`; needs --tls-key")
@@ -215,6 +218,17 @@ func (o *ServeOptions) run() error {
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if o.URLFile != "" {
+		scheme := "http://"
+		if o.TLSCert != "" {
+			scheme = "https://"
+		}
+		if err := atomicfile.Write(o.URLFile, []byte(scheme+ln.Addr().String()+"\n"), 0o644); err != nil {
+			hs.Close()
+			return cli.Failf("--url-file: %v", err).WithHint("pass a FILE in a directory gate serve can write")
+		}
+		defer os.Remove(o.URLFile)
+	}
 	fmt.Fprintf(o.IO.ErrOut, "gate serve: listening on %s, model %s at %s, database %s\n", ln.Addr(), o.Model, o.LLM, db)
 	select {
 	case <-ctx.Done():
@@ -240,6 +254,9 @@ func (o *ServeOptions) listener() (net.Listener, error) {
 			WithHint("pass both PEM files, or neither to serve plain HTTP on loopback")
 	}
 	if o.Socket != "" {
+		if o.URLFile != "" {
+			return nil, cli.Failf("--url-file is for --listen, not --socket").WithHint("clients reach the socket by its path")
+		}
 		if o.TLSCert != "" {
 			return nil, cli.Failf("--tls-cert is for --listen, not --socket").WithHint("the socket is 0600: leave out --tls-cert and --tls-key")
 		}
