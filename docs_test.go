@@ -308,3 +308,15 @@ func headingAnchors(text string) map[string]bool {
 	}
 	return anchors
 }
+
+func TestHeadingAnchors(t *testing.T) {
+	got := headingAnchors("# Architecture\n## The trust model\n```\n# not a heading\n```\n### `GET /api/events`\n## Notes\n## Notes\n## Where the ideas come from\n")
+	for _, want := range []string{"architecture", "the-trust-model", "get-apievents", "notes", "notes-1", "where-the-ideas-come-from"} {
+		if !got[want] {
+			t.Errorf("no anchor #%s in %v", want, got)
+		}
+	}
+	if got["not-a-heading"] {
+		t.Error("a line in a code block became a heading")
+	}
+}
