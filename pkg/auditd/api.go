@@ -54,54 +54,12 @@ import (
 // is answered by errorAnswer (errors.go) as JSON:
 // {"schema_version":1,"error":"…"}, with a "code" when a rule refused the
 // request. With a tokens file every endpoint but /health needs a bearer
-// token of the roles listed below (auth.go). A request body must be JSON
+// token of the roles routes lists (auth.go). A request body must be JSON
 // (Content-Type application/json; JSON Lines too for POST /api/events),
 // else 415 (contenttype.go).
 func (s *Server) Handler() http.Handler {
-	type route struct {
-		h     http.HandlerFunc
-		roles []token.Role // nil: no authentication
-	}
 	metrics := promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}).ServeHTTP
-	agent, auditor, approver := []token.Role{token.Agent, token.Gateway}, []token.Role{token.Auditor}, []token.Role{token.Approver}
-	readers := []token.Role{token.Approver, token.Auditor, token.Agent, token.Gateway} // agents see their own requests
-	// Incidents make govbot exit 2: only watchers and enforcement points
-	// report them, never an agent (DESIGN §11).
-	reporters := []token.Role{token.Auditor, token.Gateway}
-	e := s.serve
-	// Paths without methods, so that the literal /v1/approvals/pending
-	// outranks /v1/approvals/{id}; methods are dispatched below, with a
-	// JSON 405 for the others.
-	paths := map[string]map[string]route{
-		govapi.PathEvents:  {"POST": {e(s.postEvent), agent}, "GET": {e(s.queryEvents), auditor}},
-		govapi.PathEvent:   {"GET": {e(s.getEvent), auditor}},
-		govapi.PathVerify:  {"GET": {e(s.verify), auditor}},
-		govapi.PathHealth:  {"GET": {e(s.health), nil}}, // the one endpoint without auth (DESIGN §7)
-		govapi.PathMetrics: {"GET": {metrics, auditor}},
-		// Checkpoints and proofs (issue 19): hashes only, which every
-		// reader may check its receipts with.
-		govapi.PathCheckpoint:       {"GET": {e(s.getCheckpoint), readers}},
-		govapi.PathProofInclusion:   {"GET": {e(s.getInclusionProof), readers}},
-		govapi.PathProofConsistency: {"GET": {e(s.getConsistencyProof), readers}},
-		govapi.PathApprovals:        {"POST": {e(s.postApproval), agent}, "GET": {e(s.listApprovals), readers}},
-		govapi.PathApprovalsPending: {"GET": {e(s.pendingApprovals), readers}},
-		govapi.PathApproval:         {"GET": {e(s.getApproval), readers}},
-		govapi.PathApprove:          {"POST": {e(s.approve), approver}},
-		govapi.PathDeny:             {"POST": {e(s.deny), approver}},
-		govapi.PathConsume:          {"POST": {e(s.consumeApproval), agent}},
-		govapi.PathCancel:           {"POST": {e(s.cancelApproval), agent}},
-		// The governance API (DESIGN §8, governance*.go). Events, pending
-		// approvals and verification are the endpoints above, with their
-		// roles, under the seed's gateway paths.
-		govapi.PathGovernance:        {"GET": {e(s.governanceStatus), readers}},
-		govapi.PathGovernanceEvents:  {"GET": {e(s.queryEvents), auditor}},
-		govapi.PathGovernancePending: {"GET": {e(s.pendingApprovals), readers}},
-		govapi.PathGovernanceVerify:  {"GET": {e(s.verify), auditor}},
-		govapi.PathExplain:           {"GET": {e(s.explainHypothetical), readers}},
-		govapi.PathEventExplain:      {"GET": {e(s.explainEvent), []token.Role{token.Auditor, token.Approver}}},
-		govapi.PathDecisions:         {"POST": {e(s.postDecision), agent}},
-		govapi.PathIncidents:         {"POST": {e(s.postIncident), reporters}},
-	}
+	paths := s.routes(metrics)
 	mux := http.NewServeMux()
 	for path, methods := range paths {
 		handlers := map[string]http.HandlerFunc{}
@@ -145,6 +103,83 @@ func (s *Server) Handler() http.Handler {
 		s.answerError(w, refuse(NoRoute, "", "no such endpoint: %s", r.URL.Path))
 	})
 	return mux
+}
+
+// route is one method of one path: its handler and the token roles that
+// may call it (nil: no authentication).
+type route struct {
+	h     http.HandlerFunc
+	roles []token.Role
+}
+
+// routes is the API's table, path → method → route, which Handler serves
+// and Routes lists. It only binds s's methods, so Routes can call it on a
+// nil Server; metrics is GET /metrics' handler.
+func (s *Server) routes(metrics http.HandlerFunc) map[string]map[string]route {
+	agent, auditor, approver := []token.Role{token.Agent, token.Gateway}, []token.Role{token.Auditor}, []token.Role{token.Approver}
+	readers := []token.Role{token.Approver, token.Auditor, token.Agent, token.Gateway} // agents see their own requests
+	// Incidents make govbot exit 2: only watchers and enforcement points
+	// report them, never an agent (DESIGN §11).
+	reporters := []token.Role{token.Auditor, token.Gateway}
+	e := s.serve
+	// Paths without methods, so that the literal /v1/approvals/pending
+	// outranks /v1/approvals/{id}; methods are dispatched below, with a
+	// JSON 405 for the others.
+	paths := map[string]map[string]route{
+		govapi.PathEvents:  {"POST": {e(s.postEvent), agent}, "GET": {e(s.queryEvents), auditor}},
+		govapi.PathEvent:   {"GET": {e(s.getEvent), auditor}},
+		govapi.PathVerify:  {"GET": {e(s.verify), auditor}},
+		govapi.PathHealth:  {"GET": {e(s.health), nil}}, // the one endpoint without auth (DESIGN §7)
+		govapi.PathMetrics: {"GET": {metrics, auditor}},
+		// Checkpoints and proofs (issue 19): hashes only, which every
+		// reader may check its receipts with.
+		govapi.PathCheckpoint:       {"GET": {e(s.getCheckpoint), readers}},
+		govapi.PathProofInclusion:   {"GET": {e(s.getInclusionProof), readers}},
+		govapi.PathProofConsistency: {"GET": {e(s.getConsistencyProof), readers}},
+		govapi.PathApprovals:        {"POST": {e(s.postApproval), agent}, "GET": {e(s.listApprovals), readers}},
+		govapi.PathApprovalsPending: {"GET": {e(s.pendingApprovals), readers}},
+		govapi.PathApproval:         {"GET": {e(s.getApproval), readers}},
+		govapi.PathApprove:          {"POST": {e(s.approve), approver}},
+		govapi.PathDeny:             {"POST": {e(s.deny), approver}},
+		govapi.PathConsume:          {"POST": {e(s.consumeApproval), agent}},
+		govapi.PathCancel:           {"POST": {e(s.cancelApproval), agent}},
+		// The governance API (DESIGN §8, governance*.go). Events, pending
+		// approvals and verification are the endpoints above, with their
+		// roles, under the seed's gateway paths.
+		govapi.PathGovernance:        {"GET": {e(s.governanceStatus), readers}},
+		govapi.PathGovernanceEvents:  {"GET": {e(s.queryEvents), auditor}},
+		govapi.PathGovernancePending: {"GET": {e(s.pendingApprovals), readers}},
+		govapi.PathGovernanceVerify:  {"GET": {e(s.verify), auditor}},
+		govapi.PathExplain:           {"GET": {e(s.explainHypothetical), readers}},
+		govapi.PathEventExplain:      {"GET": {e(s.explainEvent), []token.Role{token.Auditor, token.Approver}}},
+		govapi.PathDecisions:         {"POST": {e(s.postDecision), agent}},
+		govapi.PathIncidents:         {"POST": {e(s.postIncident), reporters}},
+	}
+	return paths
+}
+
+// Route is one method on one path of auditd's API and the token roles any
+// of which may call it (none: no authentication).
+type Route struct {
+	Method string
+	Path   string
+	Roles  []token.Role
+}
+
+// Routes lists every route Handler serves, by path and then method (HEAD
+// aside: each GET answers it too), so that the API's documentation
+// (docs/api.md) can be checked against the router itself (issue 20).
+func Routes() []Route {
+	var rs []Route
+	for path, methods := range (*Server)(nil).routes(nil) {
+		for method, rt := range methods {
+			rs = append(rs, Route{Method: method, Path: path, Roles: rt.roles})
+		}
+	}
+	slices.SortFunc(rs, func(a, b Route) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Method, b.Method))
+	})
+	return rs
 }
 
 // StoredEvent is an event as auditd stored it: its event_id and its JSON

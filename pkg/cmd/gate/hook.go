@@ -54,7 +54,7 @@ starts and ends); gate keeps the session's state between these processes in
 one small file per session and answers in the agent's own protocol:
 
   - before a tool call: the session's workflow (a write needs a file read or
-    listed first, and a write must be checked before the next one), seed 004's
+    listed first, and a write must be checked before the next one), the
     read budgets, pkg/intent for shell commands, then, with --url, auditd's
     policy: require_approval becomes the agent's "ask" naming the approval id
     (or a deny saying 'approvals approve ID' where the agent cannot ask), and

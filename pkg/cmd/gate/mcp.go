@@ -55,9 +55,9 @@ func newCmdMCP(opts *Options) *cobra.Command {
 		Long: `Mcp is a stdio MCP proxy. An MCP client (Claude Code, Claude Desktop,
 any MCP host) starts 'gate mcp -- SERVER-COMMAND', and gate starts the server
 as its child and relays JSON-RPC both ways. Every tools/call passes govkit's
-session reducer first (seed 000's RESOLVING → READING → VERIFYING workflow,
-strict resolution over the resources the tools return, seed 004's read
-budgets and search → ref → read); everything else (resources, prompts,
+session reducer first (the RESOLVING → READING → VERIFYING workflow,
+strict resolution over the resources the tools return, the read budgets
+and search → ref → read); everything else (resources, prompts,
 notifications, progress, cancellation, pings, the server's own requests)
 passes through unchanged.
 

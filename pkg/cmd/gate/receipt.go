@@ -50,7 +50,7 @@ func newCmdReceiptVerify(opts *Options, runF func(*ReceiptVerifyOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "verify [--key FILE] [RECEIPT.json | -]",
 		Short: "Verify tool receipts offline against the key that signed them",
-		Long: `Verify checks the HMAC-SHA256 signature of tool receipts (seed 002): that
+		Long: `Verify checks the HMAC-SHA256 signature of tool receipts (docs/receipts.md): that
 every signed field — ids, tool, inputs, outputs or excerpt with its sha256
 and full size, file refs, timestamp — is what the session signed, under the
 receipt key, which never leaves its file.

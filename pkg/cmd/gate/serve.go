@@ -62,7 +62,7 @@ func newCmdServe(opts *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve --llm URL --model MODEL [flags]",
 		Short: "Run agent conversations against an OpenAI-compatible model, every tool call governed",
-		Long: `Serve runs agent conversations (seed 001's conversation machine) against any
+		Long: `Serve runs agent conversations (docs/serve.md) against any
 OpenAI-compatible /v1/chat/completions endpoint (LM Studio, Ollama, vLLM,
 llama.cpp server, or a hosted one) and real tools: bash (through gate's
 sandbox), read_file, search and patch, plus spawn_agents, submit_result and
@@ -78,7 +78,7 @@ Every state is written to the SQLite file --db before its effects run: after
 a crash or kill -9, every conversation is back, idle, with its history.
 
 Tools are called natively (--tool-protocol native, the default). For a model
-without tool calling, --tool-protocol envelope uses seed 002's strict text
+without tool calling, --tool-protocol envelope uses a strict text
 envelope instead: the prompt describes every tool, the model replies with
 exactly one JSON object {"tool": NAME, "args": {...}, "nonce": TOOL_NONCE}
 under a response_format JSON schema, the nonce is new for every request, and a
@@ -120,7 +120,7 @@ listener that cannot be opened.`,
 	f.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key `FILE` of --tls-cert")
 	f.BoolVar(&o.InsecurePlaintext, "insecure-plaintext", false, "allow plain HTTP beyond loopback (tokens cross the network in the clear; behind a TLS proxy only)")
 	f.StringVar(&o.WorkdirRoot, "workdir-root", "", "conversations' working directories must lie under `DIR`")
-	f.StringVar(&o.ToolProtocol, "tool-protocol", "native", "how the model calls tools: `PROTOCOL` is native (the API's tool calling) or envelope (seed 002's text envelope)")
+	f.StringVar(&o.ToolProtocol, "tool-protocol", "native", "how the model calls tools: `PROTOCOL` is native (the API's tool calling) or envelope (a strict JSON text envelope)")
 	f.DurationVar(&o.SubagentTimeout, "subagent-timeout", 10*time.Minute, "fail a sub-agent that has not submitted a result after `DURATION`")
 	f.DurationVar(&o.ToolTimeout, "tool-timeout", 10*time.Minute, "kill a tool still running after `DURATION`")
 	f.IntVar(&o.MaxImageDim, "max-image-dim", 1568, "resize attached images to at most `PIXELS` wide and high")

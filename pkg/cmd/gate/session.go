@@ -37,7 +37,7 @@ func newCmdSession(opts *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session [flags]",
 		Short: "Govern an agent's session: events in, effects out, JSON Lines on stdio",
-		Long: `Session runs govkit's session reducer (seeds 000, 002 and 004: the
+		Long: `Session runs govkit's session reducer (the
 RESOLVING → READING → VERIFYING workflow, resolved resources, read budgets,
 search before read, the strict tool-call envelope, signed receipts) for an
 agent runtime in any language. The runtime writes one JSON event per line on

@@ -109,10 +109,11 @@ Logs go to standard error, each line starting "secbot: ".
 HTTP (--listen): GET /health, GET /metrics (Prometheus: events seen, matches,
 incidents created, failed and suppressed, by pattern), and POST /callback,
 where an incident handler reports back asynchronously (a JSON object such as
-{"incident_id":"…","status":"ready"}, at most 1 MiB: 202, logged). The seed
-listens on :9091, every interface; secbot listens on 127.0.0.1:9091 because
-nothing on that port asks for credentials. Pass --listen :9091 to open it to
-the network (behind a firewall), or --listen '' to serve nothing.
+{"incident_id":"…","status":"ready"}, at most 1 MiB: 202, logged).
+aiHelpDesk's secbot listened on :9091, every interface; this one listens on
+127.0.0.1:9091 because nothing on that port asks for credentials. Pass
+--listen :9091 to open it to the network (behind a firewall), or --listen ''
+to serve nothing.
 
 --gateway is read even with --dry-run (the chain head, and the approvals that
 destructive actions name, when the stream has not shown them); when it does

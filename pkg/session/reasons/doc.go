@@ -18,7 +18,7 @@ func (r *Registry) Markdown() []byte {
 	b.WriteString("Every decision of `gate session` carries these stable codes (see docs/session.md). Severity,\n")
 	b.WriteString("blocking and auto-recoverability are fixed in Go (`pkg/session/reasons`,\n")
 	b.WriteString("`pkg/session/response`); the registry file only describes a code and recommends\n")
-	b.WriteString("`next_calls`, whose `{placeholders}` are filled at run time (seed 004 Reason Registry Model).\n")
+	b.WriteString("`next_calls`, whose `{placeholders}` are filled at run time.\n")
 	b.WriteString("A registry file may add extension codes (severity info, warning or error, never blocking);\n")
 	b.WriteString("it cannot change a core code's severity and may not set `blocking`. auto_recoverable is\n")
 	b.WriteString("shown for codes that are a refusal's `error.code`; the others ride in `reason_codes`.\n\n")
