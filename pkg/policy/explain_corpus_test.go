@@ -222,16 +222,17 @@ var corpusTimes = []time.Time{saturday, tuesday, time.Date(2026, 11, 22, 11, 15,
 // deterministically (one in five, the kept count and time shifting with
 // the index) to keep the corpus at a few thousand decisions.
 func explainCorpus(t *testing.T) []corpusCase {
+	clock := func() time.Time { return tuesday } // for requests without a time
 	var out []corpusCase
 	for _, src := range corpusSources(t) {
 		engines := []struct {
 			name string
 			e    *Engine
 		}{
-			{"", NewEngine(EngineConfig{PolicyConfig: src.cfg})},
-			{"dry", NewEngine(EngineConfig{PolicyConfig: src.cfg, DryRun: true})},
-			{"allow", NewEngine(EngineConfig{PolicyConfig: src.cfg, DefaultEffect: EffectAllow})},
-			{"approve", NewEngine(EngineConfig{PolicyConfig: src.cfg, DefaultEffect: EffectRequireApproval})},
+			{"", NewEngine(EngineConfig{PolicyConfig: src.cfg, Clock: clock})},
+			{"dry", NewEngine(EngineConfig{PolicyConfig: src.cfg, Clock: clock, DryRun: true})},
+			{"allow", NewEngine(EngineConfig{PolicyConfig: src.cfg, Clock: clock, DefaultEffect: EffectAllow})},
+			{"approve", NewEngine(EngineConfig{PolicyConfig: src.cfg, Clock: clock, DefaultEffect: EffectRequireApproval})},
 		}
 		n := 0
 		explain := func(ei int, req Request, mode string) {
