@@ -381,6 +381,12 @@ func (x *explainer) overriddenDecision() {
 		x.s("Without the guardrail: ", effectWord(d.Effect), " by the default effect.\n")
 		return
 	}
+	if x.auditOnly(d) {
+		x.s("Without the guardrail: ")
+		x.outcome(d)
+		x.s(".\n")
+		return
+	}
 	x.s("Without the guardrail: ", effectWord(d.Effect), " by policy ")
 	x.b = strconv.AppendQuote(x.b, d.PolicyName)
 	x.s(" rule ")
@@ -424,12 +430,43 @@ func (x *explainer) headline() {
 	if x.ev.post {
 		x.s("After ", string(x.req.Action), " on ")
 		x.what()
-		x.s(": ", effectWord(x.d.Effect), "\n")
+		x.s(": ")
+	} else {
+		x.s("Access to ")
+		x.what()
+		x.s(" for ", string(x.req.Action), ": ")
+	}
+	x.outcome(x.d)
+	x.nl()
+}
+
+// outcome is a decision's effect as the headline says it. When an
+// audit-only policy's outcome is stricter than what is enforced, the
+// enforced effect comes first and the audit outcome is labelled as such
+// (issue 20: the headline said "DENIED" while require_approval was
+// enforced, and approvers read it in `approvals show`).
+func (x *explainer) outcome(d Decision) {
+	if !x.auditOnly(d) {
+		x.s(effectWord(d.Effect))
 		return
 	}
-	x.s("Access to ")
-	x.what()
-	x.s(" for ", string(x.req.Action), ": ", effectWord(x.d.Effect), "\n")
+	x.s(effectWord(d.EnforcedEffect), " (enforced); audit-only policy ")
+	x.b = strconv.AppendQuote(x.b, d.PolicyName)
+	x.s(" would ", effectVerb(d.Effect))
+}
+
+// auditOnly reports whether d's Effect came from an enforcement: audit
+// policy and is not what is enforced. Under global dry-run nothing is
+// enforced and the text says so instead (dryRun).
+func (x *explainer) auditOnly(d Decision) bool {
+	return !x.e.dryRun && d.DryRun && !d.DefaultApplied && d.Effect != d.EnforcedEffect
+}
+
+func effectVerb(e Effect) string {
+	if e == EffectRequireApproval {
+		return "require approval"
+	}
+	return string(e)
 }
 
 // what is the headline's resource: "prod-db (tags: production, critical)".
@@ -647,6 +684,10 @@ func (x *explainer) decided(results []policyResult) {
 	p := &x.e.policies[win.index]
 	r := &p.rules[win.rule]
 	x.gap()
+	if x.auditOnly(x.d) {
+		x.decidedInAudit(results, win)
+		return
+	}
 	if len(results) > 1 {
 		x.s("The most restrictive outcome wins: ", string(x.d.Effect), " from ", p.text.quoted, " rule ")
 		x.int(win.rule)
@@ -678,6 +719,68 @@ func (x *explainer) decided(results []policyResult) {
 		x.s("The operation may proceed.\n")
 		x.postCheckNote(r)
 	}
+}
+
+// decidedInAudit closes the text when the most restrictive outcome came
+// from an audit-only policy and something else is enforced: it says that
+// the audit outcome is only recorded, then what is enforced and how to
+// proceed, as decided does for an enforced outcome.
+func (x *explainer) decidedInAudit(results []policyResult, win policyResult) {
+	p := &x.e.policies[win.index]
+	if len(results) > 1 {
+		x.s("The most restrictive outcome wins: ", string(x.d.Effect), " from ", p.text.quoted, " rule ")
+		x.int(win.rule)
+		x.s(", but that policy is audit-only: its ", string(x.d.Effect), " is recorded, not enforced.\n")
+	} else {
+		x.s("Policy ", p.text.quoted, " is audit-only: its ", string(x.d.Effect), " is recorded, not enforced.\n")
+	}
+	var r *compiledRule
+	x.s("Enforced: ", string(x.d.EnforcedEffect))
+	if e, ok := x.enforcing(results); ok {
+		ep := &x.e.policies[e.index]
+		r = &ep.rules[e.rule]
+		x.s(" from ", ep.text.quoted, " rule ")
+		x.int(e.rule)
+		x.s(".\n")
+	} else {
+		x.s(" (no enforcing policy decided).\n")
+	}
+	switch {
+	case x.ev.post:
+		// Enforced is not deny (auditOnly): the result is not withheld.
+		x.s("The result may be returned: the enforced policies' blast-radius limits were not exceeded.\n")
+	case x.d.EnforcedEffect == EffectRequireApproval:
+		x.s("Requires approval from ")
+		x.b = appendApprovers(x.b, x.d.ApprovalQuorum)
+		x.s(". ")
+		x.b = appendRequestHint(x.b, x.req)
+		x.nl()
+		if r != nil {
+			x.postCheckNote(r)
+			x.windowCloses(r)
+		}
+	default:
+		x.s("The operation may proceed.\n")
+		if r != nil {
+			x.postCheckNote(r)
+		}
+	}
+}
+
+// enforcing is the outcome of the enforce policy that set EnforcedEffect:
+// the first with that effect and, for require_approval, that quorum.
+func (x *explainer) enforcing(results []policyResult) (policyResult, bool) {
+	for _, r := range results {
+		p := &x.e.policies[r.index]
+		if p.audit || r.effect != x.d.EnforcedEffect {
+			continue
+		}
+		if r.effect == EffectRequireApproval && p.rules[r.rule].quorum != x.d.ApprovalQuorum {
+			continue
+		}
+		return r, true
+	}
+	return policyResult{}, false
 }
 
 // appendRequestHint tells a caller that evaluated a request how to ask
@@ -957,7 +1060,7 @@ func (x *explainer) dryRun(results []policyResult) {
 	case x.e.dryRun:
 		x.gap()
 		x.s("Dry run: decisions are recorded, not enforced — enforced effect: ", string(d.EnforcedEffect), ".\n")
-	case d.DryRun:
+	case d.DryRun && !x.auditOnly(d):
 		x.gap()
 		x.s("Dry run: policy ")
 		x.b = strconv.AppendQuote(x.b, d.PolicyName)
