@@ -12,7 +12,7 @@ TESTFLAGS ?=
 FUZZTIME  ?= 30s
 
 .DEFAULT_GOAL := help
-.PHONY: help build test demo bench fuzz lint docs clean
+.PHONY: help build test demo bench bench-cedar fuzz lint docs clean
 
 help: ## Show this menu
 	@echo "govkit make targets:"
@@ -39,6 +39,10 @@ demo: build ## Build, then a scripted tour of classify, govexplain, auditd, appr
 bench: build ## Go benchmarks of ./pkg/..., then whole-process latency (scripts/bench.sh)
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	CLASSIFY=$(BIN)/classify scripts/bench.sh
+
+bench-cedar: ## Explain vs cedar-go's Authorize on ten equivalent policies, 6 rounds (bench/cedar: its own module; go fetches cedar-go from the module proxy)
+	cd bench/cedar && $(GO) test -run '^$$' -bench . -benchmem -count 6 .
+	cd bench/cedar && $(GO) test -run '^TestRatio$$' -ratio 6 -v .
 
 fuzz: ## Run every Fuzz target in ./pkg/... for FUZZTIME each (default 30s)
 	@set -e; for pkg in $$($(GO) list ./pkg/...); do \

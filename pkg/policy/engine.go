@@ -38,6 +38,7 @@ type compiledPolicy struct {
 	// what an Engine says.
 	shownPrincipals []Principal
 	shownResources  []ResourceSelector
+	text            policyText // the explanation's fixed parts (compileText)
 }
 
 // selector is a compiled ResourceSelector. Types, names, tags, roles, users
@@ -86,6 +87,7 @@ type compiledRule struct {
 	maxRows     int // -1: no limit
 	maxPods     int
 	nconds      int
+	text        ruleText
 }
 
 // NewEngine compiles cfg.PolicyConfig (seed 003's policy.NewEngine). A
@@ -174,6 +176,7 @@ func compilePolicy(p *Policy) compiledPolicy {
 		cp.rules[i] = compileRule(&p.Rules[i])
 		cp.nconds = max(cp.nconds, cp.rules[i].nconds)
 	}
+	compileText(&cp)
 	return cp
 }
 

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -82,6 +83,10 @@ func TestExplainGolden(t *testing.T) {
 		{"unknown-action", seed(t), Request{Principal: bob, Resource: prodOnly, Action: "drop"}, false},
 		{"invalid-config", invalid, Request{Principal: bob, Resource: prodOnly, Action: ActionRead}, false},
 		{"audit-deny", fromFile(t, "testdata/explain/policies.yaml"), Request{Principal: RequestPrincipal{Service: "k8s-agent"}, Resource: RequestResource{Type: "kubernetes", Name: "prod", Tags: []string{"production"}}, Action: ActionDestructive}, false},
+		// Issue 20: an audit-only policy's outcome is labelled, and the
+		// headline leads with the enforced effect.
+		{"audit-only-fails-open", fromFile(t, "testdata/explain/policies.yaml"), Request{Principal: bob, Resource: RequestResource{Type: "kubernetes", Name: "prod", Tags: []string{"production"}}, Action: ActionDestructive}, false},
+		{"audit-deny-after-execution", fromFile(t, "testdata/explain/policies.yaml"), Request{Principal: RequestPrincipal{Service: "k8s-agent"}, Resource: RequestResource{Type: "kubernetes", Name: "prod", Tags: []string{"production"}}, Action: ActionDestructive, Context: RequestContext{PodsAffected: 3}}, true},
 		{"allow-with-limit", fromFile(t, "testdata/explain/policies.yaml"), Request{Principal: RequestPrincipal{Service: "k8s-agent"}, Resource: RequestResource{Type: "kubernetes", Name: "prod", Tags: []string{"production"}}, Action: ActionWrite}, false},
 		{"window-opens", fromFile(t, "testdata/explain/policies.yaml"), Request{Principal: bob, Resource: RequestResource{Type: "kubernetes", Name: "staging"}, Action: ActionWrite, Context: RequestContext{Time: tuesday}}, false},
 		{"no-rule-for-action", fromFile(t, "testdata/explain/policies.yaml"), Request{Principal: bob, Resource: RequestResource{Type: "kubernetes", Name: "staging"}, Action: ActionRead}, false},
@@ -171,6 +176,35 @@ func TestApprovalRequested(t *testing.T) {
 			!strings.Contains(got.Explanation, "Requires approval from 1 approver. An approval request has been created: approvers see it with `approvals list --pending`.") {
 			t.Errorf("%q:\n%s", name, got.Explanation)
 		}
+	}
+}
+
+// TestExplainAuditOnly: when an enforcement: audit policy's outcome is
+// stricter than what is enforced, the text never says the request is
+// denied or that no approval can release it (issue 20), and once auditd
+// has opened the approval request the text says so.
+func TestExplainAuditOnly(t *testing.T) {
+	e := fromFile(t, "testdata/explain/policies.yaml")
+	req := Request{Principal: RequestPrincipal{Service: "k8s-agent"}, Resource: RequestResource{Type: "kubernetes", Name: "prod", Tags: []string{"production"}}, Action: ActionDestructive}
+	tr := e.Explain(req)
+	if d := tr.Decision; d.Effect != EffectDeny || d.EnforcedEffect != EffectRequireApproval || d.ApprovalQuorum != 2 || !d.DryRun {
+		t.Fatalf("decision %+v", d)
+	}
+	head, _, _ := strings.Cut(tr.Explanation, "\n")
+	if want := `Access to prod (tags: production) for destructive: REQUIRES APPROVAL (enforced); audit-only policy "destructive-trial" would deny`; head != want {
+		t.Errorf("headline %q, want %q", head, want)
+	}
+	if strings.Contains(tr.Explanation, "cannot be overridden by approval") || strings.Contains(tr.Explanation, "DENIED") {
+		t.Errorf("the text contradicts the enforced effect:\n%s", tr.Explanation)
+	}
+	got := tr.ApprovalRequested(req).Explanation
+	if !strings.Contains(got, "Requires approval from 2 approvers. An approval request has been created: approvers see it with `approvals list --pending`.") {
+		t.Errorf("after the request was opened:\n%s", got)
+	}
+	// MustAllow acts on the enforced effect, with the same text.
+	var ae *ApprovalRequiredError
+	if err := e.Evaluate(req).MustAllow(); !errors.As(err, &ae) || err.Error() != tr.Explanation {
+		t.Errorf("MustAllow: %v", err)
 	}
 }
 

@@ -133,16 +133,24 @@ func (s *schedule) active(t time.Time) bool {
 // when the window opens (want true) or closes (want false) — looking at
 // most eight days ahead. It steps from local hour boundary to local hour
 // boundary in absolute time, so DST gaps and repeats need no special case.
+// Each step costs one zone lookup (the explanation calls next for every
+// skipped or deciding scheduled rule; issue 20).
 func (s *schedule) next(t time.Time, want bool) (time.Time, bool) {
-	cur := t
-	for range 8*24 + 2 {
-		if s.active(cur) == want {
-			return cur, true
+	sec := t.Unix()
+	for i := range 8*24 + 2 {
+		_, offset := time.Unix(sec, 0).In(s.loc).Zone()
+		local := sec + int64(offset)
+		days := floorDiv(local, 86400)
+		wd := time.Weekday(((days+4)%7 + 7) % 7) // 1970-01-01 was a Thursday
+		h := (local - days*86400) / 3600
+		if (s.days&(1<<wd) != 0 && s.hours&(1<<h) != 0) == want {
+			if i == 0 {
+				return t, true
+			}
+			return time.Unix(sec, 0), true
 		}
-		_, offset := cur.In(s.loc).Zone()
-		local := cur.Unix() + int64(offset)
 		into := local - floorDiv(local, 3600)*3600
-		cur = time.Unix(cur.Unix()-into+3600, 0)
+		sec = sec - into + 3600
 	}
 	return time.Time{}, false
 }

@@ -290,6 +290,8 @@ func TestPolicyLines(t *testing.T) {
 			[]string{"require_approval by policy prod-writes, rule 0: writes to production need a DBA"}},
 		{"trace", `{"decision":{"effect":"require_approval","policy_name":"prod-writes","rule_index":1},"explanation":"Policy prod-writes matched.\nRule 1 requires approval.\n"}`,
 			[]string{"require_approval by policy prod-writes, rule 1", "Policy prod-writes matched.", "Rule 1 requires approval."}},
+		{"audit-only deny, approval enforced", `{"decision":{"effect":"deny","enforced_effect":"require_approval","policy_name":"trial","rule_index":0,"approval_quorum":2,"dry_run":true}}`,
+			[]string{"require_approval (enforced); audit-only: deny by policy trial, rule 0"}},
 		{"unknown shape", `{"verdict":"ask"}`, []string{`{"verdict":"ask"}`}},
 	} {
 		got := policyLines(json.RawMessage(tc.raw))

@@ -174,10 +174,12 @@ func policyLines(raw json.RawMessage) []string {
 		return nil
 	}
 	type decision struct {
-		Effect     string `json:"effect"`
-		PolicyName string `json:"policy_name"`
-		RuleIndex  *int   `json:"rule_index"`
-		Message    string `json:"message"`
+		Effect         string `json:"effect"`
+		EnforcedEffect string `json:"enforced_effect"`
+		PolicyName     string `json:"policy_name"`
+		RuleIndex      *int   `json:"rule_index"`
+		Message        string `json:"message"`
+		DryRun         bool   `json:"dry_run"`
 	}
 	var p struct {
 		decision
@@ -194,6 +196,12 @@ func policyLines(raw json.RawMessage) []string {
 	var out []string
 	if d.Effect != "" {
 		line := cli.OneLine(d.Effect)
+		if d.DryRun && d.EnforcedEffect != "" && d.EnforcedEffect != d.Effect {
+			// An enforcement: audit policy's outcome is only recorded:
+			// say what is enforced first, as the explanation's headline
+			// does (issue 20).
+			line = cli.OneLine(d.EnforcedEffect) + " (enforced); audit-only: " + line
+		}
 		if d.PolicyName != "" {
 			line += " by policy " + cli.OneLine(d.PolicyName)
 			if d.RuleIndex != nil {
