@@ -334,10 +334,10 @@ func TestDecisionValidation(t *testing.T) {
 		body []byte
 		want string
 	}{
-		{"not JSON", []byte(`{"action":`), "request body: invalid JSON at byte 10: unexpected end of input"},
-		{"two values", []byte(`{} {}`), "unexpected data after the JSON value"},
+		{"not JSON", []byte(`{"action":`), "request body: line 1, column 11: the JSON ends early"},
+		{"two values", []byte(`{} {}`), "request body: line 1, column 4: data after the JSON value"},
 		{"unknown field", good(func(m map[string]any) { m["effect"] = "allow" }), `unknown field "effect"`},
-		{"unknown nested field", good(func(m map[string]any) { res(m)["owner"] = "x" }), `unknown field "owner"`},
+		{"unknown nested field", good(func(m map[string]any) { res(m)["owner"] = "x" }), `unknown field "resource.owner": resource takes {type, name, tags}`},
 		{"no action", good(func(m map[string]any) { delete(m, "action") }), "action is required: read, write or destructive"},
 		{"bad action", good(func(m map[string]any) { m["action"] = "WRITE" }), `action "WRITE" is not read, write or destructive`},
 		{"no resource type", good(func(m map[string]any) { res(m)["type"] = "" }), "resource.type is required"},

@@ -198,6 +198,9 @@ func walk(raw []byte, t reflect.Type, path string) *Error {
 			if !ok {
 				e := &Error{Kind: Unknown, Path: join(path, key)}
 				e.Msg = fmt.Sprintf("unknown field %q: %s takes %s", e.Path, takerName(path), memberList(t))
+				if len(fieldsOf(t)) == 0 {
+					e.Msg = fmt.Sprintf("unknown field %q: %s takes no members", e.Path, takerName(path))
+				}
 				if hint := nearest(t, key); hint != "" {
 					e.Msg += fmt.Sprintf(" (did you mean %q?)", hint)
 				}

@@ -30,8 +30,8 @@ const (
 // Error is an input refused, in terms a client understands: Path is the
 // member at fault in JSON names ("tool.raw_command", "resource.tags[1]";
 // "" for the value as a whole), Line and Column (1-based, 0 when unknown)
-// where the JSON went wrong. Error() never names a Go type or field
-// (issue 20: "No Go internals in user-facing errors").
+// where the JSON went wrong, and Msg what is wrong. Error() never names a
+// Go type or field (issue 20: "No Go internals in user-facing errors").
 type Error struct {
 	Kind         Kind
 	Path         string
@@ -39,7 +39,13 @@ type Error struct {
 	Msg          string
 }
 
-func (e *Error) Error() string { return e.Msg }
+// Error is Msg, after the line and column when known.
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg)
+	}
+	return e.Msg
+}
 
 // Decode decodes data, one JSON value, into v (a pointer) as auditd takes
 // request bodies: an unknown member is refused, as are white space only
@@ -61,8 +67,7 @@ func Decode(data []byte, v any) error {
 	if rest := bytes.TrimLeft(data[off:], " \t\r\n"); len(rest) > 0 {
 		at := len(data) - len(rest)
 		line, col := position(data, at)
-		return &Error{Kind: Trailing, Line: line, Column: col,
-			Msg: fmt.Sprintf("line %d, column %d: data after the JSON value (send one value)", line, col)}
+		return &Error{Kind: Trailing, Line: line, Column: col, Msg: "data after the JSON value (send one value)"}
 	}
 	return nil
 }
@@ -121,13 +126,12 @@ func Explain(err error, data []byte, t reflect.Type) error {
 	case errors.As(err, &se):
 		at := int(se.Offset) - 1 // the offset is past the byte at fault
 		line, col := position(data, max(at, 0))
-		return &Error{Kind: Syntax, Line: line, Column: col, Msg: fmt.Sprintf("line %d, column %d: %s", line, col, se.Error())}
+		return &Error{Kind: Syntax, Line: line, Column: col, Msg: se.Error()}
 	case errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) == 0:
 		return &Error{Kind: Empty, Msg: "empty: expected " + Describe(t)}
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		line, col := position(data, len(data))
-		return &Error{Kind: Syntax, Line: line, Column: col,
-			Msg: fmt.Sprintf("line %d, column %d: the JSON ends early (an unclosed string, object or array?)", line, col)}
+		return &Error{Kind: Syntax, Line: line, Column: col, Msg: "the JSON ends early (an unclosed string, object or array?)"}
 	}
 	if found := locate(data, t); found != nil {
 		return found

@@ -96,10 +96,10 @@ func TestDecode(t *testing.T) {
 			if e.Kind != tt.kind || e.Path != tt.path {
 				t.Errorf("kind, path = %d, %q; want %d, %q (%s)", e.Kind, e.Path, tt.kind, tt.path, e.Msg)
 			}
-			if tt.msg != "" && e.Msg != tt.msg {
-				t.Errorf("message\n got %s\nwant %s", e.Msg, tt.msg)
+			if tt.msg != "" && e.Error() != tt.msg {
+				t.Errorf("message\n got %s\nwant %s", e.Error(), tt.msg)
 			}
-			noGoInternals(t, e.Msg)
+			noGoInternals(t, e.Error())
 		})
 	}
 }
@@ -179,6 +179,6 @@ func FuzzDecode(f *testing.F) {
 		if !errors.As(err, &e) {
 			t.Fatalf("Decode(%q) = %T, want *Error", data, err)
 		}
-		noGoInternals(t, e.Msg)
+		noGoInternals(t, e.Error())
 	})
 }
