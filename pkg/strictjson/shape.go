@@ -25,11 +25,20 @@ type field struct {
 	typ  reflect.Type
 }
 
-var shapes sync.Map // reflect.Type → []field
+var shapes sync.Map // shapeKey → []field
+
+type shapeKey struct {
+	t   reflect.Type
+	tag string
+}
 
 // fieldsOf returns the JSON members of struct type t in declaration order.
-func fieldsOf(t reflect.Type) []field {
-	if f, ok := shapes.Load(t); ok {
+func fieldsOf(t reflect.Type) []field { return taggedFields(t, "json") }
+
+// taggedFields returns the members of struct type t named by its tag key
+// (json, or yaml for ExplainYAML) in declaration order.
+func taggedFields(t reflect.Type, key string) []field {
+	if f, ok := shapes.Load(shapeKey{t, key}); ok {
 		return f.([]field)
 	}
 	var out []field
@@ -38,13 +47,13 @@ func fieldsOf(t reflect.Type) []field {
 	walk = func(t reflect.Type) {
 		for i := range t.NumField() {
 			sf := t.Field(i)
-			tag := sf.Tag.Get("json")
+			tag := sf.Tag.Get(key)
 			if tag == "-" {
 				continue
 			}
-			name, _, _ := strings.Cut(tag, ",")
+			name, opts, _ := strings.Cut(tag, ",")
 			ft := sf.Type
-			if sf.Anonymous && name == "" {
+			if sf.Anonymous && name == "" || key == "yaml" && opts == "inline" {
 				if ft.Kind() == reflect.Pointer {
 					ft = ft.Elem()
 				}
@@ -58,6 +67,9 @@ func fieldsOf(t reflect.Type) []field {
 			}
 			if name == "" {
 				name = sf.Name
+				if key == "yaml" { // yaml.v3 lower-cases an untagged name
+					name = strings.ToLower(name)
+				}
 			}
 			if seen[name] { // the shallower one wins, as in encoding/json
 				continue
@@ -67,7 +79,7 @@ func fieldsOf(t reflect.Type) []field {
 		}
 	}
 	walk(t)
-	shapes.Store(t, out)
+	shapes.Store(shapeKey{t, key}, out)
 	return out
 }
 
@@ -99,10 +111,10 @@ var (
 // "an object {name, raw_command, parameters}", "an array of strings",
 // "a whole number", "a boolean".
 func Describe(t reflect.Type) string {
-	return describe(t, false)
+	return describe(t, false, "json")
 }
 
-func describe(t reflect.Type, plural bool) string {
+func describe(t reflect.Type, plural bool, key string) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -122,14 +134,14 @@ func describe(t reflect.Type, plural bool) string {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		return pick("an object ", "objects ") + memberList(t)
+		return pick("an object ", "objects ") + taggedList(t, key)
 	case reflect.Map:
 		return pick("an object", "objects")
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice {
 			return pick("a string (base64)", "strings (base64)")
 		}
-		return pick("an array of ", "arrays of ") + describe(t.Elem(), true)
+		return pick("an array of ", "arrays of ") + describe(t.Elem(), true, key)
 	case reflect.String:
 		return pick("a string", "strings")
 	case reflect.Bool:
@@ -145,8 +157,10 @@ func describe(t reflect.Type, plural bool) string {
 }
 
 // memberList is "{a, b, c}", the members of struct type t.
-func memberList(t reflect.Type) string {
-	fields := fieldsOf(t)
+func memberList(t reflect.Type) string { return taggedList(t, "json") }
+
+func taggedList(t reflect.Type, key string) string {
+	fields := taggedFields(t, key)
 	names := make([]string, len(fields))
 	for i, f := range fields {
 		names[i] = f.name
@@ -361,17 +375,26 @@ func takerName(path string) string {
 	return path
 }
 
-// nearest is the member of struct type t that key most likely meant: the
-// same but for case, '_' and '-' ("rawCommand", "raw-command").
-func nearest(t reflect.Type, key string) string {
-	norm := func(s string) string {
-		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
-	}
-	k := norm(key)
-	for _, f := range fieldsOf(t) {
-		if norm(f.name) == k {
+// nearest is the member of struct type t that key most likely meant
+// (closeName).
+func nearest(t reflect.Type, key string) string { return nearestTagged(t, key, "json") }
+
+func nearestTagged(t reflect.Type, key, tag string) string {
+	for _, f := range taggedFields(t, tag) {
+		if closeName(f.name, key) {
 			return f.name
 		}
 	}
 	return ""
+}
+
+// closeName reports whether a and b are the same name but for case, '_'
+// and '-' and a plural "s" ("rawCommand", "raw-command", "tool" for
+// raw_command, raw_command, tools).
+func closeName(a, b string) bool {
+	norm := func(s string) string {
+		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
+	}
+	a, b = norm(a), norm(b)
+	return a == b || a+"s" == b || a == b+"s"
 }

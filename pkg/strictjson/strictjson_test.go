@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/govkit/govkit/pkg/strictjson"
 )
 
@@ -181,4 +183,38 @@ func FuzzDecode(f *testing.F) {
 		}
 		noGoInternals(t, e.Error())
 	})
+}
+
+type yamlRule struct {
+	Name    string         `yaml:"name"`
+	Targets []string       `yaml:"target_args"`
+	Limits  map[string]int `yaml:"limits"`
+}
+
+type yamlConfig struct {
+	Tools []yamlRule `yaml:"tools"`
+	Mode  string
+}
+
+func TestExplainYAML(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"tool: []\n", `line 1: unknown field "tool": takes {tools, mode} (did you mean "tools"?)`},
+		{"tols: []\n", `line 1: unknown field "tols": takes {tools, mode}`},
+		{"tools:\n  - name: a\n    targetArgs: [x]\n", `line 3: unknown field "targetArgs": takes {name, target_args, limits} (did you mean "target_args"?)`},
+		{"tools: 3\n", "line 1: expected an array of objects {name, target_args, limits}, not a number (3)"},
+		{"tools:\n  - {name: a, limits: {x: lots}}\n", `line 2: expected a whole number, not a string ("lots")`},
+		{"mode: [a]\n", "line 1: expected a string, not a list"},
+	}
+	for _, tt := range tests {
+		var c yamlConfig
+		dec := yaml.NewDecoder(strings.NewReader(tt.in))
+		dec.KnownFields(true)
+		err := strictjson.ExplainYAML(dec.Decode(&c), reflect.TypeFor[yamlConfig]())
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%q: %v\nwant %s", tt.in, err, tt.want)
+		}
+		if err != nil {
+			noGoInternals(t, err.Error())
+		}
+	}
 }
