@@ -539,7 +539,7 @@ func (p *parser) number() (node, error) {
 	f, err := strconv.ParseFloat(string(p.data[start:p.pos]), 64)
 	if err != nil || math.IsInf(f, 0) {
 		p.pos = start
-		return node{}, p.fail("number out of the range of a float64")
+		return node{}, p.fail("number out of the range JSON readers hold (beyond ±1.8e308)")
 	}
 	return node{kind: kindNumber, num: f}, nil
 }

@@ -223,7 +223,7 @@ func (d *decoder) json(name string, v *node) json.RawMessage {
 // that every member, null or not, is one of known.
 func (d *decoder) members(name string, v *node, known []string, f func(key string, v *node)) {
 	if v.kind != kindObject {
-		d.fail("%s must be an object", name)
+		d.fail("%s must be an object {%s}", name, strings.Join(known, ", "))
 		return
 	}
 	for i, k := range v.keys {
@@ -268,10 +268,12 @@ func (d *decoder) resource(v *node) *Resource {
 	return r
 }
 
+// toolFields are the members of an event's tool, as errors list them.
+var toolFields = []string{"name", "parameters", "raw_command", "result", "error", "duration_ms"}
+
 func (d *decoder) tool(v *node) *Tool {
 	t := &Tool{}
-	known := []string{"name", "parameters", "raw_command", "result", "error", "duration_ms"}
-	d.members("tool", v, known, func(k string, v *node) {
+	d.members("tool", v, toolFields, func(k string, v *node) {
 		switch k {
 		case "name":
 			t.Name = d.ident("tool.name", v)

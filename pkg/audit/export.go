@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -117,7 +118,7 @@ func parseRecord(line []byte, needHash bool) (Record, error) {
 	}
 	if tool := body.member("tool"); tool != nil && tool.kind != kindNull {
 		if tool.kind != kindObject {
-			return Record{}, errors.New("tool must be an object")
+			return Record{}, errors.New("tool must be an object {" + strings.Join(toolFields, ", ") + "}")
 		}
 		if rec.ToolName, err = optionalString(tool, "name"); err != nil {
 			return Record{}, fmt.Errorf("tool.%w", err)

@@ -142,7 +142,7 @@ func TestParseExportLineRefuses(t *testing.T) {
 		{"string seq", `{"seq":"1",` + h + `}`, "seq must be an integer"},
 		{"agent not a string", `{"agent":1,"seq":1,` + h + `}`, "agent must be a string"},
 		{"bad timestamp", `{"seq":1,"timestamp":"yesterday",` + h + `}`, "timestamp is not an RFC 3339 time"},
-		{"tool not an object", `{"seq":1,"tool":"ls",` + h + `}`, "tool must be an object"},
+		{"tool not an object", `{"seq":1,"tool":"ls",` + h + `}`, "tool must be an object {name, parameters, raw_command, result, error, duration_ms}"},
 		{"tool name not a string", `{"seq":1,"tool":{"name":1},` + h + `}`, "tool.name must be a string"},
 	}
 	for _, tt := range tests {

@@ -19,6 +19,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/strictjson"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -201,7 +202,7 @@ func (s *Server) postEvent(r *http.Request) (reply, error) {
 	}
 	ev, err := audit.DecodeEvent(body)
 	if err != nil {
-		return reply{}, badRequest(err)
+		return reply{}, eventError(body, err)
 	}
 	hold.handOver()
 	res, err := s.appendHeld(r.Context(), identity(r), ev)
@@ -421,6 +422,21 @@ func (s *Server) queryEvents(r *http.Request) (reply, error) {
 	return jsonReply(http.StatusOK, page)
 }
 
+// eventError is audit.DecodeEvent's refusal of body, an event, as the API
+// answers it (govapi.CodeInvalidBody).
+func eventError(body []byte, err error) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return invalidBody(errors.New("request body: empty: expected an event, a JSON object"))
+	}
+	err = bodyError(body, err)
+	var je *strictjson.Error
+	if errors.As(err, &je) && je.Kind == strictjson.Trailing {
+		// Most likely a batch sent with the Content-Type of one event.
+		return invalidBody(fmt.Errorf("line %d, column %d: data after the JSON value (send one event, or a batch as Content-Type application/x-ndjson)", je.Line, je.Column))
+	}
+	return invalidBody(err)
+}
+
 // query reads r's query string strictly (govapi.ParseQuery).
 func query(r *http.Request) (url.Values, error) {
 	v, err := govapi.ParseQuery(r.URL.RawQuery)
@@ -447,7 +463,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, refuse(TooLarge, "", "request body larger than %d bytes (1 MiB)", govapi.MaxBody)
+		return nil, refuse(TooLarge, govapi.CodeBodyTooLarge, "request body larger than %d bytes (1 MiB)", govapi.MaxBody)
 	case err != nil:
 		return nil, badRequest(fmt.Errorf("reading the request body: %w", err))
 	}
@@ -457,7 +473,9 @@ func readBody(r *http.Request) ([]byte, error) {
 // decodeBody reads one JSON object into v strictly: unknown fields, a
 // second value, what audit.CheckRequestJSON refuses (duplicate members,
 // invalid UTF-8, integers beyond 2^53, NUL) and bodies over govapi.MaxBody are
-// refused naming the problem. An empty body is allowed when emptyOK.
+// refused naming the problem in JSON's terms (strictjson; issue 20: never
+// "Go struct field DecisionRequest.tool of type govapi.Tool"). An empty
+// body is allowed when emptyOK.
 func decodeBody(r *http.Request, v any, emptyOK bool) error {
 	body, err := readBody(r)
 	if err != nil {
@@ -466,20 +484,18 @@ func decodeBody(r *http.Request, v any, emptyOK bool) error {
 	if emptyOK && len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return invalidBody(fmt.Errorf("request body: %w", strictjson.Decode(body, v)))
+	}
 	// encoding/json alone would take the last of duplicate members (also
 	// ones that differ in case), replace invalid UTF-8 with U+FFFD and
 	// round big integers: refused first, as POST /api/events refuses them
 	// (issue 13 "Bad input, everywhere").
 	if err := audit.CheckRequestJSON(body); err != nil {
-		return badRequest(fmt.Errorf("request body: %w", err))
+		return invalidBody(fmt.Errorf("request body: %w", bodyError(body, err)))
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return badRequest(fmt.Errorf("request body: %w", err))
-	}
-	if dec.More() {
-		return badRequest(errors.New("request body: more than one JSON value"))
+	if err := strictjson.Decode(body, v); err != nil {
+		return invalidBody(fmt.Errorf("request body: %w", err))
 	}
 	return nil
 }

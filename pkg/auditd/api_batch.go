@@ -11,6 +11,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/strictjson"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -54,12 +55,12 @@ func (s *Server) postEventBatch(r *http.Request) (reply, error) {
 	defer release()
 	lines, err := splitLines(body)
 	if err != nil {
-		return reply{}, badRequest(err)
+		return reply{}, invalidBody(err)
 	}
 	evs := make([]audit.Event, len(lines))
 	for i, line := range lines {
 		if evs[i], err = audit.DecodeEvent(line); err != nil {
-			return reply{}, badRequest(fmt.Errorf("line %d: %w", i+1, err))
+			return reply{}, batchLineError(i+1, line, err)
 		}
 	}
 	hold.handOver()
@@ -215,6 +216,18 @@ func (s *Server) appendBatchHeld(ctx context.Context, caller token.Identity, evs
 // lineError prefixes err's message with its line; errorAnswer answers it
 // with err's status and code.
 func lineError(line int, err error) error { return fmt.Errorf("line %d: %w", line, err) }
+
+// batchLineError is audit.DecodeEvent's refusal of line n of a batch, as
+// eventError words it, naming the line; where the JSON went wrong is that
+// line's column ("line 3, column 7: …"), a line holding no newline.
+func batchLineError(n int, line []byte, err error) error {
+	err = bodyError(line, err)
+	var je *strictjson.Error
+	if errors.As(err, &je) && je.Line == 1 {
+		return invalidBody(fmt.Errorf("line %d, column %d: %s", n, je.Column, je.Msg))
+	}
+	return invalidBody(lineError(n, err))
+}
 
 // splitLines splits a JSON Lines body into its lines. A newline ends each
 // line, the last one's is optional, and a "\r" before it is left to the

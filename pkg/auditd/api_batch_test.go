@@ -134,9 +134,9 @@ func TestBatchBadInputWritesNothing(t *testing.T) {
 		msg                     string
 	}{
 		{"bad line in the middle", "application/x-ndjson", good + line(`{"event_type":"x","colour":"red"}`) + good, 400, `line 3: unknown field "colour"`},
-		{"malformed line", "application/x-ndjson", good + line(`{"event_type":`), 400, "line 3: "},
+		{"malformed line", "application/x-ndjson", good + line(`{"event_type":`), 400, "line 3, column 15: the JSON ends early"},
 		{"not an object", "application/jsonl", line(`["event_type"]`) + good, 400, "line 1: an event must be a JSON object"},
-		{"two objects on a line", "application/x-ndjson", line(`{"event_type":"x"}{"event_type":"y"}`), 400, "line 1: "},
+		{"two objects on a line", "application/x-ndjson", line(`{"event_type":"x"}{"event_type":"y"}`), 400, "line 1, column 19: data after the JSON value"},
 		{"blank line", "application/x-ndjson", good + "\n" + good, 400, "line 3 is blank"},
 		{"whitespace line", "application/x-ndjson", good + " \r\n" + good, 400, "line 3 is blank"},
 		{"blank last line", "application/x-ndjson", good + "\n", 400, "line 3 is blank"},
@@ -154,7 +154,7 @@ func TestBatchBadInputWritesNothing(t *testing.T) {
 		{"over 1 MiB", "application/x-ndjson", big, 413, "larger than"},
 		// Any other media type is one event, as before: two lines are
 		// not one JSON value.
-		{"JSON Lines sent as JSON", "application/json", good, 400, "unexpected data after the JSON value"},
+		{"JSON Lines sent as JSON", "application/json", good, 400, "line 2, column 1: data after the JSON value (send one event, or a batch as Content-Type application/x-ndjson)"},
 		{"JSON Lines sent untyped", "", good, 415, "takes a body of Content-Type application/json, application/x-ndjson or application/jsonl; this request has no Content-Type"},
 	} {
 		req, err := http.NewRequest(http.MethodPost, d.url+"/api/events", strings.NewReader(tc.body))

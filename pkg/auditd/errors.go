@@ -100,7 +100,9 @@ func errorAnswer(err error) apiError {
 		return apiError{status: http.StatusNotFound, msg: err.Error()}
 	case errors.As(err, &nd):
 		return apiError{status: http.StatusUnprocessableEntity, code: govapi.CodeNotADecision, msg: err.Error()}
-	case errors.As(err, &bad), errors.As(err, &field), errors.As(err, &afld):
+	case errors.As(err, &bad):
+		return apiError{status: http.StatusBadRequest, code: bad.code, msg: err.Error()}
+	case errors.As(err, &field), errors.As(err, &afld):
 		return apiError{status: http.StatusBadRequest, msg: err.Error()}
 	case errors.As(err, &aref):
 		return apiError{status: approvalRefusalStatus(aref.Code), code: aref.Code, msg: err.Error()}

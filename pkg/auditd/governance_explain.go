@@ -67,7 +67,7 @@ func explainRequest(q govapi.ExplainQuery) (policy.Request, error) {
 			return policy.Request{}, err
 		}
 	}
-	if err := checkAction("action", q.Action); err != nil {
+	if err := checkAction("action", &q.Action); err != nil {
 		return policy.Request{}, err
 	}
 	if q.Tags != nil {

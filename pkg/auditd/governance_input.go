@@ -105,14 +105,19 @@ func checkEventID(field, id string) error {
 	return nil
 }
 
-// checkAction accepts the three actions of DESIGN §5, spelt exactly.
-func checkAction(field, a string) error {
-	if a == "" {
+// checkAction accepts the three actions of DESIGN §5 in any case, as the
+// policy engine matches them, and lower-cases *a: the trace, the recorded
+// decision and its request fingerprint say "read" however the caller spelt
+// it (issue 20: "READ" is accepted).
+func checkAction(field string, a *string) error {
+	if *a == "" {
 		return badField(field, "is required: read, write or destructive")
 	}
-	if !approval.ValidAction(a) {
-		return badField(field, "%q is not read, write or destructive", truncate(a, 40))
+	lower := strings.ToLower(*a)
+	if !approval.ValidAction(lower) {
+		return badField(field, "%q is not read, write or destructive", truncate(*a, 40))
 	}
+	*a = lower
 	return nil
 }
 
@@ -165,7 +170,7 @@ func validateDecision(in *govapi.DecisionRequest) error {
 	if err := checkNames("resource.tags", in.Resource.Tags); err != nil {
 		return err
 	}
-	if err := checkAction("action", in.Action); err != nil {
+	if err := checkAction("action", &in.Action); err != nil {
 		return err
 	}
 	if in.Tool != nil {

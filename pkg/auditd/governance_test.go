@@ -334,12 +334,12 @@ func TestDecisionValidation(t *testing.T) {
 		body []byte
 		want string
 	}{
-		{"not JSON", []byte(`{"action":`), "request body: invalid JSON at byte 10: unexpected end of input"},
-		{"two values", []byte(`{} {}`), "unexpected data after the JSON value"},
+		{"not JSON", []byte(`{"action":`), "request body: line 1, column 11: the JSON ends early"},
+		{"two values", []byte(`{} {}`), "request body: line 1, column 4: data after the JSON value"},
 		{"unknown field", good(func(m map[string]any) { m["effect"] = "allow" }), `unknown field "effect"`},
-		{"unknown nested field", good(func(m map[string]any) { res(m)["owner"] = "x" }), `unknown field "owner"`},
+		{"unknown nested field", good(func(m map[string]any) { res(m)["owner"] = "x" }), `unknown field "resource.owner": resource takes {type, name, tags}`},
 		{"no action", good(func(m map[string]any) { delete(m, "action") }), "action is required: read, write or destructive"},
-		{"bad action", good(func(m map[string]any) { m["action"] = "WRITE" }), `action "WRITE" is not read, write or destructive`},
+		{"bad action", good(func(m map[string]any) { m["action"] = "WRTIE" }), `action "WRTIE" is not read, write or destructive`},
 		{"no resource type", good(func(m map[string]any) { res(m)["type"] = "" }), "resource.type is required"},
 		{"no resource name", good(func(m map[string]any) { delete(res(m), "name") }), "resource.name is required"},
 		{"long resource name", good(func(m map[string]any) { res(m)["name"] = strings.Repeat("n", 257) }), "resource.name is 257 bytes long; the limit is 256"},
@@ -354,7 +354,7 @@ func TestDecisionValidation(t *testing.T) {
 		{"huge raw command", good(func(m map[string]any) {
 			m["tool"] = map[string]any{"name": "sh", "raw_command": strings.Repeat("x", 64<<10+1)}
 		}), "tool.raw_command is 65537 bytes long; the limit is 65536"},
-		{"bad number in parameters", good(func(m map[string]any) { m["tool"] = map[string]any{"parameters": json.RawMessage(`{"n":1e999}`)} }), "number out of the range of a float64"},
+		{"bad number in parameters", good(func(m map[string]any) { m["tool"] = map[string]any{"parameters": json.RawMessage(`{"n":1e999}`)} }), "number out of the range JSON readers hold (beyond ±1.8e308)"},
 		{"long reason", good(func(m map[string]any) { m["reason"] = strings.Repeat("r", 4097) }), "reason is 4097 bytes long; the limit is 4096"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -947,5 +947,40 @@ func TestDecisionLargeTrace(t *testing.T) {
 	}
 	if ex, err := d.c.ExplainEvent(ctx, res.Event.EventID); err != nil || len(ex.PoliciesEvaluated) != 3001 {
 		t.Errorf("explain event: %v", err)
+	}
+}
+
+// An action in any case is the action (issue 20: the engine matches
+// "READ" as read, so the API takes it too), recorded lower-cased; a retry
+// spelt otherwise is the same request.
+func TestDecisionActionAnyCase(t *testing.T) {
+	d := startGoverned(t, nil)
+	ctx := ctxT(t)
+	for _, a := range []string{"READ", "Write", "DESTRUCTIVE"} {
+		ex, err := d.c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: a})
+		if err != nil {
+			t.Fatalf("explain action=%s: %v", a, err)
+		}
+		if got := ex.Decision.Effect; got == "" {
+			t.Fatalf("explain action=%s: no effect: %+v", a, ex)
+		}
+		want, err := d.c.Explain(ctx, govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: strings.ToLower(a)})
+		if err != nil || want.Decision != ex.Decision || want.Explanation != ex.Explanation {
+			t.Errorf("explain action=%s = %+v\nwant as %s: %+v (%v)", a, ex.Decision, strings.ToLower(a), want.Decision, err)
+		}
+	}
+	req := prodWriteDecision()
+	req.EventID, req.Action = "dec-case-1", "WRITE"
+	res, err := d.as(t, "alice").Decide(ctx, req)
+	if err != nil || res.Decision.EnforcedEffect != policy.EffectRequireApproval {
+		t.Fatalf("decide WRITE: %+v, %v", res, err)
+	}
+	if ev := stored(t, d, res.Event.EventID); ev.ActionClass != "write" {
+		t.Errorf("recorded action_class %q, want write", ev.ActionClass)
+	}
+	req.Action = "write" // the same request, so the decision recorded first
+	again, err := d.as(t, "alice").Decide(ctx, req)
+	if err != nil || again.Event.EventID != res.Event.EventID || again.ApprovalID != res.ApprovalID {
+		t.Fatalf("retry as write: %+v, %v; want the first decision", again, err)
 	}
 }

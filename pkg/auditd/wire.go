@@ -2,9 +2,12 @@ package auditd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/strictjson"
 )
 
 // eventJSON returns a stored event as the API and the stream show it: the
@@ -35,11 +38,39 @@ func storedJSON(rec audit.Record) ([]byte, error) {
 	return eventJSON(rec), nil
 }
 
-// requestError is a problem with the request itself (HTTP 400).
-type requestError struct{ err error }
+// requestError is a problem with the request itself (HTTP 400); code, when
+// set, is the govapi.Code* the answer carries.
+type requestError struct {
+	err  error
+	code string
+}
 
 // badRequest marks err as the request's fault.
-func badRequest(err error) error { return &requestError{err} }
+func badRequest(err error) error { return &requestError{err: err} }
+
+// invalidBody marks err as a body that is not what the endpoint takes
+// (govapi.CodeInvalidBody): malformed JSON, a member of the wrong type or
+// unknown, what audit.CheckRequestJSON or audit.DecodeEvent refuses.
+func invalidBody(err error) error {
+	return &requestError{err: err, code: govapi.CodeInvalidBody}
+}
+
+// bodyError is err, a refusal of body by audit's strict parser, with
+// encoding/json's line and column when the body is not well-formed JSON
+// at all (strictjson's message, the one every endpoint gives); a refusal
+// only audit's parser makes (invalid UTF-8, a lone surrogate, nesting
+// deeper than it takes) keeps audit's words.
+func bodyError(body []byte, err error) error {
+	var se *audit.SyntaxError
+	if errors.As(err, &se) {
+		var raw json.RawMessage
+		var je *strictjson.Error
+		if errors.As(strictjson.Decode(body, &raw), &je) {
+			return je
+		}
+	}
+	return err
+}
 
 func (e *requestError) Error() string { return e.err.Error() }
 func (e *requestError) Unwrap() error { return e.err }

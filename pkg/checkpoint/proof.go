@@ -1,12 +1,12 @@
 package checkpoint
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/govkit/govkit/pkg/strictjson"
 )
 
 // SchemaVersion is the schema_version of the proofs' JSON (DESIGN §3).
@@ -150,17 +150,9 @@ func ParseConsistencyProof(data []byte) (ConsistencyProof, error) {
 	return p, nil
 }
 
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("more than one JSON value")
-	}
-	return nil
-}
+// decodeStrict is strictjson.Decode: unknown members and a second value
+// are refused, in JSON's terms (issue 20).
+func decodeStrict(data []byte, v any) error { return strictjson.Decode(data, v) }
 
 func checkProof(schema, hashes int) error {
 	switch {

@@ -29,4 +29,12 @@ const (
 
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415: a body that is not JSON
 	CodeNotADecision         = "not_a_decision"         // 422: explain for an event that records no decision
+
+	// A body that is not what the endpoint takes: malformed JSON (the error
+	// names the line and column), a member of the wrong type or unknown (it
+	// names the member by its JSON path and what it takes), an empty body,
+	// data after the value; in a batch, the error names the line at fault
+	// (issue 20).
+	CodeInvalidBody  = "invalid_body"   // 400
+	CodeBodyTooLarge = "body_too_large" // 413: a body over MaxBody
 )

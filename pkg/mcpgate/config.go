@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/session"
 	"github.com/govkit/govkit/pkg/session/workflow"
+	"github.com/govkit/govkit/pkg/strictjson"
 )
 
 // MaxConfig bounds a config file (DESIGN §3: bounded reads).
@@ -128,16 +130,20 @@ func ParseConfig(r io.Reader) (*Config, error) {
 	if top.MCP.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("line %d: mcp: must be a mapping", top.MCP.Line)
 	}
-	// Decode the section again, strictly: a misspelt key would otherwise
-	// silently leave a tool a write.
-	sec, err := yaml.Marshal(&top.MCP)
-	if err != nil {
-		return nil, err
+	// Decode the file again, the section strictly: a misspelt key would
+	// otherwise silently leave a tool a write. The other sections go to
+	// rest, unlooked at; errors keep the file's lines and name members and
+	// types in the file's terms, never Go's (issue 20: not "field tols not
+	// found in type mcpgate.Config").
+	var strict struct {
+		MCP  *Config        `yaml:"mcp"`
+		Rest map[string]any `yaml:",inline"`
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(sec))
+	strict.MCP = cfg
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("mcp: %w", err)
+	if err := dec.Decode(&strict); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("mcp: %w", strictjson.ExplainYAML(err, reflect.TypeFor[Config]()))
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

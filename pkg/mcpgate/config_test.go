@@ -21,8 +21,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"resources on a write", "mcp:\n  tools:\n    - {name: a, kind: write, resources: {self: true, join: p}}\n", "only a resolve tool"},
 		{"self without join", "mcp:\n  tools:\n    - {name: a, kind: resolve, resources: {self: true}}\n", "needs join"},
 		{"nothing to read", "mcp:\n  tools:\n    - {name: a, kind: resolve, resources: {kind: file}}\n", "give line"},
-		{"unknown key", "mcp:\n  tools:\n    - {name: a, knd: read}\n", "field knd not found"},
-		{"unknown section key", "mcp:\n  tool: []\n", "field tool not found"},
+		{"unknown key", "mcp:\n  tools:\n    - {name: a, knd: read}\n",
+			`mcp: line 3: unknown field "knd": takes {name, kind, action, action_arg, action_kinds, target_args, paths, resources}`},
+		{"unknown section key", "url: x\n\nmcp:\n  tool: []\n", `mcp: line 4: unknown field "tool": takes {tools, strict_resolution, read, session_id, workspace_root, agent_id} (did you mean "tools"?)`},
+		{"wrong type", "mcp:\n  tools: 3\n", "mcp: line 2: expected an array of objects {name, kind, action, action_arg, action_kinds, target_args, paths, resources}, not a number (3)"},
+		{"wrong scalar", "mcp:\n  read: {max_reads: many}\n", `mcp: line 2: expected a whole number, not a string ("many")`},
 		{"bad mode", "mcp:\n  read: {mode: strict}\n", `mcp.read.mode: "strict"`},
 		{"not a mapping", "mcp: [1]\n", "mcp: must be a mapping"},
 	} {

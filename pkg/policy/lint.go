@@ -73,7 +73,7 @@ const (
 func Lint(cfg *Config) []Finding {
 	var out []Finding
 	if cfg.DefaultEffect == EffectAllow {
-		out = append(out, Finding{Kind: FindingDefaultAllow, Rule: -1,
+		out = append(out, Finding{Kind: FindingDefaultAllow, Rule: -1, Line: cfg.DefaultEffectLine,
 			Message: "default_effect allow lets every request that no policy decides through (fail-open); use deny and write allow rules for what should pass"})
 	}
 	for pi := range cfg.Policies {

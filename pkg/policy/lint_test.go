@@ -65,7 +65,7 @@ func TestLint(t *testing.T) {
     resources: [{type: database}]
     rules: [{action: read, effect: allow}]
 `,
-			want: []string{"default_allow  -1 0: fail-open"},
+			want: []string{"default_allow  -1 2: fail-open"},
 		},
 		{
 			name:          "a rule after a catch-all is shadowed; a scheduled rule shadows nothing",
@@ -264,7 +264,7 @@ func TestLint(t *testing.T) {
     resources: [{type: kubernetes}]
     rules: [{action: destructive, effect: deny}]
 `,
-			want: []string{"default_allow  -1 0: fail-open"},
+			want: []string{"default_allow  -1 2: fail-open"},
 		},
 		{
 			name:          "findings come sorted by line across policies",
@@ -281,7 +281,7 @@ func TestLint(t *testing.T) {
     rules: [{action: read, effect: allow}]
 `,
 			want: []string{
-				"default_allow  -1 0: default_effect allow",
+				"default_allow  -1 2: default_effect allow",
 				"shadowed_rule a 1 9: rule 0 already takes read",
 				"unreachable_policy b -1 10: enabled: false",
 			},

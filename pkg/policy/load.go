@@ -423,6 +423,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 			cfg.Version = d.str(v, field)
 		case "default_effect":
 			cfg.DefaultEffect = Effect(d.str(v, field))
+			cfg.DefaultEffectLine = v.Line
 		case "policies":
 			d.sequence(v, field, func(_ int, item *yaml.Node, field string) {
 				cfg.Policies = append(cfg.Policies, d.policy(item, field))

@@ -32,6 +32,9 @@ type Config struct {
 	Guardrails *Guardrails `yaml:"guardrails" json:"guardrails,omitempty"`
 	// Source names where the config came from (a file name), for messages.
 	Source string `yaml:"-" json:"-"`
+	// DefaultEffectLine is the line of default_effect in its file
+	// (1-based; 0 if absent or unknown), for Lint's default_allow finding.
+	DefaultEffectLine int `yaml:"-" json:"-"`
 }
 
 // Policy is one named policy.

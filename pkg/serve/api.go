@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/govkit/govkit/pkg/convstore"
 	"github.com/govkit/govkit/pkg/llm"
 	"github.com/govkit/govkit/pkg/session/conversation"
+	"github.com/govkit/govkit/pkg/strictjson"
 )
 
 // API routes (JSON; DESIGN §3's error shape {"error":{"code","message"}}).
@@ -406,14 +406,27 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // unsubscribe detaches an SSE client whose connection ended.
 type unsubscribe struct{ sub *subscriber }
 
+// readJSON decodes the request body, one JSON object of at most maxBody
+// bytes, into v strictly; a bad body is answered 400 invalid_json (413
+// body_too_large) in JSON's terms, as auditd answers it (strictjson; issue
+// 20: never "Go struct field MessageInput.images of type []serve.ImageInput").
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_json", "the body: "+err.Error())
-		return false
+	body, err := strictjson.Read(r.Body, maxBody)
+	if err == nil {
+		err = strictjson.Decode(body, v)
 	}
-	return true
+	var je *strictjson.Error
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &je) && je.Kind == strictjson.TooLarge:
+		writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body: "+err.Error())
+	case je != nil:
+		writeError(w, http.StatusBadRequest, "invalid_json", "the body: "+err.Error())
+	default:
+		writeError(w, http.StatusBadRequest, "invalid_json", "reading the body: "+err.Error())
+	}
+	return false
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

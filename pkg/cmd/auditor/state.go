@@ -1,7 +1,6 @@
 package auditor
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/detect"
+	"github.com/govkit/govkit/pkg/strictjson"
 )
 
 // stateVersion is the schema version of the state file.
@@ -70,17 +70,15 @@ type PinState struct {
 // another schema version or an impossible value are errors naming what is
 // wrong.
 func ParseState(data []byte) (State, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var st State
-	if err := dec.Decode(&st); err != nil {
-		if errors.Is(err, io.EOF) {
-			return State{}, errors.New("it is empty")
-		}
-		return State{}, fmt.Errorf("it is not a state file: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	var je *strictjson.Error
+	switch err := strictjson.Decode(data, &st); {
+	case errors.As(err, &je) && je.Kind == strictjson.Empty:
+		return State{}, errors.New("it is empty")
+	case errors.As(err, &je) && je.Kind == strictjson.Trailing:
 		return State{}, errors.New("it holds more than one JSON value")
+	case err != nil:
+		return State{}, fmt.Errorf("it is not a state file: %w", err)
 	}
 	if st.SchemaVersion != stateVersion {
 		return State{}, fmt.Errorf("schema_version %d is not %d", st.SchemaVersion, stateVersion)

@@ -132,9 +132,13 @@ func newCmdHookInstall(streams *cli.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "install --agent AGENT",
 		Short: "Print the settings that register classify as an agent's hook",
-		Long: `Install prints where and what to add so that the agent runs "classify hook" before
-each tool call. It does not edit any file. The hook command uses this binary's
+		Long: `Install prints what to add so that the agent runs "classify hook" before each
+tool call: on standard output the settings JSON alone (for Cline, the hook
+script), ready for jq or the file; on standard error where it goes and what
+else to do. It does not edit any file. The hook command uses this binary's
 absolute path, so the agent does not depend on its PATH; change it with --command.`,
+		Example: `  classify hook install --agent claude > /tmp/hooks.json
+  jq -s '.[0] * .[1]' .claude/settings.json /tmp/hooks.json > /tmp/s && mv /tmp/s .claude/settings.json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			s, ok := hook.Setups[agent]
@@ -144,17 +148,21 @@ absolute path, so the agent does not depend on its PATH; change it with --comman
 			if command == "" {
 				command = cli.SelfPath("classify") + " hook --agent " + agent
 			}
-			w := streams.Out
+			// The snippet alone on stdout, so that it can go to jq or to
+			// the file as it is; what to do with it on stderr (issue 20),
+			// as gate hook install does.
+			fmt.Fprint(streams.Out, s.Snippet(command))
+			e := streams.ErrOut
 			if s.Script {
-				fmt.Fprintf(w, "# Create %s with:\n%s", s.Target, s.Snippet(command))
+				fmt.Fprintf(e, "classify: create %s with this\n", s.Target)
 			} else {
-				fmt.Fprintf(w, "# Add to %s:\n%s", s.Target, s.Snippet(command))
+				fmt.Fprintf(e, "classify: add this to %s\n", s.Target)
 			}
-			fmt.Fprintf(w, "# The agent also reads: %s\n", strings.Join(s.Files, ", "))
+			fmt.Fprintf(e, "classify: %s also reads: %s\n", agent, strings.Join(s.Files, ", "))
 			for _, n := range s.Notes {
-				fmt.Fprintf(w, "# Note: %s\n", n)
+				fmt.Fprintf(e, "classify: note: %s\n", n)
 			}
-			fmt.Fprintf(w, "# Then check it: %s doctor --agent %s\n", cli.SelfPath("classify"), agent)
+			fmt.Fprintf(e, "classify: then check it: %s doctor --agent %s\n", cli.SelfPath("classify"), agent)
 			return nil
 		},
 	}

@@ -1,12 +1,14 @@
 package classify
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/hook"
 	"github.com/govkit/govkit/pkg/intent"
 )
 
@@ -48,5 +50,49 @@ func TestHookRun_PassesCwd(t *testing.T) {
 	}
 	if gotCwd != "/repo/sub" || strings.TrimSpace(out.String()) != "{}" {
 		t.Errorf("cwd %q, stdout %q", gotCwd, out)
+	}
+}
+
+// hook install prints the settings alone on stdout, so that stdout parses
+// as JSON exactly (jq, or the file as it is), and what to do with it on
+// stderr (issue 20). Cline's registration is a script: stdout is the
+// script alone.
+func TestHookInstall_StdoutIsTheSnippetAlone(t *testing.T) {
+	for _, agent := range hook.Agents() {
+		t.Run(agent, func(t *testing.T) {
+			streams, _, out, errOut := cli.Test()
+			code := cli.Main("classify", NewCmdClassify(streams, nil), streams,
+				[]string{"hook", "install", "--agent", agent, "--command", "classify hook --agent " + agent})
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			s := hook.Setups[agent]
+			if out.String() != s.Snippet("classify hook --agent "+agent) {
+				t.Errorf("stdout is not the snippet alone:\n%s", out)
+			}
+			if !s.Script {
+				var v map[string]any
+				dec := json.NewDecoder(strings.NewReader(out.String()))
+				dec.UseNumber()
+				if err := dec.Decode(&v); err != nil {
+					t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+				}
+				if rest := strings.TrimSpace(out.String()[dec.InputOffset():]); rest != "" {
+					t.Fatalf("stdout holds more than the JSON: %q", rest)
+				}
+				if !strings.Contains(out.String(), `"classify hook --agent `+agent+`"`) {
+					t.Errorf("stdout does not register the command:\n%s", out)
+				}
+			}
+			notes := errOut.String()
+			if !strings.Contains(notes, "classify: ") || !strings.Contains(notes, s.Target) || !strings.Contains(notes, "doctor --agent "+agent) {
+				t.Errorf("stderr lacks where to add it and how to check it:\n%s", notes)
+			}
+			for _, n := range s.Notes {
+				if !strings.Contains(notes, n) {
+					t.Errorf("stderr lacks the note %q", n)
+				}
+			}
+		})
 	}
 }

@@ -189,8 +189,11 @@ func (o *ExplainOptions) validateQuestion() error {
 	if _, _, err := o.resource(); err != nil {
 		return err
 	}
-	switch policy.Action(o.Action) {
+	// Any case, as the engine matches actions (issue 20: --action READ);
+	// lower-cased so that the trace, and auditd with --gateway, see "read".
+	switch policy.Action(strings.ToLower(o.Action)) {
 	case policy.ActionRead, policy.ActionWrite, policy.ActionDestructive:
+		o.Action = strings.ToLower(o.Action)
 	case "":
 		return cli.Failf("--action is required").WithHint("pass --action read, write or destructive")
 	default:

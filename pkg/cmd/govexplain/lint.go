@@ -46,14 +46,7 @@ Exit status: 0 clean, 1 findings, 3 the file cannot be loaded or a usage error.`
 				}
 			} else {
 				for _, f := range findings {
-					where := fmt.Sprintf("policy %q", f.Policy)
-					if f.Rule >= 0 {
-						where += fmt.Sprintf(" rule %d", f.Rule)
-					}
-					if strings.HasPrefix(f.Kind, "guardrail_") {
-						where = "guardrails"
-					}
-					fmt.Fprintf(streams.Out, "%s:%d: %s: %s: %s\n", file, f.Line, f.Kind, where, f.Message)
+					fmt.Fprintln(streams.Out, findingLine(file, f))
 				}
 				if len(findings) == 0 {
 					fmt.Fprintf(streams.Out, "%s: %d policies%s, no findings\n", file, len(cfg.Policies), guardrailSummary(cfg.Guardrails))
@@ -68,6 +61,27 @@ Exit status: 0 clean, 1 findings, 3 the file cannot be loaded or a usage error.`
 	cli.AddOutputFlag(cmd, &output)
 	addPolicyFlag(cmd, &file)
 	return cmd
+}
+
+// findingLine is one finding as text: "FILE:LINE: KIND: WHERE: MESSAGE",
+// where WHERE is the policy (and rule) or "guardrails". A finding about the
+// whole file names neither, and one without a line only the file (issue 20:
+// never "line 0, policy \"\"").
+func findingLine(file string, f policy.Finding) string {
+	loc := file
+	if f.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", file, f.Line)
+	}
+	where := ""
+	switch {
+	case strings.HasPrefix(f.Kind, "guardrail_"):
+		where = "guardrails: "
+	case f.Policy != "" && f.Rule >= 0:
+		where = fmt.Sprintf("policy %q rule %d: ", f.Policy, f.Rule)
+	case f.Policy != "":
+		where = fmt.Sprintf("policy %q: ", f.Policy)
+	}
+	return fmt.Sprintf("%s: %s: %s%s", loc, f.Kind, where, f.Message)
 }
 
 // guardrailSummary names the file's guardrails for lint's clean line:

@@ -93,7 +93,7 @@ func TestProof(t *testing.T) {
 		{name: "no key", argv: []string{"--proof", proofFile, "--event", event}, code: 3, stderr: "--proof needs --key"},
 		{name: "no event", argv: []string{"--proof", proofFile, "--key", vkey}, code: 3, stderr: "--proof needs --event"},
 		{name: "with a database", argv: []string{"--proof", proofFile, "--event", event, "--key", vkey, "--db", "x.db"}, code: 3, stderr: "without --db, --jsonl or --checkpoint-log"},
-		{name: "malformed proof", argv: []string{"--proof", event, "--event", event, "--key", vkey}, code: 3, stderr: "inclusion proof: json: unknown field"},
+		{name: "malformed proof", argv: []string{"--proof", event, "--event", event, "--key", vkey}, code: 3, stderr: "inclusion proof: unknown field"},
 		{name: "not an event", argv: []string{"--proof", proofFile, "--event", proofFile, "--checkpoint", note13, "--key", vkey}, code: 3, stderr: "not an audit event"},
 		{name: "malformed event", argv: []string{"--proof", proofFile, "--event", write("x.json", []byte(`{"event_id":"evt_1"}`)), "--checkpoint", note13, "--key", vkey}, code: 3, stderr: "no seq member"},
 	} {
