@@ -32,7 +32,7 @@ var (
 	tuesday  = time.Date(2026, 11, 24, 15, 30, 0, 0, time.UTC) // Tue 10:30 in New York
 )
 
-// requests: the first is seed 003's example (three policies apply, the
+// requests: the first is aiHelpDesk's example (three policies apply, the
 // change freeze is consulted and skipped); the rest reach every policy.
 var requests = []request{
 	{user: "alice", roles: []string{"dba"}, typ: "database", name: "prod-db", tags: []string{"production", "critical"}, action: policy.ActionWrite, rows: 50, at: saturday, effect: policy.EffectRequireApproval, quorum: 1},
