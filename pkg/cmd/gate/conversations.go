@@ -59,7 +59,7 @@ Exit status:
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&o.Server, "server", "http://127.0.0.1:8700", "gate serve's `ADDRESS`: http://HOST:PORT, https://HOST:PORT or unix:PATH")
-	cli.SetEnvName(pf, "server", "GOVKIT_SERVE")
+	cli.KeepEnv(pf, "server", "GOVKIT_SERVE")
 	// Persistent, unlike cli.AddOutputFlag's: -o goes after the
 	// subcommand (gate conversations list -o json), where people put it.
 	pf.VarP(&o.Output, "output", "o", "output `format`: text or json (default: text on a terminal, json otherwise)")
