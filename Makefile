@@ -53,9 +53,9 @@ lint: ## go vet, and fail listing any file gofmt would change
 	@unformatted=$$(gofmt -l .); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 
-docs: ## Regenerate man pages (docs/man) and README's reason-code table
+docs: ## Regenerate man pages (docs/man), docs/config.md and README's reason-code table
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null | grep . || date +%s) \
-		$(GO) run ./internal/gendocs -out docs/man
+		$(GO) run ./internal/gendocs -out docs/man -config docs/config.md
 	$(GO) test . -run '^TestREADMEReasonCodes$$' -update
 
 clean: ## Remove built binaries and test artifacts
