@@ -120,6 +120,7 @@ Exit status follows the enforced effect:
 	}
 	f := cmd.Flags()
 	cli.AddOutputFlag(cmd, &opts.Output)
+	cli.AddConfigFlag(cmd) // issue 20: every binary takes --config
 	addPolicyFlag(cmd, &opts.PolicyFile)
 	addInfraFlag(cmd, &opts.InfraFile)
 	f.StringVar(&opts.Resource, "resource", "", "the resource as `TYPE:NAME` (database:prod-db)")
