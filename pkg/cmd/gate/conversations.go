@@ -102,6 +102,7 @@ Exit status:
 	create.Flags().StringVar(&cwd, "cwd", ".", "the conversation's fixed working `DIR`")
 	create.Flags().StringVar(&model, "model", "", "the `MODEL` (default: the server's)")
 	create.Flags().StringVar(&mode, "mode", "", "restricted (the default where Landlock works) or unrestricted")
+	_ = create.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"restricted", "unrestricted"}, cobra.ShellCompDirectiveNoFileComp))
 
 	show := &cobra.Command{Use: "show ID", Short: "Show a conversation and its messages", Args: cobra.ExactArgs(1),
 		RunE: o.wrap(func(ctx context.Context, c *serve.Client, args []string) error {
