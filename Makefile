@@ -10,9 +10,13 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X $(PKG)/pkg/build.Version=$(VERSION)
 TESTFLAGS ?=
 FUZZTIME  ?= 30s
+# make install: PREFIX as in autotools, DESTDIR for staging a package.
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BINARIES  := $(notdir $(wildcard cmd/*))
 
 .DEFAULT_GOAL := help
-.PHONY: help build test demo bench bench-cedar fuzz lint docs clean
+.PHONY: help build test demo bench bench-cedar fuzz lint docs install clean
 
 help: ## Show this menu
 	@echo "govkit make targets:"
@@ -58,10 +62,26 @@ lint: ## go vet; fail listing any file gofmt would change, or the change go mod 
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result"; exit 1; }
 
-docs: ## Regenerate man pages (docs/man) and README's reason-code table
+docs: ## Regenerate man pages (docs/man), docs/config.md and README's reason-code table
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null | grep . || date +%s) \
-		$(GO) run ./internal/gendocs -out docs/man
+		$(GO) run ./internal/gendocs -out docs/man -config docs/config.md
 	$(GO) test . -run '^TestREADMEReasonCodes$$' -update
+
+# The completions are the binaries' own (cobra's completion command), made
+# with GOVKIT_CONFIG=/dev/null so that no config file on this machine can
+# change or break them.
+install: build ## Install binaries, man pages and bash/zsh/fish completions under $(DESTDIR)$(PREFIX) (default /usr/local)
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
+		"$(DESTDIR)$(PREFIX)/share/bash-completion/completions" \
+		"$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
+		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
+	@set -e; export GOVKIT_CONFIG=/dev/null; for b in $(BINARIES); do \
+		install -m 0755 "$(BIN)/$$b" "$(DESTDIR)$(PREFIX)/bin/$$b"; \
+		"$(BIN)/$$b" completion bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$b"; \
+		"$(BIN)/$$b" completion zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$b"; \
+		"$(BIN)/$$b" completion fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$b.fish"; \
+	done
+	install -m 0644 docs/man/*.1 "$(DESTDIR)$(PREFIX)/share/man/man1/"
 
 clean: ## Remove built binaries and test artifacts
 	rm -rf $(BIN) coverage.out coverage.html cpu.prof mem.prof *.test

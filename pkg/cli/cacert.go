@@ -14,7 +14,6 @@ const CACertHint = "pass --ca-cert FILE (or set GOVKIT_CA_CERT) with the PEM cer
 // https:// auditd instead of the system's, for a private CA.
 func AddCACertFlag(flags *pflag.FlagSet, p *string) {
 	flags.StringVar(p, "ca-cert", "", "trust the CA certificates in the PEM `FILE` for an https:// auditd (default: the system's CAs)")
-	SetEnvName(flags, "ca-cert", "GOVKIT_CA_CERT")
 	_ = flags.SetAnnotation("ca-cert", cobra.BashCompFilenameExt, []string{"pem", "crt"})
 }
 

@@ -16,14 +16,21 @@ import (
 	"github.com/spf13/viper"
 )
 
-// Configuration (DESIGN §3). Every flag a user did not set on the command line
-// is looked up, in this order, and the first value found is written into the
-// flag, so command code only ever reads its own typed flag fields:
+// Configuration (DESIGN §3; the environment rule of issue 20). Every flag a
+// user did not set on the command line is looked up, in this order, and the
+// first value found is written into the flag, so command code only ever
+// reads its own typed flag fields:
 //
-//  1. the environment variable GOVKIT_<FLAG_NAME> (upper case, "-" → "_"),
-//     e.g. GOVKIT_OUTPUT for --output; an empty value counts as unset;
+//  1. the environment (an empty value counts as unset), the first of:
+//     a. GOVKIT_<BINARY>_<FLAG>: this binary only, e.g. GOVKIT_GOVBOT_SINCE;
+//     b. the older names a flag keeps working (KeepEnv), e.g.
+//     GOVKIT_AUDIT_URL for --url;
+//     c. GOVKIT_<FLAG>: every binary with that flag, e.g. GOVKIT_OUTPUT;
+//     where <BINARY> and <FLAG> are the binary's name and the long flag name
+//     in upper case with "-" as "_". A former spelling of a flag (AliasFlag)
+//     is a flag too: its variables come after the flag's own.
 //  2. the config file: the key in the binary's own section, then the same
-//     key at the top level;
+//     key at the top level (a former spelling after the flag's name);
 //  3. the flag's default.
 //
 // The config file is the one named by --config or GOVKIT_CONFIG (it must
@@ -42,6 +49,8 @@ import (
 // Keys are long flag names. A key in the binary's own section that names no
 // flag of that binary is an error (a typo would otherwise silently do
 // nothing); shared keys belong to whichever binaries have such a flag.
+// Flags that describe one invocation (SkipConfig), --help, --version,
+// --config and cobra's completion flags read neither.
 
 const (
 	// EnvPrefix starts every govkit environment variable.
@@ -52,9 +61,10 @@ const (
 	configFlag     = "config"
 	maxConfigBytes = 1 << 20
 
-	annotationEnv    = "govkit_env"       // overrides the derived variable name
-	annotationSkip   = "govkit_no_config" // the flag takes no env or file value
-	annotationSource = "govkit_source"    // where Load found the flag's value
+	annotationEnv     = "govkit_env"       // older variable names the flag keeps
+	annotationSkip    = "govkit_no_config" // the flag takes no env or file value
+	annotationSource  = "govkit_source"    // where Load found the flag's value
+	annotationAliasOf = "govkit_alias_of"  // the flag is a former spelling of this one
 )
 
 // AddConfigFlag declares the persistent --config flag on a binary's root.
@@ -72,19 +82,89 @@ func SkipConfig(flags *pflag.FlagSet, names ...string) {
 	}
 }
 
-// SetEnvName gives a flag an environment variable other than the derived
-// GOVKIT_<FLAG_NAME> (DESIGN §7's --url reads GOVKIT_AUDIT_URL).
-func SetEnvName(flags *pflag.FlagSet, name, env string) {
-	_ = flags.SetAnnotation(name, annotationEnv, []string{env})
+// KeepEnv keeps older environment variables working for flag name, read
+// after GOVKIT_<BINARY>_<FLAG> and before GOVKIT_<FLAG> (DESIGN §7's
+// GOVKIT_AUDIT_URL for --url), so that a deployment configured with an
+// older name behaves the same whatever else is set.
+func KeepEnv(flags *pflag.FlagSet, name string, envs ...string) {
+	f := flags.Lookup(name)
+	if f == nil {
+		panic("cli.KeepEnv: no flag --" + name)
+	}
+	for _, env := range envs {
+		if !slices.Contains(f.Annotations[annotationEnv], env) {
+			_ = flags.SetAnnotation(name, annotationEnv, append(slices.Clone(f.Annotations[annotationEnv]), env))
+		}
+	}
 }
 
-// EnvName returns the environment variable that sets f.
-func EnvName(f *pflag.Flag) string {
-	if v := f.Annotations[annotationEnv]; len(v) == 1 {
+// EnvNames returns the environment variables that set f in binary prog, the
+// first one set winning: GOVKIT_<PROG>_<FLAG>, the older names kept with
+// KeepEnv, GOVKIT_<FLAG>. It returns none for a flag that takes no value
+// from the environment.
+func EnvNames(prog string, f *pflag.Flag) []string {
+	if !configurable(f) {
+		return nil
+	}
+	names := []string{EnvPrefix + envWord(prog) + "_" + envWord(f.Name)}
+	for _, env := range append(slices.Clone(f.Annotations[annotationEnv]), EnvPrefix+envWord(f.Name)) {
+		if !slices.Contains(names, env) {
+			names = append(names, env)
+		}
+	}
+	return names
+}
+
+// envWord is name as it appears in a variable: upper case, "-" as "_".
+func envWord(name string) string {
+	return strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// AliasFlag keeps old, a former spelling of flag name, working (issue 20:
+// a renamed flag keeps its old spelling): on the command line as a hidden
+// flag that sets the same value, as a config-file key, and through its own
+// variables (GOVKIT_<BINARY>_<OLD>, GOVKIT_<OLD>), read after the flag's.
+func AliasFlag(flags *pflag.FlagSet, name string, old ...string) {
+	f := flags.Lookup(name)
+	if f == nil {
+		panic("cli.AliasFlag: no flag --" + name)
+	}
+	for _, o := range old {
+		a := &pflag.Flag{
+			Name: o, Usage: "former spelling of --" + name, Value: f.Value,
+			DefValue: f.DefValue, NoOptDefVal: f.NoOptDefVal, Hidden: true,
+			Annotations: map[string][]string{annotationAliasOf: {name}},
+		}
+		if v := f.Annotations[annotationSkip]; len(v) > 0 {
+			a.Annotations[annotationSkip] = v
+		}
+		flags.AddFlag(a)
+	}
+}
+
+// AliasOf returns the flag f is a former spelling of (AliasFlag), or "".
+func AliasOf(f *pflag.Flag) string {
+	if v := f.Annotations[annotationAliasOf]; len(v) == 1 {
 		return v[0]
 	}
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+	return ""
 }
+
+// Aliases returns the former spellings of flag name in flags, sorted.
+func Aliases(flags *pflag.FlagSet, name string) []string {
+	var old []string
+	flags.VisitAll(func(f *pflag.Flag) {
+		if AliasOf(f) == name {
+			old = append(old, f.Name)
+		}
+	})
+	return old
+}
+
+// Configurable reports whether f takes a value from the environment and
+// config files: every flag but --help, --version, --config, cobra's
+// completion flags, and those marked with SkipConfig.
+func Configurable(f *pflag.Flag) bool { return configurable(f) }
 
 func configurable(f *pflag.Flag) bool {
 	switch f.Name {
@@ -111,11 +191,19 @@ func FlagSource(flags *pflag.FlagSet, name string) string {
 }
 
 // FlagName names flag name in an error the way the user set it: "--name",
-// or "--name (from GOVKIT_X)" when its value came from the environment or
-// a config file (FlagSource), so that the user knows where to fix it.
+// the former spelling they typed ("--gateway" for --url), or
+// "--name (from GOVKIT_X)" when its value came from the environment or a
+// config file (FlagSource), so that the user knows where to fix it.
 func FlagName(flags *pflag.FlagSet, name string) string {
 	if src := FlagSource(flags, name); src != "" {
 		return "--" + name + " (from " + src + ")"
+	}
+	if f := flags.Lookup(name); f != nil && !f.Changed {
+		for _, old := range Aliases(flags, name) {
+			if flags.Changed(old) {
+				return "--" + old
+			}
+		}
 	}
 	return "--" + name
 }
@@ -185,30 +273,49 @@ func (l *ConfigLoader) Load(cmd *cobra.Command) error {
 	}
 
 	var firstErr error
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if firstErr != nil || f.Changed || !configurable(f) {
+	flags := cmd.Flags()
+	flags.VisitAll(func(f *pflag.Flag) {
+		if firstErr != nil || !configurable(f) || AliasOf(f) != "" {
 			return
 		}
-		env := EnvName(f)
-		if v, ok := l.LookupEnv(env); ok && v != "" {
-			if err := f.Value.Set(v); err != nil {
-				firstErr = Failf("%s: invalid value %q: %v", env, v, err).
-					WithHint(fmt.Sprintf("fix or unset %s (it sets --%s)", env, f.Name))
+		// f and its former spellings share one value: set on the command
+		// line under any name, none of them is looked up.
+		group := []*pflag.Flag{f}
+		for _, old := range Aliases(flags, f.Name) {
+			group = append(group, flags.Lookup(old))
+		}
+		for _, g := range group {
+			if g.Changed {
+				return
 			}
-			setSource(f, env)
-			return
+		}
+		for _, g := range group {
+			for _, env := range EnvNames(l.Prog, g) {
+				v, ok := l.LookupEnv(env)
+				if !ok || v == "" {
+					continue
+				}
+				if err := f.Value.Set(v); err != nil {
+					firstErr = Failf("%s: invalid value %q: %v", env, v, err).
+						WithHint(fmt.Sprintf("fix or unset %s (it sets --%s)", env, f.Name))
+				}
+				setSource(f, env)
+				return
+			}
+		}
+		names := make([]string, len(group))
+		for i, g := range group {
+			names[i] = g.Name
 		}
 		for _, file := range files {
-			v, key, ok := file.lookup(l.Prog, f.Name)
-			if !ok {
-				continue
+			if v, key, ok := file.lookup(l.Prog, names); ok {
+				if err := setFlag(f, v); err != nil {
+					firstErr = Failf("config file %s: key %q: %v", file.path, key, err).
+						WithHint(fmt.Sprintf("fix %q in %s (it sets --%s)", key, file.path, f.Name))
+				}
+				setSource(f, fmt.Sprintf("%q in %s", key, file.path))
+				return
 			}
-			if err := setFlag(f, v); err != nil {
-				firstErr = Failf("config file %s: key %q: %v", file.path, key, err).
-					WithHint(fmt.Sprintf("fix %q in %s (it sets --%s)", key, file.path, f.Name))
-			}
-			setSource(f, fmt.Sprintf("%q in %s", key, file.path))
-			return
 		}
 	})
 	return firstErr
@@ -298,12 +405,18 @@ func readConfigFile(path, prog string, known []string, explicit bool) (*configFi
 	return f, nil
 }
 
-func (f *configFile) lookup(prog, name string) (value any, key string, ok bool) {
-	if v, ok := f.section[name]; ok {
-		return v, prog + "." + name, true
+// lookup returns the value of the first of names (a flag and its former
+// spellings) in prog's section, else the first at the top level.
+func (f *configFile) lookup(prog string, names []string) (value any, key string, ok bool) {
+	for _, name := range names {
+		if v, ok := f.section[name]; ok {
+			return v, prog + "." + name, true
+		}
 	}
-	if v, ok := f.shared[name]; ok {
-		return v, name, true
+	for _, name := range names {
+		if v, ok := f.shared[name]; ok {
+			return v, name, true
+		}
 	}
 	return nil, "", false
 }

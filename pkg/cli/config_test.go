@@ -17,6 +17,7 @@ type testSettings struct {
 	null   bool
 	count  int
 	tags   []string
+	url    string
 }
 
 func newTestTree(s *testSettings) *cobra.Command {
@@ -28,6 +29,8 @@ func newTestTree(s *testSettings) *cobra.Command {
 	root.Flags().IntVar(&s.count, "count", 1, "a number")
 	root.Flags().StringSliceVar(&s.tags, "tags", nil, "tags")
 	SkipConfig(root.Flags(), "null")
+	AddURLFlag(root.Flags(), &s.url, "", "auditd", "gateway")
+	KeepEnv(root.Flags(), "url", "GOVKIT_AUDIT_URL")
 	root.AddCommand(&cobra.Command{Use: "hook", RunE: func(*cobra.Command, []string) error { return nil }})
 	root.Commands()[0].Flags().String("agent", "", "agent")
 	return root
@@ -122,6 +125,56 @@ func TestConfigPrecedence(t *testing.T) {
 			user: "\n",
 			want: testSettings{count: 1},
 		},
+		// The environment rule (issue 20): this binary's variable, then
+		// the older names a flag keeps, then the shared one; a former
+		// spelling's variables after the flag's own.
+		{
+			name: "the binary's own variable beats the shared one",
+			env:  map[string]string{"GOVKIT_TOOL_COUNT": "7", "GOVKIT_COUNT": "3"},
+			want: testSettings{count: 7},
+		},
+		{
+			name: "a kept older name beats the shared variable",
+			env:  map[string]string{"GOVKIT_AUDIT_URL": "http://old", "GOVKIT_URL": "http://new"},
+			want: testSettings{count: 1, url: "http://old"},
+		},
+		{
+			name: "the shared variable alone",
+			env:  map[string]string{"GOVKIT_URL": "http://new"},
+			want: testSettings{count: 1, url: "http://new"},
+		},
+		{
+			name: "a former spelling's variable",
+			env:  map[string]string{"GOVKIT_GATEWAY": "http://gw"},
+			want: testSettings{count: 1, url: "http://gw"},
+		},
+		{
+			name: "the flag's variables beat its former spelling's",
+			env:  map[string]string{"GOVKIT_GATEWAY": "http://gw", "GOVKIT_TOOL_URL": "http://tool"},
+			want: testSettings{count: 1, url: "http://tool"},
+		},
+		{
+			name: "a former spelling on the command line",
+			args: []string{"--gateway", "http://flag"},
+			env:  map[string]string{"GOVKIT_URL": "http://env"},
+			want: testSettings{count: 1, url: "http://flag"},
+		},
+		{
+			name: "the new spelling on the command line beats an old variable",
+			args: []string{"--url", "http://flag"},
+			env:  map[string]string{"GOVKIT_GATEWAY": "http://gw", "GOVKIT_AUDIT_URL": "http://old"},
+			want: testSettings{count: 1, url: "http://flag"},
+		},
+		{
+			name: "a former spelling as a config key",
+			user: "tool:\n  gateway: http://file\n",
+			want: testSettings{count: 1, url: "http://file"},
+		},
+		{
+			name: "the section's former spelling beats the shared new key",
+			user: "url: http://shared\ntool:\n  gateway: http://section\n",
+			want: testSettings{count: 1, url: "http://section"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,7 +207,7 @@ func TestConfigErrors(t *testing.T) {
 			name:     "unknown key in own section",
 			user:     "tool:\n  outptu: json\n",
 			wantErr:  `config file USER: unknown key "tool.outptu"`,
-			wantHint: `the keys of section "tool" are the long flag names of tool: agent, count, cwd, output, tags`,
+			wantHint: `the keys of section "tool" are the long flag names of tool: agent, count, cwd, gateway, output, tags, url`,
 		},
 		{
 			name:    "flag that skips config is unknown as a key",
@@ -313,16 +366,32 @@ func TestDefaultConfigFiles(t *testing.T) {
 	}
 }
 
-func TestEnvName(t *testing.T) {
+func TestEnvNames(t *testing.T) {
 	var s testSettings
 	root := newTestTree(&s)
 	root.Flags().String("audit-url", "", "")
-	root.Flags().String("url", "", "")
-	SetEnvName(root.Flags(), "url", "GOVKIT_AUDIT_URL")
-	for flag, want := range map[string]string{"output": "GOVKIT_OUTPUT", "audit-url": "GOVKIT_AUDIT_URL", "url": "GOVKIT_AUDIT_URL"} {
-		if got := EnvName(root.Flags().Lookup(flag)); got != want {
-			t.Errorf("EnvName(--%s) = %q, want %q", flag, got, want)
+	for flag, want := range map[string][]string{
+		"output":    {"GOVKIT_TOOL_OUTPUT", "GOVKIT_OUTPUT"},
+		"audit-url": {"GOVKIT_TOOL_AUDIT_URL", "GOVKIT_AUDIT_URL"},
+		"url":       {"GOVKIT_TOOL_URL", "GOVKIT_AUDIT_URL", "GOVKIT_URL"},
+		"gateway":   {"GOVKIT_TOOL_GATEWAY", "GOVKIT_GATEWAY"},
+		"null":      nil,
+	} {
+		if got := EnvNames("tool", root.Flags().Lookup(flag)); !reflect.DeepEqual(got, want) {
+			t.Errorf("EnvNames(--%s) = %q, want %q", flag, got, want)
 		}
+	}
+	if got := EnvNames("tool", root.PersistentFlags().Lookup("config")); got != nil {
+		t.Errorf("EnvNames(--config) = %q, want none (GOVKIT_CONFIG names the file)", got)
+	}
+	if got := EnvNames("verify-chain", root.Flags().Lookup("cwd")); !reflect.DeepEqual(got, []string{"GOVKIT_VERIFY_CHAIN_CWD", "GOVKIT_CWD"}) {
+		t.Errorf("EnvNames(verify-chain --cwd) = %q", got)
+	}
+	if f := root.Flags().Lookup("gateway"); !f.Hidden || AliasOf(f) != "url" {
+		t.Errorf("--gateway: hidden %v, alias of %q; want a hidden alias of --url", f.Hidden, AliasOf(f))
+	}
+	if got := Aliases(root.Flags(), "url"); !reflect.DeepEqual(got, []string{"gateway"}) {
+		t.Errorf("Aliases(url) = %q", got)
 	}
 }
 

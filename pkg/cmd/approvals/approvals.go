@@ -140,13 +140,13 @@ Exit status:
 		},
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&opts.URL, "url", client.DefaultURL, "auditd's `URL`")
+	cli.AddURLFlag(pf, &opts.URL, client.DefaultURL, "auditd's `URL`")
 	pf.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN` (auditd with a tokens file)")
 	cli.AddCACertFlag(pf, &opts.CACert)
 	pf.VarP(&opts.Output, "output", "o", "output `format`: text or json (default: text on a terminal, json otherwise)")
 	_ = cmd.RegisterFlagCompletionFunc("output",
 		cobra.FixedCompletions([]string{string(cli.FormatText), string(cli.FormatJSON)}, cobra.ShellCompDirectiveNoFileComp))
-	cli.SetEnvName(pf, "url", "GOVKIT_AUDIT_URL")
+	cli.KeepEnv(pf, "url", "GOVKIT_AUDIT_URL")
 	cli.AddConfigFlag(cmd)
 	return cmd
 }
@@ -242,7 +242,7 @@ func (o *Options) apiError(err error, id string) error {
 		case ae.Code == govapi.CodePrincipalNotAllowed:
 			return cli.Failf("%s", msg).WithHint("the token's principal decides; ask an admin for a token that acts for the right principal")
 		case ae.Code == govapi.CodeTagsNotAllowed:
-			return cli.Failf("%s", msg).WithHint("leave out --tag: auditd takes the resource's tags from its infra file")
+			return cli.Failf("%s", msg).WithHint("leave out --tags: auditd takes the resource's tags from its infra file")
 		case ae.Code == govapi.CodeNoPolicy:
 			return cli.Failf("%s", msg).WithHint("approval requests come from policy: start auditd with --policy FILE")
 		case ae.StatusCode == http.StatusUnauthorized:

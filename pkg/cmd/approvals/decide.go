@@ -53,6 +53,7 @@ when it has expired.`
 		reasonHelp = "say why in `TEXT` (required): the requester reads it"
 	}
 	cmd.Args = requireID(verb)
+	cmd.ValidArgsFunction = opts.completeID
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		opts.prepare(c)
 		do.ID = args[0]

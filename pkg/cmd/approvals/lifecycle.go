@@ -47,7 +47,8 @@ Exit status:
     3  usage error, auditd unreachable or refusing, internal failure`,
 		Example: `  id=$(approvals request --resource database:prod-db --action write -o json | jq -r .id)
   approvals wait "$id" --timeout 15m`,
-		Args: requireID("wait"),
+		Args:              requireID("wait"),
+		ValidArgsFunction: opts.completeID,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.prepare(c)
 			so.ID = args[0]

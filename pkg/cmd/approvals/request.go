@@ -92,12 +92,13 @@ Exit status:
 	f.StringVar(&ro.Reason, "reason", "", "why the action is needed: `TEXT` the approvers read")
 	f.StringVar(&ro.Tool, "tool", "", "the tool `NAME` that will run the action (e.g. psql)")
 	f.StringVar(&ro.RawCommand, "command", "", "the exact command line `RAW` that will run")
-	f.StringSliceVar(&ro.Tags, "tag", nil, "tag the resource with `T` (repeatable, or comma-separated; only for a gateway token and a resource auditd's infra file does not list)")
+	f.StringSliceVar(&ro.Tags, "tags", nil, "tag the resource with `TAGS` (comma-separated, or repeated; only for a gateway token and a resource auditd's infra file does not list)")
 	f.DurationVar(&ro.TTL, "ttl", 0, "expire the request after `DURATION` (default: auditd's, 5m)")
 	f.DurationVar(&ro.Wait, "wait", 0, "wait up to `DURATION` for the decision and exit with it (default: do not wait)")
 	_ = cmd.RegisterFlagCompletionFunc("action",
 		cobra.FixedCompletions(approval.Actions, cobra.ShellCompDirectiveNoFileComp))
-	cli.SkipConfig(f, "resource", "action", "reason", "tool", "command", "tag", "ttl", "wait")
+	cli.SkipConfig(f, "resource", "action", "reason", "tool", "command", "tags", "ttl", "wait")
+	cli.AliasFlag(f, "tags", "tag") // issue 20: --tags everywhere; the seed's --tag still works
 	return cmd
 }
 

@@ -32,7 +32,8 @@ While the request is pending it ends with the commands that approve or deny
 it. With -o json it prints the request object.`,
 		Example: `  approvals show 01JQ7Z8X6V3M2N4B5C6D7E8F9G
   approvals show 01JQ7Z8X6V3M2N4B5C6D7E8F9G -o json | jq .votes`,
-		Args: requireID("show"),
+		Args:              requireID("show"),
+		ValidArgsFunction: opts.completeID,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.prepare(c)
 			so.ID = args[0]

@@ -98,7 +98,7 @@ Exit status: 0 done, 3 on a usage error or a failure.`,
 // addTokensFlag declares --tokens, also GOVKIT_TOKENS_FILE.
 func addTokensFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "tokens", "", "the tokens `FILE` (YAML: names, roles and SHA-256 hashes)")
-	cli.SetEnvName(cmd.Flags(), "tokens", "GOVKIT_TOKENS_FILE")
+	cli.KeepEnv(cmd.Flags(), "tokens", "GOVKIT_TOKENS_FILE")
 	_ = cmd.MarkFlagFilename("tokens", "yaml", "yml")
 }
 

@@ -121,7 +121,6 @@ Exit status:
 	f.StringVar(&opts.Listen, "listen", "", "serve the last cosigned note at GET /checkpoint on `ADDR` (loopback)")
 	f.StringVar(&opts.Token, "token", "", "authenticate to --log with `TOKEN` (role auditor)")
 	cli.AddCACertFlag(f, &opts.CACert)
-	cli.SetEnvName(f, "token", "GOVKIT_TOKEN")
 	cli.SkipConfig(f, "once")
 	return cmd
 }

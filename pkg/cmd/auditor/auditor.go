@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,7 +86,7 @@ func NewCmdAuditor(streams *cli.IOStreams, runF func(*Options) error) *cobra.Com
 
 func newCmd(opts *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "auditor --socket PATH [--audit-url URL] [flags]",
+		Use:   "auditor --socket PATH [--url URL] [flags]",
 		Short: "Watch auditd's event stream, raise security alerts, verify the chain",
 		Long: `Auditor follows auditd's event stream on its Unix socket and raises an alert
 for each suspicious pattern it sees, and verifies the whole hash chain through
@@ -153,7 +152,7 @@ Exit status:
     2  --once: alerts raised
     3  usage error, unreadable state file, auditd refusing or (with --once)
        unreachable, internal failure`,
-		Example: `  auditor --socket /run/govkit/audit.sock --audit-url http://127.0.0.1:1199 --verify-interval 30s
+		Example: `  auditor --socket /run/govkit/audit.sock --url http://127.0.0.1:1199 --verify-interval 30s
   auditor --socket /run/govkit/audit.sock --state /var/lib/govkit-auditor/state.json \
       --incident-webhook https://alerts.example.com/hook
   auditor --socket /tmp/audit.sock --allowed-hours-start 22 --allowed-hours-end 6 --timezone Europe/Paris
@@ -174,7 +173,7 @@ Exit status:
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Socket, "socket", "", "follow auditd's event stream on the Unix socket `PATH` (auditd --socket)")
-	f.StringVar(&opts.AuditURL, "audit-url", client.DefaultURL, "auditd's `URL`, for verification, approvals and --once")
+	cli.AddURLFlag(f, &opts.AuditURL, client.DefaultURL, "auditd's `URL`, for verification, approvals and --once", "audit-url")
 	f.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN` (auditd with a tokens file; role auditor)")
 	cli.AddCACertFlag(f, &opts.CACert)
 	f.DurationVar(&opts.VerifyInterval, "verify-interval", 30*time.Second, "verify the whole chain every `DURATION`")
@@ -188,16 +187,11 @@ Exit status:
 	f.BoolVar(&opts.Once, "once", false, "replay, verify and check the head once, then exit (0: no alerts, 2: alerts)")
 	opts.SinceSeq = -1
 	f.Var((*sinceSeq)(&opts.SinceSeq), "since-seq", "replay from after `SEQ` (0: the whole log) instead of the state's position")
-	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every event received")
+	f.BoolVar(&opts.Verbose, "verbose", false, "log every event received")
 	f.StringArrayVar(&opts.CheckpointKeys, "checkpoint-key", nil, "pin auditd's signed checkpoints, which must open with the verifier key `VERIFIER` (the key or a file of keys; repeatable)")
 	cli.AddOutputFlag(cmd, &opts.Output)
-	cli.SetEnvName(f, "socket", "GOVKIT_AUDIT_SOCKET")
-	cli.SetEnvName(f, "audit-url", "GOVKIT_AUDIT_URL")
-	for _, name := range []string{"verify-interval", "incident-webhook", "max-events-per-minute", "allowed-hours-start",
-		"allowed-hours-end", "timezone", "max-clock-skew", "state", "verbose"} {
-		cli.SetEnvName(f, name, "GOVKIT_AUDITOR_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
-	}
-	cli.SetEnvName(f, "checkpoint-key", "GOVKIT_AUDITOR_CHECKPOINT_KEY")
+	cli.KeepEnv(f, "socket", "GOVKIT_AUDIT_SOCKET")
+	cli.KeepEnv(f, "url", "GOVKIT_AUDIT_URL")
 	cli.SkipConfig(f, "once", "since-seq")
 	_ = cmd.MarkFlagFilename("state", "json")
 	cli.AddConfigFlag(cmd)
@@ -235,7 +229,7 @@ func (o *Options) validate(c *cobra.Command) error {
 			WithHint("pass a duration such as --max-clock-skew 5m")
 	}
 	if _, err := client.New(o.AuditURL); err != nil {
-		return cli.Failf("%s: %v", from("audit-url"), err).WithHint("pass --audit-url http://HOST:PORT (or set GOVKIT_AUDIT_URL)")
+		return cli.Failf("%s: %v", from("url"), err).WithHint("pass --url http://HOST:PORT (or set GOVKIT_URL)")
 	}
 	roots, err := client.LoadCACert(o.CACert) // nil without --ca-cert: the system's
 	if err != nil {

@@ -1,6 +1,7 @@
 package auditor
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,7 @@ func TestFlagErrors(t *testing.T) {
 		{sock, map[string]string{"GOVKIT_AUDITOR_TIMEZONE": "Nowhere"}, `--timezone (from GOVKIT_AUDITOR_TIMEZONE) "Nowhere"`},
 		{append(sock, "--max-clock-skew", "10ms"), nil, "--max-clock-skew 10ms is less than 1s"},
 		{append(sock, "--audit-url", "localhost:1199"), nil, "--audit-url: auditd URL \"localhost:1199\" is not http://HOST:PORT"},
+		{append(sock, "--url", "localhost:1199"), nil, "--url: auditd URL \"localhost:1199\" is not http://HOST:PORT\nauditor: hint: pass --url"},
 		{append(sock, "--incident-webhook", "ftp://x/secret-token"), nil, "--incident-webhook is not an http or https URL"},
 		{append(sock, "--incident-webhook", "/hook"), nil, "--incident-webhook is not an absolute URL"},
 		{append(sock, "--incident-webhook", "https:///secret-token"), nil, "--incident-webhook has no host"},
@@ -113,5 +115,42 @@ func TestFlagOnce(t *testing.T) {
 		if o, code, stderr := parse(t, args...); code != 0 || !o.Once {
 			t.Errorf("%q: exit %d %s", args, code, stderr)
 		}
+	}
+}
+
+// Issue 20: -v is --version, as in every govkit binary; the former -v for
+// --verbose still works beside other flags, with a note.
+func TestVerboseCompat(t *testing.T) {
+	tests := []struct {
+		args, want []string
+		note       bool
+	}{
+		{[]string{"-v"}, []string{"-v"}, false},
+		{[]string{"--socket", "/s", "-v"}, []string{"--socket", "/s", "--verbose"}, true},
+		{[]string{"-v", "--once"}, []string{"--verbose", "--once"}, true},
+		{[]string{"--verbose", "--once"}, []string{"--verbose", "--once"}, false},
+		{[]string{"--once", "--", "-v"}, []string{"--once", "--", "-v"}, false},
+	}
+	for _, tt := range tests {
+		var errOut strings.Builder
+		got := verboseCompat(tt.args, &errOut)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("verboseCompat(%q) = %q, want %q", tt.args, got, tt.want)
+		}
+		if note := strings.Contains(errOut.String(), "-v for --verbose is deprecated"); note != tt.note {
+			t.Errorf("verboseCompat(%q): note %q, want one: %v", tt.args, errOut.String(), tt.note)
+		}
+	}
+
+	isolate(t)
+	for _, args := range [][]string{{"-v"}, {"--version"}} {
+		streams, _, out, errOut := cli.Test()
+		code := cli.Main("auditor", NewCmdAuditor(streams, func(*Options) error { t.Error("ran"); return nil }), streams, args)
+		if code != 0 || !strings.HasPrefix(out.String(), "auditor version ") {
+			t.Errorf("auditor %q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	if o, code, stderr := parse(t, "--once", "--verbose"); code != 0 || !o.Verbose {
+		t.Errorf("--verbose: exit %d %s", code, stderr)
 	}
 }

@@ -38,7 +38,7 @@ func seqsUpTo(n int64) []int64 {
 func TestSeedTenEventsReceived(t *testing.T) {
 	isolate(t)
 	d := startAuditd(t, nil)
-	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "-v")
+	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "--verbose")
 	r.waitStderr(`auditor: watching `)
 	for i := range 10 {
 		ev := d.post("test_agent", 1, nil)[0]
@@ -64,7 +64,7 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 	isolate(t)
 	d := startAuditd(t, nil)
 	state := filepath.Join(t.TempDir(), "state.json")
-	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "-v", "--state", state)
+	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "--verbose", "--state", state)
 	r.waitStderr(`auditor: watching `)
 	d.post("a", 5, nil)
 	r.waitFor("5 events", func() bool { return len(r.received()) == 5 })
@@ -93,7 +93,7 @@ func TestReconnectNoGapNoDuplicate(t *testing.T) {
 
 	// Started again, it replays nothing it has seen, and what it missed.
 	d.post("c", 2, nil)
-	r2 := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "-v", "--state", state)
+	r2 := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "--verbose", "--state", state)
 	r2.waitFor("2 events", func() bool { return len(r2.received()) == 2 })
 	r2.stop()
 	if got := r2.received(); !slices.Equal(got, []int64{14, 15}) {
@@ -359,7 +359,7 @@ func TestUnauthorizedDestructive(t *testing.T) {
 	approve(early)
 	consume(early)
 
-	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "-v")
+	r := background(t, nil, "--socket", d.Socket, "--audit-url", d.URL, "--verbose")
 	r.waitStderr(`auditor: watching `)
 	bare := destroy("")
 	withEarly := destroy(early.ID)

@@ -59,6 +59,7 @@ Exit status: 0 healthy, 1 problems found, 3 usage error.`,
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "check only this `AGENT`: "+strings.Join(hook.Agents(), ", "))
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "the project `DIR` whose agent settings to check (default: the working directory)")
 	cli.SkipConfig(cmd.Flags(), "agent", "dir")
+	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions(hook.Agents(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -67,6 +67,7 @@ Set it up with "classify hook install --agent AGENT"; check it with
 	cli.AddConfigFlag(cmd)
 	// Each registration names its agent: a config file must not change it.
 	cli.SkipConfig(cmd.Flags(), "agent")
+	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions(hook.Agents(), cobra.ShellCompDirectiveNoFileComp))
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cli.Fail(err, "run classify hook --help")
 	})
@@ -169,5 +170,6 @@ absolute path, so the agent does not depend on its PATH; change it with --comman
 	cmd.Flags().StringVar(&agent, "agent", "", "the `AGENT` to set up: "+strings.Join(hook.Agents(), ", "))
 	cmd.Flags().StringVar(&command, "command", "", "the hook `COMMAND` to register (default: this binary's absolute path + hook --agent AGENT)")
 	cli.SkipConfig(cmd.Flags(), "agent", "command")
+	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions(hook.Agents(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

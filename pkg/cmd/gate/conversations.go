@@ -59,7 +59,7 @@ Exit status:
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&o.Server, "server", "http://127.0.0.1:8700", "gate serve's `ADDRESS`: http://HOST:PORT, https://HOST:PORT or unix:PATH")
-	cli.SetEnvName(pf, "server", "GOVKIT_SERVE")
+	cli.KeepEnv(pf, "server", "GOVKIT_SERVE")
 	// Persistent, unlike cli.AddOutputFlag's: -o goes after the
 	// subcommand (gate conversations list -o json), where people put it.
 	pf.VarP(&o.Output, "output", "o", "output `format`: text or json (default: text on a terminal, json otherwise)")
@@ -102,6 +102,7 @@ Exit status:
 	create.Flags().StringVar(&cwd, "cwd", ".", "the conversation's fixed working `DIR`")
 	create.Flags().StringVar(&model, "model", "", "the `MODEL` (default: the server's)")
 	create.Flags().StringVar(&mode, "mode", "", "restricted (the default where Landlock works) or unrestricted")
+	_ = create.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"restricted", "unrestricted"}, cobra.ShellCompDirectiveNoFileComp))
 
 	show := &cobra.Command{Use: "show ID", Short: "Show a conversation and its messages", Args: cobra.ExactArgs(1),
 		RunE: o.wrap(func(ctx context.Context, c *serve.Client, args []string) error {

@@ -49,6 +49,7 @@ named with --url that fails a fix-mode check); 3 usage error.`,
 	cmd.Flags().StringVar(&dir, "dir", "", "with --agent: the project `DIR` whose settings to read (default: the working directory)")
 	cmd.Flags().StringVar(&command, "hook-command", "", "with --agent: check this hook `COMMAND` instead of the registered ones")
 	cli.SkipConfig(cmd.Flags(), "agent", "dir", "hook-command")
+	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions(hook.Agents(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -76,10 +76,9 @@ Exit status of run and check:
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&opts.URL, "url", "", "auditd's `URL` (required in fix mode; default "+client.DefaultURL+" there)")
+	cli.AddURLFlag(pf, &opts.URL, "", "auditd's `URL` (required in fix mode; default "+client.DefaultURL+" there)")
 	pf.StringVar(&opts.Token, "token", "", "authenticate to auditd with `TOKEN`")
 	cli.AddCACertFlag(pf, &opts.CACert)
-	cli.SetEnvName(pf, "url", "GOVKIT_URL")
 	cli.AddConfigFlag(root)
 	root.AddCommand(newCmdRun(opts, false), newCmdRun(opts, true), newCmdDoctor(opts), newCmdSession(opts), newCmdReceipt(opts),
 		newCmdHook(opts), newCmdMCP(opts), newCmdServe(opts), newCmdConversations(opts))

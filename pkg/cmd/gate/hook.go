@@ -95,6 +95,7 @@ Set it up with "gate hook install --agent AGENT"; check it with
 	f.StringVar(&ho.ReceiptKey, "receipt-key", "", "sign receipts with the key in `FILE`, created 0600 if absent (default: govkit's receipt key)")
 	f.StringArrayVar(&ho.ToolKinds, "tool-kind", nil, "give MCP tools matching `GLOB=KIND` a kind: read, search, resolve or write (repeatable; others are writes)")
 	cli.SkipConfig(f, "agent")
+	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions(hook.Agents(), cobra.ShellCompDirectiveNoFileComp))
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cli.Fail(err, "run gate hook --help")
 	})
@@ -306,6 +307,7 @@ with --command.`,
 	cmd.Flags().StringVar(&agent, "agent", "", "the `AGENT` to set up: "+strings.Join(hook.Agents(), ", "))
 	cmd.Flags().StringVar(&command, "command", "", "the hook `COMMAND` to register (default: this binary's absolute path + hook --agent AGENT)")
 	cli.SkipConfig(cmd.Flags(), "agent", "command")
+	_ = cmd.RegisterFlagCompletionFunc("agent", cobra.FixedCompletions(hook.Agents(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -95,7 +95,7 @@ Exit status:
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.KeyFile, "key", "", "the receipt key `FILE` (default $XDG_STATE_HOME/govkit/receipt.key)")
-	cli.SetEnvName(f, "key", "GOVKIT_RECEIPT_KEY")
+	cli.KeepEnv(f, "key", "GOVKIT_RECEIPT_KEY")
 	cli.AddOutputFlag(cmd, &o.Output)
 	_ = cmd.MarkFlagFilename("key")
 	return cmd

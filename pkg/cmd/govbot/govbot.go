@@ -58,7 +58,7 @@ type Options struct {
 	// Context ends a run early; nil means on SIGINT or SIGTERM.
 	Context context.Context
 
-	// gatewaySource says where --gateway came from, for error hints.
+	// gatewaySource says where --url came from, for error hints.
 	gatewaySource string
 	// roots is --ca-cert, loaded by validate.
 	roots *x509.CertPool
@@ -75,7 +75,7 @@ func newCmd(opts *Options, runF func(*Options) error) *cobra.Command {
 	opts.Since = Duration(defaultSince)
 	opts.StaleAfter = Duration(defaultStaleAfter)
 	cmd := &cobra.Command{
-		Use:   "govbot [--gateway URL] [--since 24h] [--webhook URL] [-o text|json]",
+		Use:   "govbot [--url URL] [--since 24h] [--webhook URL] [-o text|json]",
 		Short: "One-shot compliance report over auditd's governance API, for cron and CI",
 		Long: `Govbot asks auditd's governance API for a compliance snapshot and prints it:
 it is stateless and read-only, and needs nothing but the gateway's URL (and a
@@ -111,7 +111,7 @@ Output is text on a terminal and one JSON object otherwise (choose with -o).
 A failure to post to --webhook is reported on standard error and does not
 change the exit status.
 
-Environment: GOVKIT_AUDIT_URL (--gateway), GOVKIT_TOKEN (--token; prefer it,
+Environment: GOVKIT_URL or GOVKIT_AUDIT_URL (--url), GOVKIT_TOKEN (--token; prefer it,
 a flag shows in ps), GOVKIT_GOVBOT_WEBHOOK, GOVKIT_GOVBOT_SINCE,
 GOVKIT_GOVBOT_STALE_AFTER and GOVKIT_GOVBOT_MAX_EVENTS; flags win over them,
 and they over the config file's govbot section. The seed's one-dash spelling
@@ -124,9 +124,9 @@ Exit status:
     2  alerts present
     3  usage error, refused credentials, an untrusted TLS certificate
        (--ca-cert), internal failure`,
-		Example: `  govbot --gateway http://127.0.0.1:1199
-  govbot --gateway http://auditd.internal:1199 --since 6h -o json
-  GOVKIT_TOKEN=… govbot --gateway https://auditd.internal --webhook https://hooks.slack.com/services/…`,
+		Example: `  govbot --url http://127.0.0.1:1199
+  govbot --url http://auditd.internal:1199 --since 6h -o json
+  GOVKIT_TOKEN=… govbot --url https://auditd.internal --webhook https://hooks.slack.com/services/…`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -140,7 +140,7 @@ Exit status:
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Gateway, "gateway", client.DefaultURL, "auditd's `URL` (the governance gateway)")
+	cli.AddURLFlag(f, &opts.Gateway, client.DefaultURL, "auditd's `URL` (the governance gateway)", "gateway")
 	f.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN`, one with the auditor role (auditd with a tokens file)")
 	f.Var(&opts.Since, "since", "report on the last `DURATION` of events: 6h, 24h, 7d")
 	f.Var(&opts.StaleAfter, "stale-after", "warn about approvals pending longer than `DURATION`")
@@ -149,11 +149,7 @@ Exit status:
 	cli.AddCACertFlag(f, &opts.CACert)
 	cli.AddOutputFlag(cmd, &opts.Output)
 	cli.AddConfigFlag(cmd)
-	cli.SetEnvName(f, "gateway", "GOVKIT_AUDIT_URL")
-	cli.SetEnvName(f, "since", "GOVKIT_GOVBOT_SINCE")
-	cli.SetEnvName(f, "stale-after", "GOVKIT_GOVBOT_STALE_AFTER")
-	cli.SetEnvName(f, "webhook", "GOVKIT_GOVBOT_WEBHOOK")
-	cli.SetEnvName(f, "max-events", "GOVKIT_GOVBOT_MAX_EVENTS")
+	cli.KeepEnv(f, "url", "GOVKIT_AUDIT_URL")
 	return cmd
 }
 
@@ -161,13 +157,13 @@ Exit status:
 // key that set it) in the error.
 func (o *Options) validate(flags *pflag.FlagSet) error {
 	name := func(flag string) string { return cli.FlagName(flags, flag) }
-	o.gatewaySource = cli.FlagSource(flags, "gateway")
-	if f := flags.Lookup("gateway"); f != nil && !f.Changed && o.gatewaySource == "" {
+	o.gatewaySource = cli.FlagSource(flags, "url")
+	if f := flags.Lookup("url"); f != nil && !f.Changed && !flags.Changed("gateway") && o.gatewaySource == "" {
 		o.gatewaySource = "the default"
 	}
 	if _, err := client.New(o.Gateway); err != nil {
-		return cli.Failf("%s: %v", name("gateway"), err).
-			WithHint("pass --gateway http://HOST:PORT (or set GOVKIT_AUDIT_URL) naming auditd")
+		return cli.Failf("%s: %v", name("url"), err).
+			WithHint("pass --url http://HOST:PORT (or set GOVKIT_URL) naming auditd")
 	}
 	roots, err := client.LoadCACert(o.CACert) // nil without --ca-cert: the system's
 	if err != nil {

@@ -57,6 +57,17 @@ func TestFlags(t *testing.T) {
 			return o.Gateway == "http://env:1" && o.Token == "tok" && o.Webhook == "https://hooks.slack.com/e" &&
 				time.Duration(o.Since) == 2*time.Hour && time.Duration(o.StaleAfter) == 5*time.Minute && o.gatewaySource == "GOVKIT_AUDIT_URL"
 		}},
+		// Issue 20: --url and GOVKIT_URL, as in every client binary; the
+		// seed's GOVKIT_GATEWAY works too, and the README's GOVKIT_SINCE.
+		{"url", nil, []string{"--url", "http://auditd:1199"}, func(o *Options) bool {
+			return o.Gateway == "http://auditd:1199" && o.gatewaySource == ""
+		}},
+		{"GOVKIT_URL and GOVKIT_SINCE", map[string]string{"GOVKIT_URL": "http://env:3", "GOVKIT_SINCE": "3h"}, nil, func(o *Options) bool {
+			return o.Gateway == "http://env:3" && time.Duration(o.Since) == 3*time.Hour && o.gatewaySource == "GOVKIT_URL"
+		}},
+		{"GOVKIT_GATEWAY", map[string]string{"GOVKIT_GATEWAY": "http://env:4"}, nil, func(o *Options) bool {
+			return o.Gateway == "http://env:4" && o.gatewaySource == "GOVKIT_GATEWAY"
+		}},
 		{"flag beats environment", map[string]string{"GOVKIT_AUDIT_URL": "http://env:1"}, []string{"--gateway", "http://flag:2"},
 			func(o *Options) bool { return o.Gateway == "http://flag:2" }},
 	}
@@ -82,9 +93,11 @@ func TestUsageErrors(t *testing.T) {
 		hint string
 	}{
 		{"bad gateway", nil, []string{"--gateway", "auditd:1199"},
-			`govbot: error: --gateway: auditd URL "auditd:1199" is not http://HOST:PORT`, "--gateway"},
+			`govbot: error: --gateway: auditd URL "auditd:1199" is not http://HOST:PORT`, "--url"},
+		{"bad url", nil, []string{"--url", "auditd:1199"},
+			`govbot: error: --url: auditd URL "auditd:1199" is not http://HOST:PORT`, "--url"},
 		{"bad gateway from the environment", map[string]string{"GOVKIT_AUDIT_URL": "ftp://x"}, nil,
-			`govbot: error: --gateway (from GOVKIT_AUDIT_URL): auditd URL "ftp://x" is not http://HOST:PORT`, "GOVKIT_AUDIT_URL"},
+			`govbot: error: --url (from GOVKIT_AUDIT_URL): auditd URL "ftp://x" is not http://HOST:PORT`, "GOVKIT_URL"},
 		{"zero since", nil, []string{"--since", "0s"}, "govbot: error: --since 0s is not a positive duration", "--since"},
 		{"negative stale-after", nil, []string{"--stale-after", "-5m"}, "govbot: error: --stale-after -5m is not a positive duration", "--stale-after"},
 		{"bad duration", nil, []string{"--since", "yesterday"},

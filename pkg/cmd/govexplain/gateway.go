@@ -15,7 +15,7 @@ import (
 	"github.com/govkit/govkit/pkg/govapi"
 )
 
-// localOnly are the flags that describe a local evaluation: with --gateway
+// localOnly are the flags that describe a local evaluation: with --url
 // auditd's own files and clock decide, so giving one is a mistake to
 // point out rather than ignore.
 var localOnly = []string{"policy", "infra", "dry-run", "default-effect", "at"}
@@ -26,8 +26,8 @@ var question = []string{"resource", "action", "tags", "user", "role", "service",
 func (o *ExplainOptions) validateGateway() error {
 	for _, name := range localOnly {
 		if o.given != nil && o.given(name) {
-			return cli.Failf("--%s does not apply with --gateway: auditd evaluates with the policy, infra file and clock it has loaded", name).
-				WithHint("drop --" + name + ", or drop --gateway to evaluate locally")
+			return cli.Failf("--%s does not apply with --url: auditd evaluates with the policy, infra file and clock it has loaded", name).
+				WithHint("drop --" + name + ", or drop --url to evaluate locally")
 		}
 	}
 	roots, err := client.LoadCACert(o.CACert) // nil without --ca-cert: the system's
@@ -61,10 +61,10 @@ func gatewayRun(o *ExplainOptions) error {
 	}
 	c, err := client.New(o.Gateway, opts...)
 	if err != nil {
-		return cli.Fail(err, "pass --gateway http://HOST:PORT (auditd's address)")
+		return cli.Fail(err, "pass --url http://HOST:PORT (auditd's address)")
 	}
 	if c.SendsTokenInClear() {
-		fmt.Fprintf(o.IO.ErrOut, "govexplain: warning: --gateway %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)\n", o.Gateway)
+		fmt.Fprintf(o.IO.ErrOut, "govexplain: warning: --url %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)\n", o.Gateway)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -113,7 +113,7 @@ func (o *ExplainOptions) gatewayError(err error) error {
 			return cli.Failf("auditd at %s: %s", o.Gateway, client.NetReason(err)).WithHint(cli.CACertHint)
 		}
 		return cli.Failf("cannot reach auditd at %s: %s", o.Gateway, client.NetReason(err)).
-			WithHint("start auditd, or pass --gateway naming a running one")
+			WithHint("start auditd, or pass --url naming a running one")
 	}
 	switch ae.StatusCode {
 	case http.StatusUnauthorized:

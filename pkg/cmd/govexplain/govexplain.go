@@ -42,9 +42,9 @@ type ExplainOptions struct {
 	Token   string
 	Event   string
 	// Session checks the policy file's guardrails against that session's
-	// recorded history (with --gateway only: auditd holds the history).
+	// recorded history (with --url only: auditd holds the history).
 	Session string
-	CACert  string // --ca-cert: the CA of an https:// --gateway
+	CACert  string // --ca-cert: the CA of an https:// --url
 	// given reports whether a flag was on the command line.
 	given func(name string) bool
 	// flags are the command's, to name a flag as the user set it; roots
@@ -59,7 +59,7 @@ type ExplainOptions struct {
 func NewCmdGovexplain(streams *cli.IOStreams, runF func(*ExplainOptions) error) *cobra.Command {
 	opts := &ExplainOptions{IO: streams, Now: time.Now}
 	cmd := &cobra.Command{
-		Use:   "govexplain (--policy FILE | --gateway URL) --resource TYPE:NAME --action ACTION [flags]",
+		Use:   "govexplain (--policy FILE | --url URL) --resource TYPE:NAME --action ACTION [flags]",
 		Short: "Evaluate a request against policy and explain the decision",
 		Long: `Govexplain answers "what would happen if this principal did this action to this
 resource?" from a policy file, without running anything, and explains why:
@@ -68,15 +68,15 @@ passed or failed, and what would change the outcome.
 
 Tags come from --tags, or else from the resource's entry in --infra.
 
-With --gateway URL the question goes to a running auditd instead, which
+With --url URL the question goes to a running auditd instead, which
 answers from the policy and infra files it has loaded and records nothing.
-With --gateway URL --event ID govexplain shows the decision auditd recorded
+With --url URL --event ID govexplain shows the decision auditd recorded
 with that policy_decision event: the trace stored then, not a re-evaluation,
 so a policy changed since does not change the answer.
 
 The policy file's guardrails (a rate limit and a circuit breaker per agent
 session) are computed from the session's recorded events, which auditd
-holds: --gateway URL --session ID checks them for that session; a local
+holds: --url URL --session ID checks them for that session; a local
 evaluation lists them as not evaluated.
 
 Exit status follows the enforced effect:
@@ -89,9 +89,9 @@ Exit status follows the enforced effect:
     --action write --role dba
   govexplain --policy policies.yaml --infra infra.yaml --resource database:prod-db \
     --action write --rows 1500 -o json
-  govexplain --gateway http://127.0.0.1:1199 --resource database:prod-db --action write
-  govexplain --gateway http://127.0.0.1:1199 --session s-42 --resource database:prod-db --action write
-  govexplain --gateway http://127.0.0.1:1199 --event 01JBX4T5WKQ2V8N3M6P9R0S7YZ -o json
+  govexplain --url http://127.0.0.1:1199 --resource database:prod-db --action write
+  govexplain --url http://127.0.0.1:1199 --session s-42 --resource database:prod-db --action write
+  govexplain --url http://127.0.0.1:1199 --event 01JBX4T5WKQ2V8N3M6P9R0S7YZ -o json
   govexplain lint --policy policies.yaml
   govexplain test --policy policies.yaml examples/policy-tests.yaml`,
 		Version: build.String(),
@@ -100,6 +100,12 @@ Exit status follows the enforced effect:
 			opts.tagsSet = c.Flags().Changed("tags") || cli.FlagSource(c.Flags(), "tags") != ""
 			opts.given = func(name string) bool { return c.Flags().Changed(name) }
 			opts.flags = c.Flags()
+			// --policy on the command line asks locally even when --url
+			// comes from the environment or a config file (GOVKIT_URL is
+			// shared by every client binary): the command line wins.
+			if c.Flags().Changed("policy") && !c.Flags().Changed("url") && !c.Flags().Changed("gateway") {
+				opts.Gateway = ""
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -114,6 +120,7 @@ Exit status follows the enforced effect:
 	}
 	f := cmd.Flags()
 	cli.AddOutputFlag(cmd, &opts.Output)
+	cli.AddConfigFlag(cmd) // issue 20: every binary takes --config
 	addPolicyFlag(cmd, &opts.PolicyFile)
 	addInfraFlag(cmd, &opts.InfraFile)
 	f.StringVar(&opts.Resource, "resource", "", "the resource as `TYPE:NAME` (database:prod-db)")
@@ -127,13 +134,12 @@ Exit status follows the enforced effect:
 	f.StringVar(&opts.At, "at", "", "evaluate at this `TIME` (RFC 3339) for schedules (default: now)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "global dry-run: report the effect, enforce allow")
 	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the file's default_effect: deny, allow or require_approval")
-	f.StringVar(&opts.Gateway, "gateway", "", "ask the auditd at `URL` instead of reading --policy (its loaded policy; nothing is recorded)")
-	f.StringVar(&opts.Event, "event", "", "with --gateway: show the decision recorded with event `ID` (no re-evaluation)")
-	f.StringVar(&opts.Session, "session", "", "with --gateway: check the guardrails against session `ID`'s recorded history")
-	f.StringVar(&opts.Token, "token", "", "with --gateway: the bearer `TOKEN` for auditd (prefer GOVKIT_TOKEN: a flag shows in ps)")
+	cli.AddURLFlag(f, &opts.Gateway, "", "ask the auditd at `URL` instead of reading --policy (its loaded policy; nothing is recorded)", "gateway")
+	f.StringVar(&opts.Event, "event", "", "with --url: show the decision recorded with event `ID` (no re-evaluation)")
+	f.StringVar(&opts.Session, "session", "", "with --url: check the guardrails against session `ID`'s recorded history")
+	f.StringVar(&opts.Token, "token", "", "with --url: the bearer `TOKEN` for auditd (prefer GOVKIT_TOKEN: a flag shows in ps)")
 	cli.AddCACertFlag(f, &opts.CACert)
-	cli.SetEnvName(f, "dry-run", "GOVKIT_POLICY_DRY_RUN")
-	cli.SetEnvName(f, "token", "GOVKIT_TOKEN")
+	cli.KeepEnv(f, "dry-run", "GOVKIT_POLICY_DRY_RUN")
 	cli.SkipConfig(f, "resource", "action", "tags", "user", "role", "service", "rows", "pods", "at", "event", "session")
 	cmd.AddCommand(newCmdLint(streams), newCmdTest(streams))
 	return cmd
@@ -143,14 +149,14 @@ Exit status follows the enforced effect:
 // HELPDESK_POLICY_FILE).
 func addPolicyFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "policy", "", "the policy `FILE` (YAML; see policies.example.yaml)")
-	cli.SetEnvName(cmd.Flags(), "policy", "GOVKIT_POLICY_FILE")
+	cli.KeepEnv(cmd.Flags(), "policy", "GOVKIT_POLICY_FILE")
 }
 
 // addInfraFlag: --infra, also GOVKIT_INFRA_CONFIG (seed 003's
 // HELPDESK_INFRA_CONFIG).
 func addInfraFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "infra", "", "the infrastructure `FILE` that gives resources their tags")
-	cli.SetEnvName(cmd.Flags(), "infra", "GOVKIT_INFRA_CONFIG")
+	cli.KeepEnv(cmd.Flags(), "infra", "GOVKIT_INFRA_CONFIG")
 }
 
 func (o *ExplainOptions) validate() error {
@@ -158,14 +164,14 @@ func (o *ExplainOptions) validate() error {
 		return o.validateGateway()
 	}
 	if o.Event != "" {
-		return cli.Failf("--event needs --gateway: recorded decisions are in auditd").WithHint("pass --gateway URL (auditd's address) with --event ID")
+		return cli.Failf("--event needs --url: recorded decisions are in auditd").WithHint("pass --url URL (auditd's address) with --event ID")
 	}
 	if o.Session != "" {
-		return cli.Failf("--session needs --gateway: guardrails are computed by auditd from the session's recorded events").
-			WithHint("pass --gateway URL (auditd's address) with --session ID, or drop --session")
+		return cli.Failf("--session needs --url: guardrails are computed by auditd from the session's recorded events").
+			WithHint("pass --url URL (auditd's address) with --session ID, or drop --session")
 	}
 	if o.PolicyFile == "" {
-		return cli.Failf("--policy is required").WithHint("pass --policy FILE or set GOVKIT_POLICY_FILE, or ask a running auditd with --gateway URL")
+		return cli.Failf("--policy is required").WithHint("pass --policy FILE or set GOVKIT_POLICY_FILE, or ask a running auditd with --url URL")
 	}
 	if err := o.validateQuestion(); err != nil {
 		return err
@@ -261,7 +267,7 @@ func explainRun(o *ExplainOptions) error {
 	req, unknown := o.request(infra)
 	// Guardrails count a session's recorded events, which only auditd
 	// has: here they are listed as not evaluated (DESIGN §12).
-	trace := e.ExplainUnguarded(req, "evaluated by auditd per session from its recorded events; ask it with --gateway URL --session ID")
+	trace := e.ExplainUnguarded(req, "evaluated by auditd per session from its recorded events; ask it with --url URL --session ID")
 	if o.Rows > 0 || o.Pods > 0 {
 		// Counts are only known after execution: that is the blast-radius
 		// check (seed 003 "Guardrails"), and the decision says so.

@@ -69,6 +69,8 @@ type responder struct {
 	lastSeq   atomic.Int64
 	seen      atomic.Int64
 	streaming atomic.Bool
+
+	tally *onceTally // --once only (once.go)
 }
 
 func run(o *Options) error {
@@ -99,6 +101,9 @@ func run(o *Options) error {
 		jsonOut:  o.Output.Resolve(o.IO) == cli.FormatJSON,
 	}
 	r.lastSeq.Store(-1)
+	if o.Once {
+		return r.once(ctx)
+	}
 
 	// Bind first, so that a taken --listen fails at once; serve only once
 	// the starting point is fixed, so that /health answering means every
@@ -316,6 +321,9 @@ func (r *responder) answer(ctx context.Context, a detect.Alert, ev audit.Event, 
 	if r.o.DryRun {
 		r.m.dryRun.WithLabelValues(a.Type).Inc()
 		r.print(in, nil, now)
+		if r.tally != nil {
+			r.tally.incidents.Add(1)
+		}
 		return
 	}
 	inc, err := r.create(ctx, in)
@@ -324,6 +332,9 @@ func (r *responder) answer(ctx context.Context, a detect.Alert, ev audit.Event, 
 		// whole cooldown about something nobody was told.
 		r.cooldown.Release(a.Type, a.Agent)
 		r.m.failed.WithLabelValues(a.Type).Inc()
+		if r.tally != nil {
+			r.tally.failed.Add(1)
+		}
 		r.log.logf("error: creating the %s incident for seq %d: %s", a.Type, ev.Seq, r.apiProblem(err))
 		return
 	}
@@ -332,6 +343,9 @@ func (r *responder) answer(ctx context.Context, a detect.Alert, ev audit.Event, 
 	}
 	r.m.created.WithLabelValues(a.Type).Inc()
 	r.print(in, &inc.Event, now)
+	if r.tally != nil && inc.Event.Seq > r.tally.head {
+		r.tally.incidents.Add(1)
+	}
 }
 
 // grant is what secbot knows of the approval a destructive action names,

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -703,5 +704,49 @@ func TestHostileNames(t *testing.T) {
 	}
 	if strings.Contains(b.stderr.String(), "error") {
 		t.Errorf("stderr:\n%s", b.stderr.String())
+	}
+}
+
+// --once (issue 20): secbot from cron. One pass through the HTTP API, no
+// socket; 2 when it created incidents, 0 when a rerun finds nothing new;
+// 3 when auditd does not answer.
+func TestOnce(t *testing.T) {
+	d := startAuditd(t)
+	once := func(args ...string) (code int, stdout, stderr string) {
+		streams, _, out, errOut := cli.Test()
+		argv := append([]string{"--once", "--url", d.URL, "--config", ""}, args...)
+		code = cli.Main("secbot", newCmd(&Options{IO: streams, Now: time.Now}, nil), streams, argv)
+		return code, out.String(), errOut.String()
+	}
+
+	if code, out, errOut := once(); code != 0 || out != "" {
+		t.Fatalf("an empty log: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	d.post(toolEvent("agent-c", audit.Tool{Name: "bash", Error: "bash: nc: command not found"}))
+	if code, out, errOut := once("--dry-run"); code != exitIncidents || !strings.Contains(out, `"dry_run":true`) || len(d.incidents()) != 0 {
+		t.Fatalf("--dry-run: exit %d, stdout %q, stderr %q; %d incidents", code, out, errOut, len(d.incidents()))
+	}
+	code, out, errOut := once()
+	if code != exitIncidents || !strings.Contains(out, "potential_command_injection") {
+		t.Fatalf("first run: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "checked 1 events after seq 0") {
+		t.Errorf("stderr %q", errOut)
+	}
+	if n := len(d.incidents()); n != 1 {
+		t.Fatalf("%d incidents after the first run, want 1", n)
+	}
+	// The rerun from the start finds the same match: nothing new.
+	if code, _, errOut := once(); code != 0 || len(d.incidents()) != 1 {
+		t.Errorf("rerun: exit %d, stderr %q; %d incidents", code, errOut, len(d.incidents()))
+	}
+	// After the head, nothing is checked.
+	if code, out, errOut := once("--since-seq", strconv.FormatInt(d.head(), 10)); code != 0 || out != "" {
+		t.Errorf("--since-seq head: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	d.Stop()
+	if code, _, errOut := once(); code != cli.ExitFailure || !strings.Contains(errOut, "cannot reach auditd at "+d.URL) {
+		t.Errorf("auditd stopped: exit %d, stderr %q", code, errOut)
 	}
 }

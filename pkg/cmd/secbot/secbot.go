@@ -42,6 +42,8 @@ type Options struct {
 	Listen   string
 	Cooldown time.Duration
 	DryRun   bool
+	// Once is --once: one pass through the HTTP API, for cron (once.go).
+	Once bool
 	// SinceSeq is --since-seq: replay the events after it first; -1
 	// (client.Live) starts at the chain's current head.
 	SinceSeq int64
@@ -72,7 +74,7 @@ func NewCmdSecbot(streams *cli.IOStreams) *cobra.Command {
 // (tests of flag parsing).
 func newCmd(opts *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "secbot --socket PATH [--gateway URL] [--listen HOST:PORT] [--cooldown 5m] [--dry-run]",
+		Use:   "secbot --socket PATH [--url URL] [--listen HOST:PORT] [--cooldown 5m] [--dry-run]",
 		Short: "Turn security-relevant audit events into incidents, with a cooldown",
 		Long: `Secbot is an automated security responder. It follows auditd's event stream on
 its Unix socket, checks every event against four patterns, and records each
@@ -99,7 +101,7 @@ answers its own incidents.
 
 The stream: when auditd restarts, secbot reconnects with backoff and resumes
 after the last event it saw, missing none and seeing none twice. It starts
-at the chain's head (asked from --gateway), or replays from --since-seq.
+at the chain's head (asked from --url), or replays from --since-seq.
 
 Output: one line per incident created on standard output (JSON with
 "schema_version": 1 when not a terminal; choose with -o); with --dry-run the
@@ -115,22 +117,32 @@ aiHelpDesk's secbot listened on :9091, every interface; this one listens on
 --listen :9091 to open it to the network (behind a firewall), or --listen ''
 to serve nothing.
 
---gateway is read even with --dry-run (the chain head, and the approvals that
+--url is read even with --dry-run (the chain head, and the approvals that
 destructive actions name, when the stream has not shown them); when it does
 not answer, secbot still runs.
 
 Auth: with a tokens file on auditd, pass a --token with the auditor role (it
 creates incidents and reads events and approvals).
 
-Environment: GOVKIT_AUDIT_SOCKET (--socket), GOVKIT_AUDIT_URL (--gateway),
+Environment: GOVKIT_AUDIT_SOCKET (--socket), GOVKIT_URL or GOVKIT_AUDIT_URL (--url),
 GOVKIT_TOKEN (--token), GOVKIT_SECBOT_LISTEN, GOVKIT_SECBOT_COOLDOWN and
 GOVKIT_SECBOT_DRY_RUN; flags win over them, and they over the config file.
 
-Exit status: 0 when stopped by SIGTERM or SIGINT, 3 on a usage error or a
-failure it cannot recover from.`,
-		Example: `  secbot --socket /run/govkit/audit.sock --gateway http://127.0.0.1:1199
-  secbot --socket /tmp/helpdesk-audit.sock --gateway http://127.0.0.1:1199 --listen :9091 --cooldown 5m
+--once is secbot from cron: no --socket, no --listen; it reads the events
+after --since-seq (default: the whole log) up to the chain's head through
+--url, answers every match as above, and exits. Incident IDs come from the
+pattern and the event, so a rerun creates no incident twice.
+
+Exit status:
+
+    0  stopped by SIGTERM or SIGINT; --once: no new incident
+    2  --once: new incidents created (with --dry-run: incidents it would create)
+    3  usage error, a failure it cannot recover from; --once: auditd
+       unreachable or refusing, or an incident that could not be created`,
+		Example: `  secbot --socket /run/govkit/audit.sock --url http://127.0.0.1:1199
+  secbot --socket /tmp/helpdesk-audit.sock --url http://127.0.0.1:1199 --listen :9091 --cooldown 5m
   secbot --socket /tmp/helpdesk-audit.sock --dry-run --since-seq 0 | jq -r .type
+  secbot --once --url http://127.0.0.1:1199 || notify-oncall        # from cron
   GOVKIT_AUDIT_SOCKET=/run/govkit/audit.sock GOVKIT_TOKEN=… secbot
   curl -s 127.0.0.1:9091/metrics | grep govkit_secbot_incidents`,
 		Version: build.String(),
@@ -147,21 +159,19 @@ failure it cannot recover from.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Socket, "socket", "", "follow auditd's event stream on the Unix socket `PATH` (auditd --socket)")
-	f.StringVar(&opts.Gateway, "gateway", client.DefaultURL, "auditd's `URL`: incidents are created there, approvals and the chain head read")
+	cli.AddURLFlag(f, &opts.Gateway, client.DefaultURL, "auditd's `URL`: incidents are created there, approvals and the chain head read", "gateway")
 	f.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN` (auditd with a tokens file); prefer GOVKIT_TOKEN, a flag shows in ps")
 	cli.AddCACertFlag(f, &opts.CACert)
 	f.StringVar(&opts.Listen, "listen", DefaultListen, "serve /health, /metrics and /callback on `HOST:PORT` ('' serves nothing)")
 	f.DurationVar(&opts.Cooldown, "cooldown", detect.DefaultCooldown, "at most one incident per pattern and agent per `DURATION`")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the incidents secbot would create, and create none")
+	f.BoolVar(&opts.Once, "once", false, "check the events after --since-seq (default: all) up to the head once, then exit (0: no new incident, 2: new incidents)")
 	f.Int64Var(&opts.SinceSeq, "since-seq", client.Live, "replay the events after seq `N` first (0: the whole log); -1: start at the chain's head")
 	cli.AddOutputFlag(cmd, &opts.Output)
 	cli.AddConfigFlag(cmd)
-	cli.SetEnvName(f, "socket", "GOVKIT_AUDIT_SOCKET")
-	cli.SetEnvName(f, "gateway", "GOVKIT_AUDIT_URL")
-	cli.SetEnvName(f, "listen", "GOVKIT_SECBOT_LISTEN")
-	cli.SetEnvName(f, "cooldown", "GOVKIT_SECBOT_COOLDOWN")
-	cli.SetEnvName(f, "dry-run", "GOVKIT_SECBOT_DRY_RUN")
-	cli.SkipConfig(f, "since-seq") // one invocation's choice, not a setting
+	cli.KeepEnv(f, "socket", "GOVKIT_AUDIT_SOCKET")
+	cli.KeepEnv(f, "url", "GOVKIT_AUDIT_URL")
+	cli.SkipConfig(f, "since-seq", "once") // one invocation's choice, not a setting
 	_ = cmd.MarkFlagFilename("socket")
 	return cmd
 }
@@ -171,7 +181,7 @@ failure it cannot recover from.`,
 func (o *Options) validate(flags *pflag.FlagSet) error {
 	name := func(flag string) string { return cli.FlagName(flags, flag) }
 	switch {
-	case o.Socket == "":
+	case o.Socket == "" && !o.Once:
 		return cli.Failf("--socket is required: secbot follows auditd's event stream").
 			WithHint("pass --socket PATH (or set GOVKIT_AUDIT_SOCKET), the path auditd was started with as --socket")
 	case len(o.Socket) > stream.MaxSocketPath:
@@ -179,8 +189,8 @@ func (o *Options) validate(flags *pflag.FlagSet) error {
 			WithHint("pass a shorter --socket path, e.g. under /run or /tmp")
 	}
 	if _, err := client.New(o.Gateway); err != nil {
-		return cli.Failf("%s: %v", name("gateway"), err).
-			WithHint("pass --gateway http://HOST:PORT (or set GOVKIT_AUDIT_URL) naming auditd")
+		return cli.Failf("%s: %v", name("url"), err).
+			WithHint("pass --url http://HOST:PORT (or set GOVKIT_URL) naming auditd")
 	}
 	roots, err := client.LoadCACert(o.CACert) // nil without --ca-cert: the system's
 	if err != nil {

@@ -35,6 +35,18 @@ func TestFlags(t *testing.T) {
 					t.Errorf("options = %+v", o)
 				}
 			}},
+		// Issue 20: --url and GOVKIT_URL, as in every client binary.
+		{name: "url", args: []string{"--socket", "/tmp/s", "--url", "http://10.0.0.2:1199"}, want: func(t *testing.T, o *Options) {
+			if o.Gateway != "http://10.0.0.2:1199" {
+				t.Errorf("options = %+v", o)
+			}
+		}},
+		{name: "GOVKIT_URL", args: []string{"--socket", "/tmp/s"}, env: map[string]string{"GOVKIT_URL": "http://10.0.0.3:1199"},
+			want: func(t *testing.T, o *Options) {
+				if o.Gateway != "http://10.0.0.3:1199" {
+					t.Errorf("options = %+v", o)
+				}
+			}},
 		{name: "the seed's dry run", args: []string{"--socket", "/tmp/helpdesk-audit.sock", "--dry-run"}, want: func(t *testing.T, o *Options) {
 			if !o.DryRun {
 				t.Error("not a dry run")
@@ -60,9 +72,11 @@ func TestFlags(t *testing.T) {
 		{name: "no socket", args: nil, errLine: "--socket is required: secbot follows auditd's event stream", hint: "GOVKIT_AUDIT_SOCKET"},
 		{name: "socket too long", args: []string{"--socket", long}, errLine: "--socket path is 125 bytes long; the limit is 103", hint: "shorter --socket"},
 		{name: "bad gateway", args: []string{"--socket", "/tmp/s", "--gateway", "localhost:1199"},
-			errLine: `--gateway: auditd URL "localhost:1199" is not http://HOST:PORT`, hint: "--gateway http://HOST:PORT"},
+			errLine: `--gateway: auditd URL "localhost:1199" is not http://HOST:PORT`, hint: "--url http://HOST:PORT"},
+		{name: "bad url", args: []string{"--socket", "/tmp/s", "--url", "localhost:1199"},
+			errLine: `--url: auditd URL "localhost:1199" is not http://HOST:PORT`, hint: "--url http://HOST:PORT"},
 		{name: "bad gateway from the environment", args: []string{"--socket", "/tmp/s"}, env: map[string]string{"GOVKIT_AUDIT_URL": "ftp://x"},
-			errLine: `--gateway (from GOVKIT_AUDIT_URL): auditd URL "ftp://x" is not http://HOST:PORT`},
+			errLine: `--url (from GOVKIT_AUDIT_URL): auditd URL "ftp://x" is not http://HOST:PORT`},
 		{name: "bad listen", args: []string{"--socket", "/tmp/s", "--listen", "9091"}, errLine: `--listen "9091": not HOST:PORT`, hint: "--listen ''"},
 		{name: "bad listen port", args: []string{"--socket", "/tmp/s", "--listen", "127.0.0.1:http"}, errLine: `--listen "127.0.0.1:http": port "http" is not a number from 0 to 65535`},
 		{name: "zero cooldown", args: []string{"--socket", "/tmp/s", "--cooldown", "0s"}, errLine: "--cooldown 0s must be positive and at most 24h", hint: "--cooldown"},
@@ -78,7 +92,7 @@ func TestFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 			for _, v := range []string{"GOVKIT_AUDIT_SOCKET", "GOVKIT_AUDIT_URL", "GOVKIT_TOKEN", "GOVKIT_SECBOT_LISTEN",
-				"GOVKIT_SECBOT_COOLDOWN", "GOVKIT_SECBOT_DRY_RUN", "GOVKIT_CONFIG", "GOVKIT_OUTPUT"} {
+				"GOVKIT_SECBOT_COOLDOWN", "GOVKIT_SECBOT_DRY_RUN", "GOVKIT_CONFIG", "GOVKIT_OUTPUT", "GOVKIT_URL"} {
 				t.Setenv(v, tt.env[v])
 			}
 			streams, _, stdout, stderr := cli.Test()

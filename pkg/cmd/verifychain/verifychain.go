@@ -164,7 +164,7 @@ Exit status:
 	f.StringArrayVar(&opts.Keys, "key", nil, "trust checkpoints signed by `VERIFIER_KEY` (as auditd key create prints it), or a file holding it (repeatable)")
 	f.StringVar(&opts.Proof, "proof", "", "check offline that the event in --event is in the log: the inclusion proof in `PROOF.json` (GET /api/proof/inclusion)")
 	f.StringVar(&opts.Event, "event", "", "the event `EVENT.json` whose inclusion --proof proves (GET /api/events/{id}, or an export line)")
-	cli.SetEnvName(f, "db", "GOVKIT_AUDIT_DB")
+	cli.KeepEnv(f, "db", "GOVKIT_AUDIT_DB")
 	// Not from a config file: auditd's checkpoint-log setting there would
 	// make every plain verify-chain a checkpoint check.
 	cli.SkipConfig(f, "jsonl", "checkpoint", "checkpoint-log", "key", "proof", "event")

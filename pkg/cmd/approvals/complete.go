@@ -1,0 +1,67 @@
+package approvals
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/govkit/govkit/pkg/build"
+	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/client"
+)
+
+// completeTimeout bounds the question a completion asks auditd: a shell
+// waiting on Tab must not hang on an auditd that does not answer.
+const completeTimeout = 2 * time.Second
+
+// completeID completes the ID argument of approve, deny, show and wait
+// with the pending approvals auditd lists (issue 20), each described by
+// its action, resource and requester. When auditd does not answer, or
+// refuses, it offers nothing, and never file names.
+func (o *Options) completeID(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	const none = cobra.ShellCompDirectiveNoFileComp
+	if len(args) > 0 {
+		return nil, none
+	}
+	// Cobra's __complete runs no PreRun: read --url, --token and
+	// --ca-cert from the environment and config files as a run would.
+	if err := cli.NewConfigLoader("approvals").Load(c); err != nil {
+		return nil, none
+	}
+	copts := []client.Option{client.WithUserAgent("approvals/" + build.String())}
+	if o.Token != "" {
+		copts = append(copts, client.WithToken(o.Token))
+	}
+	if o.User != nil {
+		if name := o.User(); name != "" {
+			copts = append(copts, client.WithUser(name))
+		}
+	}
+	roots, err := client.LoadCACert(o.CACert)
+	if err != nil {
+		return nil, none
+	}
+	cl, err := client.New(o.URL, append(copts, client.WithRootCAs(roots))...)
+	if err != nil {
+		return nil, none
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
+	defer cancel()
+	pending, err := cl.PendingApprovals(ctx)
+	if err != nil {
+		return nil, none
+	}
+	var out []cobra.Completion
+	for _, r := range pending {
+		// Both come from auditd: an ID a shell would split, or a
+		// description with control characters, is not offered as is.
+		if strings.HasPrefix(r.ID, toComplete) && r.ID != "" && cli.OneLine(r.ID) == r.ID && !strings.ContainsAny(r.ID, " \t") {
+			desc := fmt.Sprintf("%s %s:%s, requested by %s", r.Action, r.Resource.Type, r.Resource.Name, r.RequestedBy)
+			out = append(out, cobra.CompletionWithDesc(r.ID, cli.Truncate(cli.OneLine(desc), 120)))
+		}
+	}
+	return out, none
+}
