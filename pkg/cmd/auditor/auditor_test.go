@@ -77,7 +77,7 @@ func TestFlagErrors(t *testing.T) {
 		{sock, map[string]string{"GOVKIT_AUDITOR_TIMEZONE": "Nowhere"}, `--timezone (from GOVKIT_AUDITOR_TIMEZONE) "Nowhere"`},
 		{append(sock, "--max-clock-skew", "10ms"), nil, "--max-clock-skew 10ms is less than 1s"},
 		{append(sock, "--audit-url", "localhost:1199"), nil, "--audit-url: auditd URL \"localhost:1199\" is not http://HOST:PORT"},
-		{append(sock, "--incident-webhook", "ftp://x/secret-token"), nil, "--incident-webhook is not an http or https URL"},
+		{append(sock, "--incident-webhook", "ftp://x/secret-token"), nil, "--incident-webhook ftp://x/… is not an http or https URL"},
 		{append(sock, "--incident-webhook", "/hook"), nil, "--incident-webhook is not an absolute URL"},
 		{append(sock, "--incident-webhook", "https:///secret-token"), nil, "--incident-webhook has no host"},
 		{append(sock, "--since-seq", "-2"), nil, `"-2" is not a seq`},

@@ -134,7 +134,9 @@ func newMonitor(o *Options) (*monitor, error) {
 		}
 	}
 	if o.Webhook != "" {
-		m.hook = newWebhook(o.Webhook, o.WebhookClient, o.WebhookBackoff, m.logf)
+		if m.hook, err = newWebhook(o, m.logf); err != nil { // validate checked the URL
+			return nil, cli.Failf("--incident-webhook %v", err)
+		}
 	}
 	if c.SendsTokenInClear() {
 		m.logf("warning: --audit-url %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)", o.AuditURL)
