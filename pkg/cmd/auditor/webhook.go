@@ -45,7 +45,9 @@ func newWebhook(o *Options, logf func(format string, args ...any)) (*webhook, er
 		Attempts: webhookAttempts, Backoff: backoff, MaxBackoff: webhookMaxWait, AttemptTimeout: webhookTimeout, QueueSize: webhookQueue,
 		// "notify: webhook: attempt 1/4 to deliver the high_volume alert of
 		// seq 7 failed: …", in auditor's voice.
-		Logf: func(format string, args ...any) { logf("%s", strings.TrimPrefix(fmt.Sprintf(format, args...), "notify: ")) },
+		Logf: func(format string, args ...any) {
+			logf("%s", strings.TrimPrefix(fmt.Sprintf(format, args...), "notify: "))
+		},
 	})
 	return &webhook{d: d, shown: notify.RedactURL(o.Webhook)}, nil
 }
