@@ -286,6 +286,9 @@ const (
 	StatusHealthy  = "healthy"
 	StatusWarnings = "warnings"
 	StatusAlerts   = "alerts"
+	// StatusUnreachable is a run that could not make a report (exit 1):
+	// it is kept in the history, never a report's status.
+	StatusUnreachable = "unreachable"
 )
 
 // ExitAlerts is the exit status of a report with alerts (DESIGN §8).

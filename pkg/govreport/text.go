@@ -284,7 +284,7 @@ func writeTrend(b *bytes.Buffer, t *Trend) {
 	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	p("")
 	p("Trend - %s since %s (history kept %s)", plural(t.Runs, "run", "runs"), ts(t.Since), t.Retention)
-	p("  runs with alerts %d, with warnings only %d, of %d", t.RunsWithAlerts, t.RunsWithWarnings, t.Runs)
+	p("  runs with alerts %d, with warnings only %d, unreachable %d, of %d", t.RunsWithAlerts, t.RunsWithWarnings, t.RunsUnreachable, t.Runs)
 	if t.Previous == nil {
 		p("  first run in the history: nothing to compare with")
 	} else {

@@ -42,6 +42,12 @@ func RunOf(r *Report) Run {
 	}
 }
 
+// UnreachableRun is a run that found the gateway unreachable at now,
+// kept in the history so that the trend shows the gap.
+func UnreachableRun(gateway string, since time.Duration, now time.Time) Run {
+	return Run{GeneratedAt: now.UTC(), Gateway: gateway, Since: FormatDuration(since), Status: StatusUnreachable, ExitCode: 1, Codes: []string{}}
+}
+
 // MaxTrendRuns is how many runs the trend block lists.
 const MaxTrendRuns = 10
 
@@ -57,6 +63,8 @@ type Trend struct {
 	// included) whose status was alerts, or warnings.
 	RunsWithAlerts   int `json:"runs_with_alerts"`
 	RunsWithWarnings int `json:"runs_with_warnings"`
+	// RunsUnreachable counts the runs that found auditd unreachable.
+	RunsUnreachable int `json:"runs_unreachable"`
 	// Previous is the run before this one; nil on the first.
 	Previous *Run `json:"previous,omitempty"`
 	// AlertsChange and WarningsChange are this run's counts minus the
@@ -98,6 +106,8 @@ func NewTrend(earlier []Run, current Run, retention string) *Trend {
 			t.RunsWithAlerts++
 		case StatusWarnings:
 			t.RunsWithWarnings++
+		case StatusUnreachable:
+			t.RunsUnreachable++
 		}
 	}
 	if len(runs) > 1 {

@@ -31,13 +31,14 @@ func TestTrend(t *testing.T) {
 			earlier: []Run{
 				run(24, StatusWarnings, 0, 2, "DEAD_RULES", "NO_MATCH_DECISIONS"),
 				run(48, StatusHealthy, 0, 0),
+				run(72, StatusUnreachable, 0, 0),
 				{GeneratedAt: t0.Add(-time.Hour), Gateway: "http://other", Status: StatusAlerts, Alerts: 9},
 				{GeneratedAt: t0.Add(time.Hour), Gateway: "http://a", Status: StatusAlerts, Alerts: 9}, // a clock set back: later runs do not count
 			},
-			want: Trend{Runs: 3, Since: t0.Add(-48 * time.Hour), RunsWithAlerts: 1, RunsWithWarnings: 1,
+			want: Trend{Runs: 4, Since: t0.Add(-72 * time.Hour), RunsWithAlerts: 1, RunsWithWarnings: 1, RunsUnreachable: 1,
 				Previous: ptr(run(24, StatusWarnings, 0, 2, "DEAD_RULES", "NO_MATCH_DECISIONS")), AlertsChange: 1, WarningsChange: 0,
 				NewCodes: []string{"CHAIN_BROKEN", "STALE_APPROVAL"}, ResolvedCodes: []string{"NO_MATCH_DECISIONS"},
-				Recent: []Run{run(48, StatusHealthy, 0, 0), run(24, StatusWarnings, 0, 2, "DEAD_RULES", "NO_MATCH_DECISIONS"), now}},
+				Recent: []Run{run(72, StatusUnreachable, 0, 0), run(48, StatusHealthy, 0, 0), run(24, StatusWarnings, 0, 2, "DEAD_RULES", "NO_MATCH_DECISIONS"), now}},
 		},
 	}
 	for _, tt := range tests {
@@ -60,6 +61,13 @@ func TestTrendListsTheLatestRuns(t *testing.T) {
 	if got.Runs != 26 || len(got.Recent) != MaxTrendRuns || !got.Recent[MaxTrendRuns-1].GeneratedAt.Equal(t0) ||
 		!slices.IsSortedFunc(got.Recent, func(x, y Run) int { return x.GeneratedAt.Compare(y.GeneratedAt) }) {
 		t.Errorf("trend = %+v", got)
+	}
+}
+
+func TestUnreachableRun(t *testing.T) {
+	want := Run{GeneratedAt: t0, Gateway: "http://a", Since: "7d", Status: StatusUnreachable, ExitCode: 1, Codes: []string{}}
+	if got := UnreachableRun("http://a", 7*24*time.Hour, t0.In(time.FixedZone("x", 3600))); !reflect.DeepEqual(got, want) {
+		t.Errorf("UnreachableRun = %+v", got)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/govreport"
+	"github.com/govkit/govkit/pkg/govreport/history"
 	"github.com/govkit/govkit/pkg/policy"
 )
 
@@ -139,6 +140,19 @@ func TestHistory(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, r.stdout)
 		}
+	}
+
+	// A run that finds no auditd is kept too: the trend shows the gap.
+	r = govbot(t, at(0), "--gateway", "http://127.0.0.1:1", "--history", path)
+	r.want(t, 1)
+	hist, err := history.Open(t.Context(), path, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := hist.Runs(t.Context(), "http://127.0.0.1:1", time.Time{})
+	hist.Close()
+	if err != nil || len(runs) != 1 || runs[0].Status != govreport.StatusUnreachable || runs[0].ExitCode != 1 {
+		t.Errorf("runs of the unreachable gateway = %+v, %v", runs, err)
 	}
 
 	// A file that is no history: exit 3 before auditd is asked.

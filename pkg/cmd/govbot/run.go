@@ -45,6 +45,13 @@ func run(o *Options) error {
 	r, err := collect(ctx, c, o, now)
 	if err != nil {
 		ee := o.gatewayError(err)
+		if ee.Code == exitUnreachable && hist != nil {
+			// A run that found no auditd is part of the trend too.
+			cutoff := now.Add(-time.Duration(o.HistoryRetention))
+			if _, err := hist.Record(ctx, govreport.UnreachableRun(o.Gateway, time.Duration(o.Since), now), cutoff); err != nil {
+				fmt.Fprintf(o.IO.ErrOut, "govbot: error: cannot record this run in the history file %s: %s\n", o.History, cli.OneLine(err.Error()))
+			}
+		}
 		if ee.Code == exitUnreachable && o.Webhook != "" {
 			o.post(govreport.UnreachableNotice(ee.Err.Error(), now))
 		}
