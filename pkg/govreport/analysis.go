@@ -63,9 +63,13 @@ type Analyzer struct {
 	res      map[string]*ResourceDecisions
 	book     *detect.ApprovalBook
 	deferred []audit.Event
-	// rules counts the decisions of each rule, for the dead-rule check.
-	rules map[ruleKey]int64
-	cov   coverage
+	// rules counts the decisions of each rule, for the dead-rule check;
+	// labels names the rules as decision traces show them (actions and
+	// effect), read from the first trace of each policy only.
+	rules  map[ruleKey]int64
+	labels map[ruleKey]string
+	traced map[ruleKey]bool // by policy (rule -1): its trace was read
+	cov    coverage
 }
 
 // ruleKey names one rule of one version of the policy file: a rule index
@@ -88,11 +92,13 @@ func NewAnalyzer(now time.Time, maxEvents int) *Analyzer {
 			Incidents:     []IncidentSummary{},
 			Unapproved:    []UnapprovedAction{},
 		},
-		dec:   DecisionPhase{Resources: []ResourceDecisions{}, ByPolicy: map[string]int64{}},
-		res:   map[string]*ResourceDecisions{},
-		book:  detect.NewApprovalBook(100_000),
-		rules: map[ruleKey]int64{},
-		cov:   newCoverage(),
+		dec:    DecisionPhase{Resources: []ResourceDecisions{}, ByPolicy: map[string]int64{}},
+		res:    map[string]*ResourceDecisions{},
+		book:   detect.NewApprovalBook(100_000),
+		rules:  map[ruleKey]int64{},
+		labels: map[ruleKey]string{},
+		traced: map[ruleKey]bool{},
+		cov:    newCoverage(),
 	}
 }
 
@@ -292,8 +298,68 @@ func (a *Analyzer) decision(ev audit.Event) {
 			if _, ok := a.rules[k]; ok || len(a.rules) < maxKeys {
 				a.rules[k]++
 			}
+			a.label(ev, k)
 		}
 	}
+}
+
+// ruleTraces is the part of a decision record's trace that names the
+// rules of the policies that matched.
+type ruleTraces struct {
+	Trace struct {
+		PoliciesEvaluated []struct {
+			PolicyName string `json:"policy_name"`
+			Rules      []struct {
+				Index   int      `json:"index"`
+				Actions []string `json:"actions"`
+				Effect  string   `json:"effect"`
+			} `json:"rules"`
+		} `json:"policies_evaluated"`
+	} `json:"trace"`
+}
+
+// label reads the rule labels of k's policy from ev's trace, once per
+// policy and file version: the dead-rule notice then says what a dead rule
+// is ("write, destructive: require_approval") and not only its index.
+func (a *Analyzer) label(ev audit.Event, k ruleKey) {
+	pk := ruleKey{sha: k.sha, policy: k.policy, rule: -1}
+	if a.traced[pk] || len(a.traced) >= maxKeys {
+		return
+	}
+	a.traced[pk] = true
+	var t ruleTraces
+	if json.Unmarshal(ev.PolicyDecision, &t) != nil {
+		return
+	}
+	for _, p := range t.Trace.PoliciesEvaluated {
+		if p.PolicyName != k.policy {
+			continue
+		}
+		for _, r := range p.Rules {
+			if r.Index >= 0 && r.Index < maxRules && r.Effect != "" {
+				a.labels[ruleKey{sha: k.sha, policy: k.policy, rule: r.Index}] = strings.Join(r.Actions, ", ") + ": " + r.Effect
+			}
+		}
+	}
+}
+
+// RuleLabels returns the labels of the rules read from decision traces
+// made with the policy file with sha256 sha, by policy and rule index (""
+// where no trace showed the rule).
+func (a *Analyzer) RuleLabels(sha string) map[string][]string {
+	out := map[string][]string{}
+	for k, l := range a.labels {
+		if k.sha != "" && sha != "" && k.sha != sha {
+			continue
+		}
+		s := out[k.policy]
+		for len(s) <= k.rule {
+			s = append(s, "")
+		}
+		s[k.rule] = l
+		out[k.policy] = s
+	}
+	return out
 }
 
 // maxListedTags bounds the tags a report shows for one resource.
@@ -427,7 +493,7 @@ func governancePhase(st govapi.Status) GovernancePhase {
 // decisions, the policies and rules that made none (byRule, from
 // Analyzer.RuleDecisions). Disabled policies decide nothing by design and
 // are never dead.
-func policyPhase(p govapi.PolicyStatus, byPolicy map[string]int64, byRule map[string][]int64, decisions int64) PolicyPhase {
+func policyPhase(p govapi.PolicyStatus, byPolicy map[string]int64, byRule map[string][]int64, labels map[string][]string, decisions int64) PolicyPhase {
 	out := PolicyPhase{
 		Loaded: p.Loaded, File: p.File, SHA256: p.SHA256, LoadedAt: p.LoadedAt,
 		DefaultEffect: p.DefaultEffect, DryRun: p.DryRun,
@@ -470,6 +536,10 @@ func policyPhase(p govapi.PolicyStatus, byPolicy map[string]int64, byRule map[st
 					if n == 0 {
 						po.DeadRules = append(po.DeadRules, i)
 					}
+				}
+				if l := labels[s.Name]; len(l) > 0 {
+					po.RuleLabels = make([]string, s.Rules)
+					copy(po.RuleLabels, l)
 				}
 				out.DeadRules += len(po.DeadRules)
 			}
@@ -744,6 +814,9 @@ func deadRules(p PolicyPhase) string {
 			idx := make([]string, len(po.DeadRules))
 			for i, n := range po.DeadRules {
 				idx[i] = strconv.Itoa(n)
+				if n < len(po.RuleLabels) && po.RuleLabels[n] != "" {
+					idx[i] += " (" + cli.OneLine(po.RuleLabels[n]) + ")"
+				}
 			}
 			word := "rules"
 			if len(idx) == 1 {

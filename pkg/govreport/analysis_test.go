@@ -399,7 +399,7 @@ func TestPolicyPhase(t *testing.T) {
 		{Name: "b", Enabled: false, Enforcement: "enforce", Rules: 1},
 		{Name: "c", Enabled: true, Enforcement: "audit", Rules: 2},
 	}}
-	got := policyPhase(st, map[string]int64{"a": 7}, nil, 0)
+	got := policyPhase(st, map[string]int64{"a": 7}, nil, nil, 0)
 	if got.Enabled != 2 || got.Disabled != 1 || got.AuditOnly != 1 || got.Rules != 6 {
 		t.Errorf("enabled %d disabled %d audit %d rules %d", got.Enabled, got.Disabled, got.AuditOnly, got.Rules)
 	}

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/policy"
 )
 
 // withID, withTrace and withDecisionID set one link of an event.
@@ -184,7 +186,7 @@ func TestDeadRules(t *testing.T) {
 				a.Add(ev)
 			}
 			_, d := a.Finish(Lookups{})
-			p := policyPhase(st, d.ByPolicy, a.RuleDecisions(st.SHA256), d.Total)
+			p := policyPhase(st, d.ByPolicy, a.RuleDecisions(st.SHA256), a.RuleLabels(st.SHA256), d.Total)
 			var dead []string
 			deadRules, counts := map[string][]int{}, map[string][]int64{}
 			for _, po := range p.Policies {
@@ -210,4 +212,34 @@ func orEmpty(m map[string][]int) map[string][]int {
 		return map[string][]int{}
 	}
 	return m
+}
+
+// A dead rule is named by what it does, as the window's traces show it.
+func TestDeadRuleLabels(t *testing.T) {
+	idx := 0
+	rec := decided("allow", "prod")
+	rec.RuleIndex, rec.PolicySHA256 = &idx, "new"
+	rec.Trace = policy.DecisionTrace{PoliciesEvaluated: []policy.PolicyTrace{
+		{PolicyName: "other", SkipReason: "resource_mismatch"},
+		{PolicyName: "prod", Matched: true, Rules: []policy.RuleTrace{
+			{Index: 0, Actions: []string{"read"}, Effect: "allow", Matched: true},
+			{Index: 1, Actions: []string{"write", "destructive"}, Effect: "require_approval"},
+		}},
+	}}
+	a := NewAnalyzer(t0, DefaultMaxEvents)
+	a.Add(decisionEvent(1, "database:a", rec))
+	a.Add(decisionEvent(2, "database:a", rec))
+	_, d := a.Finish(Lookups{})
+	st := govapi.PolicyStatus{Loaded: true, SHA256: "new", Policies: []govapi.PolicySummary{{Name: "prod", Enabled: true, Rules: 3}}}
+	p := policyPhase(st, d.ByPolicy, a.RuleDecisions("new"), a.RuleLabels("new"), d.Total)
+	po := p.Policies[0]
+	if !slices.Equal(po.DeadRules, []int{1, 2}) || !slices.Equal(po.RuleLabels, []string{"read: allow", "write, destructive: require_approval", ""}) {
+		t.Errorf("policy = %+v", po)
+	}
+	r := healthy()
+	r.Policy = p
+	s := summarize(r)
+	if len(s.Notices) != 1 || !strings.Contains(s.Notices[0].Message, "prod rules 1 (write, destructive: require_approval), 2;") {
+		t.Errorf("notices = %+v", s.Notices)
+	}
 }

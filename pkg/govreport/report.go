@@ -99,6 +99,10 @@ type PolicyOverview struct {
 	// but not with these rules.
 	Dead      bool  `json:"dead"`
 	DeadRules []int `json:"dead_rules"`
+	// RuleLabels name the rules of a policy with dead rules, by index, as
+	// the window's decision traces showed them ("write, destructive:
+	// require_approval"; "" for a rule no trace showed).
+	RuleLabels []string `json:"rule_labels,omitempty"`
 }
 
 // ActivityPhase is phase 3, GET /api/v1/governance/events?since=: what

@@ -111,8 +111,15 @@ func WriteText(w io.Writer, r *Report) error {
 				idx := make([]string, len(x.DeadRules))
 				for i, r := range x.DeadRules {
 					idx[i] = strconv.Itoa(r)
+					if r < len(x.RuleLabels) && x.RuleLabels[r] != "" {
+						idx[i] += " (" + cli.OneLine(x.RuleLabels[r]) + ")"
+					}
 				}
-				p("    %s: %s %s of %d", cli.OneLine(x.Name), plural(len(idx), "rule", "rules"), strings.Join(idx, ", "), x.Rules)
+				word := "rules"
+				if len(idx) == 1 {
+					word = "rule"
+				}
+				p("    %s: %s %s of %d", cli.OneLine(x.Name), word, strings.Join(idx, ", "), x.Rules)
 			}
 		}
 	}

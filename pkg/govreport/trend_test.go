@@ -3,8 +3,11 @@ package govreport
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/govkit/govkit/pkg/policy"
 )
 
 func run(hoursAgo int, status string, alerts, warnings int, codes ...string) Run {
@@ -86,3 +89,23 @@ func TestRunOf(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestRuleLabels(t *testing.T) {
+	cfg, err := policy.Load(strings.NewReader(`version: "1"
+policies:
+  - name: prod
+    resources: [{type: database}]
+    rules:
+      - action: read
+        effect: allow
+      - action: [write, destructive]
+        effect: require_approval
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"prod": {"read: allow (line 6)", "write, destructive: require_approval (line 8)"}}
+	if got := RuleLabels(cfg); !reflect.DeepEqual(got, want) {
+		t.Errorf("RuleLabels = %q, want %q", got, want)
+	}
+}

@@ -4,8 +4,11 @@
 package govbot
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"slices"
@@ -21,6 +24,7 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govreport"
 	"github.com/govkit/govkit/pkg/notify"
+	"github.com/govkit/govkit/pkg/policy"
 )
 
 // Exit codes (DESIGN §8; seed 003 "Exit Codes"); 3 is cli.ExitFailure.
@@ -60,6 +64,12 @@ type Options struct {
 	// trend block; "" keeps none. HistoryRetention is how long runs stay.
 	History          string
 	HistoryRetention Duration
+	// Policy is --policy: the policy file auditd has in force, read to
+	// name dead rules; rules is its labels, loaded by validate, and
+	// policySHA256 the file's hash, checked against auditd's.
+	Policy       string
+	rules        map[string][]string
+	policySHA256 string
 
 	// Now is the report's clock: the window's end and the age of pending
 	// approvals. Nil means time.Now.
@@ -134,14 +144,19 @@ ends the report with a trend block: the runs kept, and this run against the
 previous one (alerts and warnings up or down, codes new and resolved). The
 history is govbot's only state; auditd is never written to.
 
+Dead rules are named by index (rule_index, from 0) and, where a decision's
+trace showed them, by their actions and effect; with --policy FILE, the
+policy file auditd has in force, every one is named with its line. A file
+that is not the one in force (another sha256) is not used, and govbot says so.
+
 Output is text on a terminal and one JSON object otherwise (choose with -o).
 A failure to post to --webhook is reported on standard error and does not
 change the exit status.
 
 Environment: GOVKIT_AUDIT_URL (--gateway), GOVKIT_TOKEN (--token; prefer it,
 a flag shows in ps), GOVKIT_GOVBOT_WEBHOOK, GOVKIT_GOVBOT_SINCE,
-GOVKIT_GOVBOT_STALE_AFTER, GOVKIT_GOVBOT_MAX_EVENTS, GOVKIT_GOVBOT_HISTORY
-and GOVKIT_GOVBOT_HISTORY_RETENTION; flags win over them,
+GOVKIT_GOVBOT_STALE_AFTER, GOVKIT_GOVBOT_MAX_EVENTS, GOVKIT_GOVBOT_HISTORY,
+GOVKIT_GOVBOT_HISTORY_RETENTION and GOVKIT_GOVBOT_POLICY; flags win over them,
 and they over the config file's govbot section. The seed's one-dash spelling
 (-gateway URL -since 6h -webhook URL) is accepted.
 
@@ -177,6 +192,7 @@ Exit status:
 	f.IntVar(&opts.MaxEvents, "max-events", DefaultMaxEvents, "analyse at most the latest `N` events of the window")
 	f.StringVar(&opts.History, "history", "", "keep each run in the SQLite `FILE` and add a trend block to the report")
 	f.Var(&opts.HistoryRetention, "history-retention", "delete runs older than `DURATION` from --history")
+	f.StringVar(&opts.Policy, "policy", "", "name dead rules from the policy `FILE` auditd has in force")
 	cli.AddCACertFlag(f, &opts.CACert)
 	cli.AddOutputFlag(cmd, &opts.Output)
 	cli.AddConfigFlag(cmd)
@@ -187,6 +203,7 @@ Exit status:
 	cli.SetEnvName(f, "max-events", "GOVKIT_GOVBOT_MAX_EVENTS")
 	cli.SetEnvName(f, "history", "GOVKIT_GOVBOT_HISTORY")
 	cli.SetEnvName(f, "history-retention", "GOVKIT_GOVBOT_HISTORY_RETENTION")
+	cli.SetEnvName(f, "policy", "GOVKIT_GOVBOT_POLICY")
 	return cmd
 }
 
@@ -222,6 +239,19 @@ func (o *Options) validate(flags *pflag.FlagSet) error {
 	if o.HistoryRetention <= 0 {
 		return cli.Failf("%s %s is not a positive duration", name("history-retention"), o.HistoryRetention.String()).
 			WithHint("pass --history-retention with a duration such as 30d or 90d")
+	}
+	if o.Policy != "" {
+		data, err := policy.ReadFile(o.Policy)
+		var cfg *policy.Config
+		if err == nil {
+			cfg, err = policy.LoadNamed(o.Policy, bytes.NewReader(data))
+		}
+		if err != nil {
+			return cli.Failf("%s: %v", name("policy"), err).
+				WithHint("pass --policy with the policy file auditd was started with (auditd --policy), or leave it out")
+		}
+		sum := sha256.Sum256(data)
+		o.rules, o.policySHA256 = govreport.RuleLabels(cfg), hex.EncodeToString(sum[:])
 	}
 	if o.Webhook != "" {
 		if err := notify.CheckURL(o.Webhook); err != nil {

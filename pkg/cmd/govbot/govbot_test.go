@@ -101,6 +101,8 @@ func TestUsageErrors(t *testing.T) {
 			"govbot: error: --webhook ftp://hooks.slack.com/… is not an http or https URL", "--webhook"},
 		{"zero history retention", nil, []string{"--history", "h.db", "--history-retention", "0s"},
 			"govbot: error: --history-retention 0s is not a positive duration", "--history-retention"},
+		{"missing policy file", nil, []string{"--policy", "/nonexistent/policy.yaml"},
+			"govbot: error: --policy: open /nonexistent/policy.yaml: no such file or directory", "pass --policy with the policy file auditd was started with"},
 		{"arguments", nil, []string{"report"}, `govbot: error: unknown command "report" for "govbot"`, "govbot --help"},
 		{"unknown flag", nil, []string{"--gatway", "x"}, "govbot: error: unknown flag: --gatway", "govbot --help"},
 	}

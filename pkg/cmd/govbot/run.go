@@ -232,11 +232,32 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 		return nil, &phaseError{6, "GET " + govapi.PathGovernanceVerify, err}
 	}
 
-	return govreport.New(govreport.Input{
+	in := govreport.Input{
 		Now: now, Gateway: o.Gateway, Since: since, StaleAfter: time.Duration(o.StaleAfter),
 		Status: st, Analyzer: an, Lookups: govreport.Lookups{Approvals: looked, Cited: cited, Decided: decided},
 		Pending: pending, Verify: verify,
-	}), nil
+	}
+	if o.Policy != "" {
+		// A rule index means nothing in another version of the file.
+		if st.Policy.SHA256 == o.policySHA256 {
+			in.Rules = o.rules
+		} else {
+			fmt.Fprintf(o.IO.ErrOut, "govbot: warning: --policy %s (sha256 %s) is not the policy auditd has in force (sha256 %s); dead rules are named by index only\n",
+				o.Policy, shortHash(o.policySHA256), shortHash(st.Policy.SHA256))
+		}
+	}
+	return govreport.New(in), nil
+}
+
+// shortHash is the first 12 hex digits of a sha256, or "none".
+func shortHash(h string) string {
+	switch {
+	case h == "":
+		return "none"
+	case len(h) > 12:
+		return h[:12] + "…"
+	}
+	return h
 }
 
 // coverageAnswers asks auditd, for each link of an execution the window
