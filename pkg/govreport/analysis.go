@@ -811,18 +811,7 @@ func deadRules(p PolicyPhase) string {
 		case po.Dead:
 			name(cli.OneLine(po.Name) + " (no decision)")
 		case len(po.DeadRules) > 0:
-			idx := make([]string, len(po.DeadRules))
-			for i, n := range po.DeadRules {
-				idx[i] = strconv.Itoa(n)
-				if n < len(po.RuleLabels) && po.RuleLabels[n] != "" {
-					idx[i] += " (" + cli.OneLine(po.RuleLabels[n]) + ")"
-				}
-			}
-			word := "rules"
-			if len(idx) == 1 {
-				word = "rule"
-			}
-			name(cli.OneLine(po.Name) + " " + word + " " + strings.Join(idx, ", "))
+			name(cli.OneLine(po.Name) + " " + po.deadRules())
 		}
 	}
 	if more > 0 {
@@ -837,6 +826,23 @@ func deadRules(p PolicyPhase) string {
 	}
 	return fmt.Sprintf("%s decided nothing in the window: %s; they may be shadowed by other policies or match nothing agents do: review them with govexplain (rules are counted from 0, as rule_index)",
 		strings.Join(what, " and "), strings.Join(named, "; "))
+}
+
+// deadRules names po's dead rules: "rule 2 (write: allow (line 14))",
+// "rules 1, 2".
+func (po PolicyOverview) deadRules() string {
+	idx := make([]string, len(po.DeadRules))
+	for i, n := range po.DeadRules {
+		idx[i] = strconv.Itoa(n)
+		if n < len(po.RuleLabels) && po.RuleLabels[n] != "" {
+			idx[i] += " (" + cli.OneLine(po.RuleLabels[n]) + ")"
+		}
+	}
+	word := "rules"
+	if len(idx) == 1 {
+		word = "rule"
+	}
+	return word + " " + strings.Join(idx, ", ")
 }
 
 // uncoveredMessage is the UNCOVERED_EXECUTIONS message: how many, and the

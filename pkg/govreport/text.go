@@ -108,18 +108,7 @@ func WriteText(w io.Writer, r *Report) error {
 					p("    %s: the whole policy", cli.OneLine(x.Name))
 					continue
 				}
-				idx := make([]string, len(x.DeadRules))
-				for i, r := range x.DeadRules {
-					idx[i] = strconv.Itoa(r)
-					if r < len(x.RuleLabels) && x.RuleLabels[r] != "" {
-						idx[i] += " (" + cli.OneLine(x.RuleLabels[r]) + ")"
-					}
-				}
-				word := "rules"
-				if len(idx) == 1 {
-					word = "rule"
-				}
-				p("    %s: %s %s of %d", cli.OneLine(x.Name), word, strings.Join(idx, ", "), x.Rules)
+				p("    %s: %s of %d", cli.OneLine(x.Name), x.deadRules(), x.Rules)
 			}
 		}
 	}

@@ -75,8 +75,8 @@ type Config struct {
 // Deps are a Monitor's connections to the world.
 type Deps struct {
 	Client *client.Client
-	// Now is the detection clock; Sleep waits d or until ctx ends (nil: a
-	// timer).
+	// Now is the detection clock; Sleep waits d or until ctx ends
+	// (cli.Sleep).
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logf writes one line to the operator (auditor's standard error).
@@ -144,7 +144,7 @@ type Monitor struct {
 // New returns a Monitor; run it once with RunDaemon or RunOnce.
 func New(cfg Config, d Deps) *Monitor {
 	if d.Sleep == nil {
-		d.Sleep = sleep
+		panic("monitor: Deps.Sleep is nil") // so is the waiting
 	}
 	if d.Now == nil {
 		panic("monitor: Deps.Now is nil") // the clock is the caller's to give
@@ -154,17 +154,6 @@ func New(cfg Config, d Deps) *Monitor {
 		st.SchemaVersion = StateVersion
 	}
 	return &Monitor{cfg: cfg, d: d, c: d.Client, state: st, cpPin: d.Pinned}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func (m *Monitor) now() time.Time { return m.d.Now() }

@@ -90,7 +90,7 @@ func (c Config) backoff() (lo, hi time.Duration) {
 type Deps struct {
 	Client *client.Client
 	// Now is the clock of alerts and the cooldown; Sleep waits d or until
-	// ctx ends (nil: a timer).
+	// ctx ends (cli.Sleep).
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logf writes one line to the operator (secbot's standard error).
@@ -129,7 +129,7 @@ func New(cfg Config, d Deps) *Responder {
 		panic("respond: Deps.Now is nil") // the clock is the caller's to give
 	}
 	if d.Sleep == nil {
-		d.Sleep = sleep
+		panic("respond: Deps.Sleep is nil") // so is the waiting
 	}
 	if d.Counters == nil {
 		d.Counters = noCounters{}
@@ -140,17 +140,6 @@ func New(cfg Config, d Deps) *Responder {
 	}
 	r.lastSeq.Store(-1)
 	return r
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Start decides where the stream starts (Run calls it when it was not):

@@ -87,6 +87,10 @@ func TestCooldownWithAnInjectedClock(t *testing.T) {
 						now = now.Add(tt.step)
 						return now
 					},
+					Sleep: func(ctx context.Context, d time.Duration) error {
+						<-ctx.Done() // the stream never ends by itself here
+						return ctx.Err()
+					},
 					Logf: func(format string, args ...any) { t.Logf(format, args...) },
 					Report: func(in govapi.IncidentInput, ev *govapi.EventRef, at time.Time) {
 						if (ev == nil) != tt.dryRun {

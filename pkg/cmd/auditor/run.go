@@ -57,7 +57,7 @@ func run(o *Options) error {
 		return cli.Fail(err, "pass --audit-url http://HOST:PORT (or set GOVKIT_AUDIT_URL)")
 	}
 
-	d := monitor.Deps{Client: c, Now: o.now, Logf: logf, State: monitor.State{SchemaVersion: monitor.StateVersion}}
+	d := monitor.Deps{Client: c, Now: o.now, Sleep: cli.Sleep, Logf: logf, State: monitor.State{SchemaVersion: monitor.StateVersion}}
 	cfg := monitor.Config{
 		Socket: o.Socket, AuditURL: o.AuditURL, TokenGiven: o.Token != "", VerifyInterval: o.VerifyInterval,
 		Events:   detect.EventWatchConfig{MaxEventsPerMinute: o.MaxPerMinute, Hours: o.hours(), ClockSkew: o.ClockSkew},

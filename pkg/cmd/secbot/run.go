@@ -77,7 +77,7 @@ func run(o *Options) error {
 	s.r = respond.New(respond.Config{
 		Socket: o.Socket, Gateway: o.Gateway, SinceSeq: o.SinceSeq, Cooldown: o.Cooldown, DryRun: o.DryRun,
 		MinBackoff: o.MinBackoff, MaxBackoff: o.MaxBackoff,
-	}, respond.Deps{Client: c, Now: o.now, Logf: log.logf, Report: s.print, Counters: s.m})
+	}, respond.Deps{Client: c, Now: o.now, Sleep: cli.Sleep, Logf: log.logf, Report: s.print, Counters: s.m})
 
 	// Bind first, so that a taken --listen fails at once; serve only once
 	// the starting point is fixed, so that /health answering means every
