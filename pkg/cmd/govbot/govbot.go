@@ -155,8 +155,8 @@ change the exit status.
 
 Environment: GOVKIT_AUDIT_URL (--gateway), GOVKIT_TOKEN (--token; prefer it,
 a flag shows in ps), GOVKIT_GOVBOT_WEBHOOK, GOVKIT_GOVBOT_SINCE,
-GOVKIT_GOVBOT_STALE_AFTER, GOVKIT_GOVBOT_MAX_EVENTS, GOVKIT_GOVBOT_HISTORY,
-GOVKIT_GOVBOT_HISTORY_RETENTION and GOVKIT_GOVBOT_POLICY; flags win over them,
+GOVKIT_GOVBOT_STALE_AFTER, GOVKIT_GOVBOT_MAX_EVENTS, GOVKIT_HISTORY,
+GOVKIT_HISTORY_RETENTION and GOVKIT_POLICY; flags win over them,
 and they over the config file's govbot section. The seed's one-dash spelling
 (-gateway URL -since 6h -webhook URL) is accepted.
 
@@ -201,9 +201,6 @@ Exit status:
 	cli.SetEnvName(f, "stale-after", "GOVKIT_GOVBOT_STALE_AFTER")
 	cli.SetEnvName(f, "webhook", "GOVKIT_GOVBOT_WEBHOOK")
 	cli.SetEnvName(f, "max-events", "GOVKIT_GOVBOT_MAX_EVENTS")
-	cli.SetEnvName(f, "history", "GOVKIT_GOVBOT_HISTORY")
-	cli.SetEnvName(f, "history-retention", "GOVKIT_GOVBOT_HISTORY_RETENTION")
-	cli.SetEnvName(f, "policy", "GOVKIT_GOVBOT_POLICY")
 	return cmd
 }
 

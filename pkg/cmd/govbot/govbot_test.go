@@ -47,7 +47,7 @@ func TestFlags(t *testing.T) {
 		{"history defaults", nil, []string{"--history", "h.db"}, func(o *Options) bool {
 			return o.History == "h.db" && time.Duration(o.HistoryRetention) == 90*24*time.Hour
 		}},
-		{"history from the environment", map[string]string{"GOVKIT_GOVBOT_HISTORY": "/var/lib/govbot/h.db", "GOVKIT_GOVBOT_HISTORY_RETENTION": "30d"}, nil,
+		{"history from the environment", map[string]string{"GOVKIT_HISTORY": "/var/lib/govbot/h.db", "GOVKIT_HISTORY_RETENTION": "30d"}, nil,
 			func(o *Options) bool {
 				return o.History == "/var/lib/govbot/h.db" && time.Duration(o.HistoryRetention) == 30*24*time.Hour
 			}},

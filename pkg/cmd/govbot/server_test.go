@@ -191,7 +191,7 @@ func (r result) want(t *testing.T, code int) {
 func govbot(t *testing.T, edit func(*Options), args ...string) result {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	for _, v := range []string{"GOVKIT_AUDIT_URL", "GOVKIT_TOKEN", "GOVKIT_OUTPUT", "GOVKIT_GOVBOT_WEBHOOK", "GOVKIT_CONFIG"} {
+	for _, v := range []string{"GOVKIT_AUDIT_URL", "GOVKIT_TOKEN", "GOVKIT_OUTPUT", "GOVKIT_GOVBOT_WEBHOOK", "GOVKIT_CONFIG", "GOVKIT_HISTORY", "GOVKIT_HISTORY_RETENTION", "GOVKIT_POLICY"} {
 		t.Setenv(v, "")
 	}
 	streams, _, stdout, stderr := cli.Test()
