@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/govkit/govkit/pkg/approval"
@@ -116,6 +117,9 @@ func (o *Options) post(n *notify.Notice) {
 		fmt.Fprintf(o.IO.ErrOut, "govbot: error: --%v\n", err)
 		return
 	}
+	// failure is set by the dispatcher's goroutine, which may outlive a
+	// Close that timed out.
+	var mu sync.Mutex
 	var failure error
 	d := notify.NewDispatcher([]notify.Notifier{hook}, notify.Options{
 		Attempts:       webhookAttempts,
@@ -127,14 +131,21 @@ func (o *Options) post(n *notify.Notice) {
 				fmt.Fprintf(o.IO.ErrOut, "govbot: warning: %s\n", strings.TrimPrefix(msg, "notify: webhook: "))
 			}
 		},
-		Failed: func(_ string, _ notify.Message, err error) { failure = err },
+		Failed: func(_ string, _ notify.Message, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			failure = err
+		},
 	})
 	d.Send(notify.Message{Kind: notify.KindNotice, Notice: n})
 	// Not the run's context: an interrupted report still says so.
 	ctx, cancel := context.WithTimeout(context.Background(), webhookDeadline)
 	defer cancel()
-	if err := d.Close(ctx); err != nil && failure == nil {
-		failure = err
+	closeErr := d.Close(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	if failure == nil {
+		failure = closeErr
 	}
 	if failure != nil {
 		fmt.Fprintf(o.IO.ErrOut, "govbot: error: posting the summary to --webhook (%s): %s\n", notify.RedactURL(o.Webhook), cli.OneLine(failure.Error()))
