@@ -40,6 +40,10 @@ type Options struct {
 	// ResultFailed, ResultDropped) — auditd turns them into a Prometheus
 	// counter. It is called from several goroutines.
 	Observe func(notifier, result string)
+	// Failed, when set, receives each message a notifier gave up on, with
+	// the last attempt's error (never holding a secret URL): a one-shot
+	// caller such as govbot reports it in its own voice.
+	Failed func(notifier string, m Message, err error)
 	// Sleep waits d or until ctx ends (test hook); default a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
@@ -68,6 +72,9 @@ func (o *Options) defaults() {
 	}
 	if o.Sleep == nil {
 		o.Sleep = sleep
+	}
+	if o.Failed == nil {
+		o.Failed = func(string, Message, error) {}
 	}
 }
 
@@ -151,8 +158,9 @@ func (d *Dispatcher) Send(m Message) {
 }
 
 func (d *Dispatcher) drop(n Notifier, m Message, why string) {
-	d.o.Logf("notify: %s: dropped %s for approval %s: %s", n.Name(), m.Kind, m.Request.ID, why)
+	d.o.Logf("notify: %s: dropped %s: %s", n.Name(), m.about(), why)
 	d.o.Observe(n.Name(), ResultDropped)
+	d.o.Failed(n.Name(), m, errors.New("dropped: "+why))
 }
 
 // Close stops taking messages and delivers what is queued, retries
@@ -191,8 +199,9 @@ func (d *Dispatcher) deliver(n Notifier, q queued) {
 	delay := d.o.Backoff
 	for attempt := 1; ; attempt++ {
 		if d.ctx.Err() != nil {
-			d.o.Logf("notify: %s: gave up on %s for approval %s after %d attempt(s): the dispatcher closed", name, m.Kind, m.Request.ID, attempt-1)
+			d.o.Logf("notify: %s: gave up on %s after %d attempt(s): the dispatcher closed", name, m.about(), attempt-1)
 			d.o.Observe(name, ResultFailed)
+			d.o.Failed(name, m, errors.New("gave up: the dispatcher closed"))
 			return
 		}
 		m.Now = q.m.Now.Add(time.Since(q.queued))
@@ -203,13 +212,15 @@ func (d *Dispatcher) deliver(n Notifier, q queued) {
 		}
 		var perm *permanentError
 		if errors.As(err, &perm) {
-			d.o.Logf("notify: %s: failed to deliver %s for approval %s (not retrying): %v", name, m.Kind, m.Request.ID, err)
+			d.o.Logf("notify: %s: failed to deliver %s (not retrying): %v", name, m.about(), err)
 			d.o.Observe(name, ResultFailed)
+			d.o.Failed(name, m, err)
 			return
 		}
 		if attempt >= d.o.Attempts {
-			d.o.Logf("notify: %s: failed to deliver %s for approval %s after %d attempts: %v", name, m.Kind, m.Request.ID, attempt, err)
+			d.o.Logf("notify: %s: failed to deliver %s after %d attempts: %v", name, m.about(), attempt, err)
 			d.o.Observe(name, ResultFailed)
+			d.o.Failed(name, m, err)
 			return
 		}
 		wait := jitter(delay)
@@ -218,11 +229,12 @@ func (d *Dispatcher) deliver(n Notifier, q queued) {
 			wait = min(ra.after, d.o.MaxBackoff)
 		}
 		delay = min(delay*2, d.o.MaxBackoff)
-		d.o.Logf("notify: %s: attempt %d/%d to deliver %s for approval %s failed: %v; retrying in %s", name, attempt, d.o.Attempts, m.Kind, m.Request.ID, err, wait.Round(time.Millisecond))
+		d.o.Logf("notify: %s: attempt %d/%d to deliver %s failed: %v; retrying in %s", name, attempt, d.o.Attempts, m.about(), err, wait.Round(time.Millisecond))
 		d.o.Observe(name, ResultRetry)
 		if err := d.o.Sleep(d.ctx, wait); err != nil {
-			d.o.Logf("notify: %s: gave up on %s for approval %s after %d attempt(s): the dispatcher closed", name, m.Kind, m.Request.ID, attempt)
+			d.o.Logf("notify: %s: gave up on %s after %d attempt(s): the dispatcher closed", name, m.about(), attempt)
 			d.o.Observe(name, ResultFailed)
+			d.o.Failed(name, m, errors.New("gave up: the dispatcher closed"))
 			return
 		}
 	}

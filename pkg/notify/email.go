@@ -54,6 +54,9 @@ func newEmail(c SMTPConfig, baseURL string) (*emailNotifier, error) {
 func (e *emailNotifier) Name() string { return "email" }
 
 func (e *emailNotifier) Notify(ctx context.Context, m Message) error {
+	if m.Notice != nil {
+		return permanent(errors.New("email: only approval requests are sent by email"))
+	}
 	if m.Now.IsZero() {
 		m.Now = time.Now()
 	}

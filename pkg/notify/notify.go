@@ -22,6 +22,7 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -32,6 +33,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/slack-go/slack"
 
 	"github.com/govkit/govkit/pkg/approval"
 )
@@ -56,6 +59,38 @@ type Message struct {
 	// Zero means the time of delivery. A Dispatcher advances it by the time
 	// a message waited, so a retried message never shows a stale TTL.
 	Now time.Time
+	// Notice, when set, is what the message carries instead of an
+	// approval request (Kind is then KindNotice): an auditor alert,
+	// govbot's report. Webhook and Slack notifiers send it; email does
+	// not.
+	Notice *Notice
+}
+
+// KindNotice is the Kind of a message that carries a Notice.
+const KindNotice Kind = "notice"
+
+// Notice is a message about something other than an approval request,
+// for the watchers that deliver through a Dispatcher too (issue 20 "one
+// home for delivery": auditor's alert webhook, govbot's Slack post).
+type Notice struct {
+	// Subject names the message in logs: "the chain_tampering alert of
+	// seq 12". It never contains a secret.
+	Subject string
+	// Payload is the generic webhook's JSON body, marshalled as it is.
+	Payload any
+	// Slack is the message for a Slack incoming webhook; nil means one
+	// with Text alone, escaped.
+	Slack *slack.WebhookMessage
+	// Text is the plain text: the Slack message when Slack is nil.
+	Text string
+}
+
+// about names m in the Dispatcher's log lines.
+func (m Message) about() string {
+	if m.Notice != nil {
+		return m.Notice.Subject
+	}
+	return string(m.Kind) + " for approval " + m.Request.ID
 }
 
 // Notifier delivers a message over one channel.
@@ -198,19 +233,31 @@ func checkURL(raw, env, field string) error {
 	if raw == "" {
 		return nil
 	}
+	if err := CheckURL(raw); err != nil {
+		return &ConfigError{env, field, err.Error()}
+	}
+	return nil
+}
+
+// CheckURL checks that raw is an absolute http:// or https:// URL with a
+// host: the one check of every webhook URL (auditd's approval channels,
+// auditor's --incident-webhook, govbot's --webhook). Its errors never
+// show the URL's path or query, which are often the webhook's secret;
+// the caller names the setting.
+func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Parse's error quotes the whole URL, which may be a secret.
-		return &ConfigError{env, field, "is not a valid URL"}
+		return errors.New("is not a valid URL")
 	}
 	if u.Scheme == "" {
-		return &ConfigError{env, field, "is not an absolute URL; want http:// or https://"}
+		return errors.New("is not an absolute URL; want http:// or https://")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return &ConfigError{env, field, fmt.Sprintf("%s is not an http or https URL", redactURL(u))}
+		return fmt.Errorf("%s is not an http or https URL", redactURL(u))
 	}
 	if u.Host == "" {
-		return &ConfigError{env, field, "has no host"}
+		return errors.New("has no host")
 	}
 	return nil
 }
@@ -277,7 +324,10 @@ func redactURL(u *url.URL) string {
 	return s
 }
 
-func redactRawURL(raw string) string {
+// RedactURL shows where the webhook URL raw points without its secrets
+// (scheme and host, then "/…" when there was a path or query): the one
+// form in which govkit prints or logs a webhook URL.
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(invalid URL)"
@@ -299,11 +349,11 @@ func scrubURLError(err error, raw string) error {
 	var ue *url.Error
 	if errors.As(err, &ue) && ue.URL != "" {
 		orig := ue.URL
-		ue.URL = redactRawURL(orig)
+		ue.URL = RedactURL(orig)
 		msg = strings.ReplaceAll(msg, orig, ue.URL)
 	}
 	if raw != "" {
-		msg = strings.ReplaceAll(msg, raw, redactRawURL(raw))
+		msg = strings.ReplaceAll(msg, raw, RedactURL(raw))
 	}
 	return &scrubbedError{msg: msg, err: err}
 }
@@ -336,3 +386,47 @@ type retryAfterError struct {
 
 func (e *retryAfterError) Error() string { return e.err.Error() }
 func (e *retryAfterError) Unwrap() error { return e.err }
+
+// WebhookConfig is one webhook of a watcher: auditor's
+// --incident-webhook, govbot's --webhook.
+type WebhookConfig struct {
+	// Name is the notifier's name in logs and metrics: "webhook".
+	Name string
+	// URL is where to post; its path and query are treated as a secret.
+	URL string
+	// Slack sends the Slack format to any URL (govbot's --webhook is a
+	// Slack incoming webhook, or something that speaks its protocol);
+	// otherwise a Slack URL (IsSlackWebhook) gets it and any other URL the
+	// generic JSON.
+	Slack bool
+	// HTTPClient posts; nil means one that does not follow redirects.
+	HTTPClient *http.Client
+	// UserAgent of the generic webhook's requests; "" means
+	// govkit-notify/1.
+	UserAgent string
+}
+
+// NewWebhook returns the notifier for one webhook URL, checked with
+// CheckURL (the error names Name, never the URL). Deliver through a
+// Dispatcher, with Message.Notice set.
+func NewWebhook(c WebhookConfig) (Notifier, error) {
+	name := cmp.Or(c.Name, "webhook")
+	if err := CheckURL(c.URL); err != nil {
+		return nil, fmt.Errorf("%s %w", name, err)
+	}
+	client := c.HTTPClient
+	if client == nil {
+		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}}
+	}
+	if c.Slack || IsSlackWebhook(c.URL) {
+		return newSlack(name, c.URL, "", client), nil
+	}
+	w := newWebhook(c.URL, "", client)
+	w.name = name
+	if c.UserAgent != "" {
+		w.userAgent = c.UserAgent
+	}
+	return w, nil
+}

@@ -25,22 +25,65 @@ type WebhookPayload struct {
 	Text           string           `json:"text"`          // the email body: a ready-made human summary
 }
 
-// webhookNotifier POSTs a WebhookPayload; any answer but 2xx is a failure.
+// webhookNotifier POSTs a WebhookPayload, or a Notice's payload; any
+// answer but 2xx is a failure.
 type webhookNotifier struct {
-	url     string // may hold a token: never logged in full
-	baseURL string
-	client  *http.Client
+	name      string
+	url       string // may hold a token: never logged in full
+	baseURL   string
+	client    *http.Client
+	userAgent string
 }
 
 var _ Notifier = (*webhookNotifier)(nil)
 
 func newWebhook(url, baseURL string, client *http.Client) *webhookNotifier {
-	return &webhookNotifier{url: url, baseURL: baseURL, client: client}
+	return &webhookNotifier{name: "webhook", url: url, baseURL: baseURL, client: client, userAgent: "govkit-notify/1"}
 }
 
-func (w *webhookNotifier) Name() string { return "webhook" }
+func (w *webhookNotifier) Name() string { return w.name }
 
 func (w *webhookNotifier) Notify(ctx context.Context, m Message) error {
+	body, err := w.body(m)
+	if err != nil {
+		return permanent(fmt.Errorf("webhook: encoding the payload: %w", err))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
+	if err != nil {
+		return permanent(fmt.Errorf("webhook %s: %w", RedactURL(w.url), scrubURLError(err, w.url)))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", w.userAgent)
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("webhook %s: %w", RedactURL(w.url), scrubURLError(err, w.url))
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return nil
+	}
+	err = fmt.Errorf("webhook %s answered %s", RedactURL(w.url), resp.Status)
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		if secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && secs > 0 {
+			return &retryAfterError{err, time.Duration(secs) * time.Second}
+		}
+		return err
+	case resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode >= 500:
+		return err
+	case resp.StatusCode >= 400:
+		return permanent(err)
+	}
+	return err // 1xx, 3xx: not delivered; maybe a misconfigured proxy that recovers
+}
+
+// body is m's JSON: a Notice's payload as it is, or the WebhookPayload of
+// an approval message.
+func (w *webhookNotifier) body(m Message) ([]byte, error) {
+	if m.Notice != nil {
+		return json.Marshal(m.Notice.Payload)
+	}
 	v := newView(m, w.baseURL)
 	p := WebhookPayload{
 		SchemaVersion:  SchemaVersion,
@@ -54,36 +97,5 @@ func (w *webhookNotifier) Notify(ctx context.Context, m Message) error {
 	if p.Request.Votes == nil {
 		p.Request.Votes = []approval.Vote{}
 	}
-	body, err := json.Marshal(p)
-	if err != nil {
-		return permanent(fmt.Errorf("webhook: encoding the payload: %w", err))
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
-	if err != nil {
-		return permanent(fmt.Errorf("webhook %s: %w", redactRawURL(w.url), scrubURLError(err, w.url)))
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "govkit-notify/1")
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("webhook %s: %w", redactRawURL(w.url), scrubURLError(err, w.url))
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		return nil
-	}
-	err = fmt.Errorf("webhook %s answered %s", redactRawURL(w.url), resp.Status)
-	switch {
-	case resp.StatusCode == http.StatusTooManyRequests:
-		if secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && secs > 0 {
-			return &retryAfterError{err, time.Duration(secs) * time.Second}
-		}
-		return err
-	case resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode >= 500:
-		return err
-	case resp.StatusCode >= 400:
-		return permanent(err)
-	}
-	return err // 1xx, 3xx: not delivered; maybe a misconfigured proxy that recovers
+	return json.Marshal(p)
 }

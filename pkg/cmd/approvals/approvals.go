@@ -190,7 +190,7 @@ func (o *Options) client() (*client.Client, error) {
 	opts = append(opts, client.WithRootCAs(roots))
 	c, err := client.New(o.URL, opts...)
 	if err != nil {
-		return nil, cli.Fail(err, "pass --url http://HOST:PORT (or set GOVKIT_AUDIT_URL)")
+		return nil, cli.Fail(err, "pass --url http://HOST:PORT (or set GOVKIT_URL)")
 	}
 	if c.SendsTokenInClear() {
 		fmt.Fprintf(o.IO.ErrOut, "approvals: warning: --url %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)\n", o.URL)
@@ -270,7 +270,7 @@ func (o *Options) apiError(err error, id string) error {
 	}
 	if client.IsTransient(err) {
 		return cli.Failf("cannot reach auditd at %s: %s", o.URL, client.NetReason(err)).
-			WithHint("start auditd, or pass --url (or set GOVKIT_AUDIT_URL) naming a running one")
+			WithHint("start auditd, or pass --url (or set GOVKIT_URL) naming a running one")
 	}
 	return cli.Fail(err, "")
 }

@@ -668,13 +668,13 @@ func TestUnreachable(t *testing.T) {
 		r := approvals(t, url, "bob", args...)
 		r.want(t, 3)
 		if want := "approvals: error: cannot reach auditd at " + url + ": connection refused\n" +
-			"approvals: hint: start auditd, or pass --url (or set GOVKIT_AUDIT_URL) naming a running one\n"; r.stderr.String() != want {
+			"approvals: hint: start auditd, or pass --url (or set GOVKIT_URL) naming a running one\n"; r.stderr.String() != want {
 			t.Errorf("%v: stderr %q", args, r.stderr.String())
 		}
 	}
 	r := approvals(t, "ftp://example.com", "bob", "list")
 	r.want(t, 3)
-	if !strings.Contains(r.stderr.String(), "hint: pass --url http://HOST:PORT (or set GOVKIT_AUDIT_URL)") {
+	if !strings.Contains(r.stderr.String(), "hint: pass --url http://HOST:PORT (or set GOVKIT_URL)") {
 		t.Errorf("bad URL: %s", r.stderr.String())
 	}
 }

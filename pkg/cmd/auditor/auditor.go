@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
+	"github.com/govkit/govkit/pkg/notify"
 	"github.com/govkit/govkit/pkg/stream"
 )
 
@@ -237,7 +237,7 @@ func (o *Options) validate(c *cobra.Command) error {
 	}
 	o.roots = roots
 	if o.Webhook != "" {
-		if err := checkWebhookURL(o.Webhook); err != nil {
+		if err := notify.CheckURL(o.Webhook); err != nil {
 			return cli.Failf("%s %v", from("incident-webhook"), err).WithHint("pass --incident-webhook https://HOST/PATH")
 		}
 	}
@@ -270,23 +270,6 @@ func (o *Options) validate(c *cobra.Command) error {
 	}
 	if o.State == "" && c.Flags().Changed("state") {
 		return cli.Failf("--state is empty").WithHint("pass --state FILE, or leave it out")
-	}
-	return nil
-}
-
-// checkWebhookURL accepts an absolute http or https URL, and never repeats
-// it whole in its error: a webhook's path is often its secret.
-func checkWebhookURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return fmt.Errorf("is not a valid URL")
-	case u.Scheme == "":
-		return fmt.Errorf("is not an absolute URL; want http:// or https://")
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("is not an http or https URL")
-	case u.Host == "":
-		return fmt.Errorf("has no host")
 	}
 	return nil
 }

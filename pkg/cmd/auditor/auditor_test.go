@@ -79,7 +79,7 @@ func TestFlagErrors(t *testing.T) {
 		{append(sock, "--max-clock-skew", "10ms"), nil, "--max-clock-skew 10ms is less than 1s"},
 		{append(sock, "--audit-url", "localhost:1199"), nil, "--audit-url: auditd URL \"localhost:1199\" is not http://HOST:PORT"},
 		{append(sock, "--url", "localhost:1199"), nil, "--url: auditd URL \"localhost:1199\" is not http://HOST:PORT\nauditor: hint: pass --url"},
-		{append(sock, "--incident-webhook", "ftp://x/secret-token"), nil, "--incident-webhook is not an http or https URL"},
+		{append(sock, "--incident-webhook", "ftp://x/secret-token"), nil, "--incident-webhook ftp://x/… is not an http or https URL"},
 		{append(sock, "--incident-webhook", "/hook"), nil, "--incident-webhook is not an absolute URL"},
 		{append(sock, "--incident-webhook", "https:///secret-token"), nil, "--incident-webhook has no host"},
 		{append(sock, "--since-seq", "-2"), nil, `"-2" is not a seq`},

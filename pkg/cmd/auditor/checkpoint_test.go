@@ -17,6 +17,7 @@ import (
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
+	"github.com/govkit/govkit/pkg/monitor"
 )
 
 const testOrigin = "audit.test/log"
@@ -294,7 +295,7 @@ func TestCheckpointFollowsGrowth(t *testing.T) {
 		if err != nil {
 			return -1
 		}
-		st, err := ParseState(data)
+		st, err := monitor.ParseState(data)
 		if err != nil || st.Checkpoint == nil {
 			return -1
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
+	"github.com/govkit/govkit/pkg/monitor"
 )
 
 // isolate keeps the environment and config files of the machine out.
@@ -264,13 +265,13 @@ func (r *invocation) received() []int64 {
 var eventLine = regexp.MustCompile(`(?m)^auditor: event seq (\d+) `)
 
 // readStateFile reads and parses a state file.
-func readStateFile(t *testing.T, path string) (State, []byte) {
+func readStateFile(t *testing.T, path string) (monitor.State, []byte) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := ParseState(data)
+	st, err := monitor.ParseState(data)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", path, err, data)
 	}
@@ -283,7 +284,7 @@ func pinnedSize(path string) int64 {
 	if err != nil {
 		return -1
 	}
-	st, err := ParseState(data)
+	st, err := monitor.ParseState(data)
 	if err != nil || st.Pin == nil {
 		return -1
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/govkit/govkit/pkg/detect"
+	"github.com/govkit/govkit/pkg/monitor"
 )
 
 // printer writes alerts to standard output, one line each: the alert's JSON
@@ -55,17 +55,6 @@ func textLine(a detect.Alert, loc *time.Location) string {
 	return b.String()
 }
 
-// printable replaces control characters, which an agent name taken from an
-// event could use to rewrite a terminal (ESC sequences) or forge log
-// lines (newlines).
-func printable(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return unicode.ReplacementChar
-		}
-		return r
-	}, s)
-}
+// printable is monitor.Printable: one way to make event text safe for a
+// terminal.
+func printable(s string) string { return monitor.Printable(s) }

@@ -1,149 +1,58 @@
 package auditor
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
-	"github.com/govkit/govkit/pkg/checkpoint"
-	"github.com/govkit/govkit/pkg/detect"
-	"github.com/govkit/govkit/pkg/strictjson"
+	"github.com/govkit/govkit/pkg/monitor"
 )
-
-// stateVersion is the schema version of the state file.
-const stateVersion = 1
 
 // maxStateFile bounds a state file read (DESIGN §3: bounded reads); a real
 // one is a few hundred bytes.
 const maxStateFile = 1 << 20
 
-// State is what auditor keeps between runs in --state:
-//
-//	{"schema_version":1,
-//	 "cursor":{"seq":1234,"event_hash":"…"},
-//	 "pin":{"size":1200,"head":"…","verified_at":"2026-01-15T14:30:00Z"},
-//	 "checkpoint":{"note":"audit.example.com/prod\n1200\n…","pinned_at":"…"}}
-//
-// Cursor is the last event processed: the stream resumes after it. Pin is
-// the log's size and head after the last clean verification: the log must
-// never get shorter than it, nor differ at it (detect.CheckHead).
-// Checkpoint is the last signed checkpoint auditor verified (with
-// --checkpoint-key; issue 19): every later one must extend it.
-type State struct {
-	SchemaVersion int              `json:"schema_version"`
-	Cursor        *Cursor          `json:"cursor,omitempty"`
-	Pin           *PinState        `json:"pin,omitempty"`
-	Checkpoint    *CheckpointState `json:"checkpoint,omitempty"`
-}
+// stateFile is --state: the monitor's State in a file, replaced
+// atomically on every save.
+type stateFile string
 
-// CheckpointState is a pinned signed checkpoint: the note as auditd
-// served it (opened again with --checkpoint-key at every start, so a
-// state file edited to pin a forged one is refused), and when it was
-// pinned.
-type CheckpointState struct {
-	Note     string    `json:"note"`
-	PinnedAt time.Time `json:"pinned_at"`
-}
+func (f stateFile) Path() string { return string(f) }
 
-// Cursor is the last event processed.
-type Cursor struct {
-	Seq       int64  `json:"seq"`
-	EventHash string `json:"event_hash"`
-}
+func (f stateFile) Save(st monitor.State) error { return unwrapPath(writeState(string(f), st)) }
 
-// pin is the cursor as a pin: auditor saw the event at Seq hash to EventHash.
-func (c Cursor) pin() detect.Pin { return detect.Pin{Size: c.Seq, Head: c.EventHash} }
-
-// PinState is a pin and when the verification that set it finished.
-type PinState struct {
-	detect.Pin
-	VerifiedAt time.Time `json:"verified_at"`
-}
-
-// ParseState strictly decodes a state file: unknown fields, trailing data,
-// another schema version or an impossible value are errors naming what is
-// wrong.
-func ParseState(data []byte) (State, error) {
-	var st State
-	var je *strictjson.Error
-	switch err := strictjson.Decode(data, &st); {
-	case errors.As(err, &je) && je.Kind == strictjson.Empty:
-		return State{}, errors.New("it is empty")
-	case errors.As(err, &je) && je.Kind == strictjson.Trailing:
-		return State{}, errors.New("it holds more than one JSON value")
-	case err != nil:
-		return State{}, fmt.Errorf("it is not a state file: %w", err)
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	if st.SchemaVersion != stateVersion {
-		return State{}, fmt.Errorf("schema_version %d is not %d", st.SchemaVersion, stateVersion)
-	}
-	if c := st.Cursor; c != nil {
-		switch err := c.pin().Validate(); {
-		case c.Seq < 0:
-			return State{}, fmt.Errorf("cursor: seq %d is negative", c.Seq)
-		case c.Seq == 0 && c.EventHash != "":
-			return State{}, errors.New("cursor: seq 0 (before the first event) with an event_hash")
-		case err != nil:
-			return State{}, errors.New("cursor: event_hash is not a SHA-256 hash (64 lowercase hex digits)")
-		}
-	}
-	if st.Pin != nil {
-		if err := st.Pin.Validate(); err != nil {
-			return State{}, fmt.Errorf("pin: %v", err)
-		}
-		if st.Pin.VerifiedAt.IsZero() {
-			return State{}, errors.New("pin: verified_at is missing")
-		}
-	}
-	if c := st.Checkpoint; c != nil {
-		text, _, ok := strings.Cut(c.Note, "\n\n")
-		if !ok {
-			return State{}, errors.New("checkpoint: note is not a signed note")
-		}
-		if _, err := checkpoint.Parse([]byte(text + "\n")); err != nil {
-			return State{}, fmt.Errorf("checkpoint: %v", err)
-		}
-		if c.PinnedAt.IsZero() {
-			return State{}, errors.New("checkpoint: pinned_at is missing")
-		}
-	}
-	return st, nil
-}
-
-// Marshal is the file's content: indented JSON, newline-terminated.
-func (st State) Marshal() []byte {
-	b, _ := json.MarshalIndent(st, "", "  ")
-	return append(b, '\n')
+	return err
 }
 
 // readState reads the state file at path; a missing file is an empty
 // state and exists false.
-func readState(path string) (st State, exists bool, err error) {
+func readState(path string) (st monitor.State, exists bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return State{SchemaVersion: stateVersion}, false, nil
+		return monitor.State{SchemaVersion: monitor.StateVersion}, false, nil
 	}
 	if err != nil {
-		return State{}, false, err
+		return monitor.State{}, false, err
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return State{}, true, errors.New("it is not a regular file")
+		return monitor.State{}, true, errors.New("it is not a regular file")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
 	if err != nil {
-		return State{}, true, err
+		return monitor.State{}, true, err
 	}
 	if len(data) > maxStateFile {
-		return State{}, true, fmt.Errorf("it is larger than %d bytes", maxStateFile)
+		return monitor.State{}, true, fmt.Errorf("it is larger than %d bytes", maxStateFile)
 	}
-	st, err = ParseState(data)
+	st, err = monitor.ParseState(data)
 	return st, true, err
 }
 
@@ -151,7 +60,7 @@ func readState(path string) (st State, exists bool, err error) {
 // in the same directory (mode 0600), written and synced, renamed over path,
 // and the directory synced, so a crash leaves the old state or the new one,
 // never half of either.
-func writeState(path string, st State) (err error) {
+func writeState(path string, st monitor.State) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -84,8 +85,8 @@ func TestWebhookDelivers(t *testing.T) {
 	}
 	stderr := r.stderr.String()
 	for _, want := range []string{
-		"auditor: webhook " + strings.TrimPrefix(hook.URL, "") + "/…: attempt 1/4 for the unauthorized_destructive alert failed: answered 503 Service Unavailable; retrying in ",
-		"attempt 2/4 for the unauthorized_destructive alert failed: answered 429 Too Many Requests",
+		"auditor: webhook: attempt 1/4 to deliver the unauthorized_destructive alert of seq 1 failed: webhook " + hook.URL + "/… answered 503 Service Unavailable; retrying in ",
+		"attempt 2/4 to deliver the unauthorized_destructive alert of seq 1 failed: webhook " + hook.URL + "/… answered 429 Too Many Requests",
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
@@ -108,7 +109,7 @@ func TestWebhookFailures(t *testing.T) {
 	if n := len(hook.received()); n != 1 {
 		t.Errorf("%d posts of a refused alert", n)
 	}
-	if !strings.Contains(r.stderr.String(), "alert of seq 1 was refused (not retrying): answered 400 Bad Request") {
+	if !strings.Contains(r.stderr.String(), "auditor: webhook: failed to deliver the unauthorized_destructive alert of seq 1 (not retrying): webhook "+hook.URL+" answered 400 Bad Request") {
 		t.Errorf("stderr:\n%s", r.stderr.String())
 	}
 
@@ -117,7 +118,7 @@ func TestWebhookFailures(t *testing.T) {
 	dead.Close()
 	r = auditor(t, nil, "--once", "--audit-url", d.URL, "--since-seq", "0", "--incident-webhook", deadURL)
 	r.want(2)
-	if len(r.alerts()) != 1 || !strings.Contains(r.stderr.String(), "failed to deliver the unauthorized_destructive alert of seq 1 after 4 attempts: ") ||
+	if len(r.alerts()) != 1 || !strings.Contains(r.stderr.String(), "auditor: webhook: failed to deliver the unauthorized_destructive alert of seq 1 after 4 attempts: ") ||
 		!strings.Contains(r.stderr.String(), "connection refused") || strings.Contains(r.stderr.String(), "/token/abc") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", r.stdout.String(), r.stderr.String())
 	}
@@ -147,14 +148,42 @@ func TestWebhookNeverBlocks(t *testing.T) {
 	}
 }
 
+// A Slack incoming webhook gets a Slack message: the alert in one line
+// of mrkdwn, whose client-supplied text pkg/notify escapes.
 func TestWebhookPayloadSlack(t *testing.T) {
-	w := &webhook{slack: true}
-	b, err := w.payload(detect.Alert{Type: detect.HighVolume, Severity: detect.Warning, Agent: "k8s_agent", Seq: 7,
-		Message: "High event volume detected: 150 events in the last minute"})
-	if err != nil || string(b) != `{"text":"*auditor: high_volume* (warning) agent `+"`k8s_agent`"+` seq 7\nHigh event volume detected: 150 events in the last minute"}` {
-		t.Fatalf("%s %v", b, err)
+	n := alertNotice(detect.Alert{Type: detect.HighVolume, Severity: detect.Warning, Agent: "k8s_`agent`", Seq: 7,
+		Message: "High event volume detected: 150 events in the last minute <!channel>"})
+	if n.Subject != "the high_volume alert of seq 7" || n.Text != "*auditor: high_volume* (warning) agent `k8s_'agent'` seq 7\nHigh event volume detected: 150 events in the last minute <!channel>" {
+		t.Errorf("notice = %+v", n)
 	}
-	if got := redactURL("https://hooks.slack.com/services/T/B/secret"); got != "https://hooks.slack.com/…" {
-		t.Errorf("redactURL = %q", got)
+	hook := newHookServer(t)
+	o := &Options{Webhook: "https://hooks.slack.com/services/T/B/secret", WebhookClient: redirectTo(hook.URL)}
+	w, err := newWebhook(o, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.shown != "https://hooks.slack.com/…" {
+		t.Errorf("shown = %q", w.shown)
+	}
+	w.Send(detect.Alert{Type: detect.HighVolume, Severity: detect.Warning, Seq: 7, Message: "a <b> & c"})
+	w.Close(t.Context())
+	got := hook.received()
+	if len(got) != 1 || !strings.Contains(got[0], `"text":"*auditor: high_volume* (warning) seq 7\na \u0026lt;b\u0026gt; \u0026amp; c"`) {
+		t.Errorf("posted %q", got)
 	}
 }
+
+// redirectTo is a client that sends every request to the test server at
+// base, whatever host the URL names (a stand-in for hooks.slack.com).
+func redirectTo(base string) *http.Client {
+	u, _ := url.Parse(base)
+	return &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.URL.Scheme, r.URL.Host = u.Scheme, u.Host
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -4,8 +4,11 @@
 package govbot
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"slices"
@@ -19,13 +22,19 @@ import (
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/govreport"
+	"github.com/govkit/govkit/pkg/notify"
+	"github.com/govkit/govkit/pkg/policy"
 )
 
 // Exit codes (DESIGN §8; seed 003 "Exit Codes"); 3 is cli.ExitFailure.
 const (
-	exitUnreachable = 1 // the gateway could not be reached, or is not auditd
-	exitAlerts      = 2 // a broken chain or a tampering incident
+	exitUnreachable = 1                    // the gateway could not be reached, or is not auditd
+	exitAlerts      = govreport.ExitAlerts // a broken chain, a tampering incident, uncovered executions
 )
+
+// DefaultMaxEvents is --max-events: the most events phase 3 reads.
+const DefaultMaxEvents = govreport.DefaultMaxEvents
 
 // Defaults of seed 003 "Running govbot" and "Detection Logic › Phase 5".
 const (
@@ -36,6 +45,9 @@ const (
 	// large chain takes seconds, a hung gateway must not hold a cron job.
 	requestTimeout = 2 * time.Minute
 )
+
+// defaultRetention is --history-retention: a quarter of daily runs.
+const defaultRetention = 90 * 24 * time.Hour
 
 // Options are govbot's flags and the dependencies tests replace.
 type Options struct {
@@ -48,6 +60,16 @@ type Options struct {
 	MaxEvents  int
 	Output     cli.Format
 	CACert     string // --ca-cert: the CA of an https:// auditd
+	// History is --history: the SQLite file that keeps the runs for the
+	// trend block; "" keeps none. HistoryRetention is how long runs stay.
+	History          string
+	HistoryRetention Duration
+	// Policy is --policy: the policy file auditd has in force, read to
+	// name dead rules; rules is its labels, loaded by validate, and
+	// policySHA256 the file's hash, checked against auditd's.
+	Policy       string
+	rules        map[string][]string
+	policySHA256 string
 
 	// Now is the report's clock: the window's end and the age of pending
 	// approvals. Nil means time.Now.
@@ -55,6 +77,9 @@ type Options struct {
 	// HTTPClient posts to --webhook; nil means one that does not follow
 	// redirects.
 	HTTPClient *http.Client
+	// WebhookBackoff is the first wait before a retry of --webhook; 0
+	// means pkg/notify's default (tests shorten it).
+	WebhookBackoff time.Duration
 	// Context ends a run early; nil means on SIGINT or SIGTERM.
 	Context context.Context
 
@@ -74,6 +99,7 @@ func NewCmdGovbot(streams *cli.IOStreams) *cobra.Command {
 func newCmd(opts *Options, runF func(*Options) error) *cobra.Command {
 	opts.Since = Duration(defaultSince)
 	opts.StaleAfter = Duration(defaultStaleAfter)
+	opts.HistoryRetention = Duration(defaultRetention)
 	cmd := &cobra.Command{
 		Use:   "govbot [--url URL] [--since 24h] [--webhook URL] [-o text|json]",
 		Short: "One-shot compliance report over auditd's governance API, for cron and CI",
@@ -98,14 +124,30 @@ Alerts (exit 2): the audit chain does not verify; the approvals table
 disagrees with the chain's approval events (approval_mismatch: an edited
 status, vote, quorum, action hash or expiry); a tampering incident
 (chain_tampering, hash_mismatch, head_regressed, approval_mismatch) in the
-window.
+window; write or destructive tool executions without a policy decision
+(UNCOVERED_EXECUTIONS: none of the execution's decision_event_id, trace_id
+or approval leads to a policy_decision).
 
 Warnings (printed; the exit status stays 0): no policy loaded, a failed
-policy reload, dry-run mode, no_match decisions (the resource is missing from
-the infra file, so it has no tags and the default effect applied: add it),
-approvals pending longer than --stale-after (the notification channel may not
-be working), other incidents, destructive actions without an approved
-approval, and a window larger than --max-events.
+policy reload, dry-run mode, enabled policies and rules that decided
+nothing in the window (DEAD_RULES), no_match decisions on a resource missing
+from the infra file (NO_MATCH_DECISIONS: it has no tags and the default
+effect applied, add it) or on a known resource no policy covers
+(NO_MATCH_UNCOVERED: add or widen a policy), approvals pending longer than
+--stale-after (the notification channel may not be working), other
+incidents, destructive actions without an approved approval, and a window
+larger than --max-events.
+
+With --history FILE, govbot keeps each run's verdict and counts in a SQLite
+file (created 0600; runs older than --history-retention are deleted) and
+ends the report with a trend block: the runs kept, and this run against the
+previous one (alerts and warnings up or down, codes new and resolved). The
+history is govbot's only state; auditd is never written to.
+
+Dead rules are named by index (rule_index, from 0) and, where a decision's
+trace showed them, by their actions and effect; with --policy FILE, the
+policy file auditd has in force, every one is named with its line. A file
+that is not the one in force (another sha256) is not used, and govbot says so.
 
 Output is text on a terminal and one JSON object otherwise (choose with -o).
 A failure to post to --webhook is reported on standard error and does not
@@ -113,7 +155,8 @@ change the exit status.
 
 Environment: GOVKIT_URL or GOVKIT_AUDIT_URL (--url), GOVKIT_TOKEN (--token; prefer it,
 a flag shows in ps), GOVKIT_GOVBOT_WEBHOOK, GOVKIT_GOVBOT_SINCE,
-GOVKIT_GOVBOT_STALE_AFTER and GOVKIT_GOVBOT_MAX_EVENTS; flags win over them,
+GOVKIT_GOVBOT_STALE_AFTER, GOVKIT_GOVBOT_MAX_EVENTS, GOVKIT_HISTORY,
+GOVKIT_HISTORY_RETENTION and GOVKIT_POLICY; flags win over them,
 and they over the config file's govbot section. The seed's one-dash spelling
 (-gateway URL -since 6h -webhook URL) is accepted.
 
@@ -123,9 +166,10 @@ Exit status:
     1  the gateway is unreachable or does not answer like auditd
     2  alerts present
     3  usage error, refused credentials, an untrusted TLS certificate
-       (--ca-cert), internal failure`,
+       (--ca-cert), a --history file that cannot be used, internal failure`,
 		Example: `  govbot --url http://127.0.0.1:1199
   govbot --url http://auditd.internal:1199 --since 6h -o json
+  govbot --url http://auditd.internal:1199 --history /var/lib/govbot/history.db
   GOVKIT_TOKEN=… govbot --url https://auditd.internal --webhook https://hooks.slack.com/services/…`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,
@@ -146,6 +190,9 @@ Exit status:
 	f.Var(&opts.StaleAfter, "stale-after", "warn about approvals pending longer than `DURATION`")
 	f.StringVar(&opts.Webhook, "webhook", "", "post the summary to the Slack incoming webhook `URL`")
 	f.IntVar(&opts.MaxEvents, "max-events", DefaultMaxEvents, "analyse at most the latest `N` events of the window")
+	f.StringVar(&opts.History, "history", "", "keep each run in the SQLite `FILE` and add a trend block to the report")
+	f.Var(&opts.HistoryRetention, "history-retention", "delete runs older than `DURATION` from --history")
+	f.StringVar(&opts.Policy, "policy", "", "name dead rules from the policy `FILE` auditd has in force")
 	cli.AddCACertFlag(f, &opts.CACert)
 	cli.AddOutputFlag(cmd, &opts.Output)
 	cli.AddConfigFlag(cmd)
@@ -182,8 +229,25 @@ func (o *Options) validate(flags *pflag.FlagSet) error {
 		return cli.Failf("%s %d is not between 1 and %d", name("max-events"), o.MaxEvents, maxMaxEvents).
 			WithHint(fmt.Sprintf("pass --max-events N, or leave it out for %d", DefaultMaxEvents))
 	}
+	if o.HistoryRetention <= 0 {
+		return cli.Failf("%s %s is not a positive duration", name("history-retention"), o.HistoryRetention.String()).
+			WithHint("pass --history-retention with a duration such as 30d or 90d")
+	}
+	if o.Policy != "" {
+		data, err := policy.ReadFile(o.Policy)
+		var cfg *policy.Config
+		if err == nil {
+			cfg, err = policy.LoadNamed(o.Policy, bytes.NewReader(data))
+		}
+		if err != nil {
+			return cli.Failf("%s: %v", name("policy"), err).
+				WithHint("pass --policy with the policy file auditd was started with (auditd --policy), or leave it out")
+		}
+		sum := sha256.Sum256(data)
+		o.rules, o.policySHA256 = govreport.RuleLabels(cfg), hex.EncodeToString(sum[:])
+	}
 	if o.Webhook != "" {
-		if err := checkWebhook(o.Webhook); err != nil {
+		if err := notify.CheckURL(o.Webhook); err != nil {
 			// Never echo the URL: a Slack webhook's path is its secret.
 			return cli.Failf("%s %v", name("webhook"), err).
 				WithHint("pass --webhook with a Slack incoming webhook URL (https://hooks.slack.com/services/…)")
@@ -204,7 +268,7 @@ func (o *Options) now() time.Time {
 type Duration time.Duration
 
 // String implements pflag.Value, in the shortest form: 24h, 30m, 7d.
-func (d *Duration) String() string { return formatDuration(time.Duration(*d)) }
+func (d *Duration) String() string { return govreport.FormatDuration(time.Duration(*d)) }
 
 // Set implements pflag.Value.
 func (d *Duration) Set(s string) error {
@@ -226,22 +290,6 @@ func (d *Duration) Set(s string) error {
 
 // Type implements pflag.Value; it names the argument in --help.
 func (d *Duration) Type() string { return "duration" }
-
-// formatDuration is d without the zero units Go prints: 24h, 30m, 1h30m,
-// and whole days beyond two: 7d.
-func formatDuration(d time.Duration) string {
-	if d >= 48*time.Hour && d%(24*time.Hour) == 0 {
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
 
 // seedFlags are the flags seed 003 "Running govbot" spells with one dash
 // (Go's flag package: go run ./cmd/govbot/ -gateway URL -since 6h).

@@ -1,14 +1,11 @@
 package govbot
 
 import (
-	"encoding/json"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/cli"
 )
 
@@ -47,6 +44,13 @@ func TestFlags(t *testing.T) {
 				o.gatewaySource == ""
 		}},
 		{"days", nil, []string{"--since", "7d"}, func(o *Options) bool { return time.Duration(o.Since) == 7*24*time.Hour }},
+		{"history defaults", nil, []string{"--history", "h.db"}, func(o *Options) bool {
+			return o.History == "h.db" && time.Duration(o.HistoryRetention) == 90*24*time.Hour
+		}},
+		{"history from the environment", map[string]string{"GOVKIT_HISTORY": "/var/lib/govbot/h.db", "GOVKIT_HISTORY_RETENTION": "30d"}, nil,
+			func(o *Options) bool {
+				return o.History == "/var/lib/govbot/h.db" && time.Duration(o.HistoryRetention) == 30*24*time.Hour
+			}},
 		// Seed 003 "Running govbot": go run ./cmd/govbot/ -gateway URL -since 6h.
 		{"seed's one-dash flags", nil, []string{"-gateway", "http://localhost:8080", "-since=6h", "-webhook", "https://hooks.slack.com/x"},
 			func(o *Options) bool {
@@ -105,7 +109,13 @@ func TestUsageErrors(t *testing.T) {
 		{"max-events", nil, []string{"--max-events", "0"}, "govbot: error: --max-events 0 is not between 1 and 100000000", "--max-events"},
 		// The webhook URL is a secret: the error never shows it.
 		{"bad webhook", nil, []string{"--webhook", "hooks.slack.com/services/T0/B0/SECRET"},
-			"govbot: error: --webhook is not an http:// or https:// URL (a Slack incoming webhook is https://hooks.slack.com/services/…)", "--webhook"},
+			"govbot: error: --webhook is not an absolute URL; want http:// or https://", "--webhook"},
+		{"webhook scheme", nil, []string{"--webhook", "ftp://hooks.slack.com/services/T0/B0/SECRET"},
+			"govbot: error: --webhook ftp://hooks.slack.com/… is not an http or https URL", "--webhook"},
+		{"zero history retention", nil, []string{"--history", "h.db", "--history-retention", "0s"},
+			"govbot: error: --history-retention 0s is not a positive duration", "--history-retention"},
+		{"missing policy file", nil, []string{"--policy", "/nonexistent/policy.yaml"},
+			"govbot: error: --policy: open /nonexistent/policy.yaml: no such file or directory", "pass --policy with the policy file auditd was started with"},
 		{"arguments", nil, []string{"report"}, `govbot: error: unknown command "report" for "govbot"`, "govbot --help"},
 		{"unknown flag", nil, []string{"--gatway", "x"}, "govbot: error: unknown flag: --gatway", "govbot --help"},
 	}
@@ -164,155 +174,3 @@ func TestSeedCompat(t *testing.T) {
 		t.Errorf("seedCompat = %q, want %q", got, want)
 	}
 }
-
-// sample is a report with something in every phase.
-func sample() *Report {
-	r := healthy()
-	r.SchemaVersion, r.GeneratedAt, r.Gateway = 1, t0, "http://127.0.0.1:1199"
-	r.Window = Window{Since: "24h", From: t0.Add(-24 * time.Hour), To: t0}
-	r.Governance = GovernancePhase{AuditdVersion: "v1.0.0", Auth: "local", PolicyLoaded: true, InfraLoaded: true,
-		InfraFile: "examples/infra.yaml", InfraResources: 6, ChainHeadSeq: 12, ChainHeadHash: strings.Repeat("c", 64), ChainState: "verified", PendingApprovals: 1}
-	r.Policy.File = "policies.example.yaml"
-	r.Policy.Policies = []PolicyOverview{{Name: "production-database-protection", Enabled: true, Enforcement: "enforce",
-		Resources: []string{"database[production]"}, Rules: 3, Decisions: 2}}
-	r.Policy.Enabled, r.Policy.Rules = 1, 3
-	act, dec := analyse([]audit.Event{
-		decisionEvent(1, "database:prod-db", decided("allow", "production-database-protection")),
-		decisionEvent(2, "database:legacy-db", decided("deny", "")),
-		incidentEvent(3, "potential_sql_injection", "secbot", "SQL syntax error\nin output"),
-		toolEvent(4, "db-agent", "destructive", "DROP TABLE \x1b[31musers"),
-	}, nil)
-	r.Activity, r.Decisions = act, dec
-	r.Approvals = ApprovalPhase{Pending: 1, Stale: 1, StaleAfter: "30m", Requests: []PendingApproval{{ID: "ap1", Resource: "database:prod-db",
-		Action: "write", RequestedBy: "alice", PendingForMS: (45 * time.Minute).Milliseconds(), Quorum: 1, Stale: true}}}
-	r.Chain = chainPhase(audit.Report{TotalEvents: 12, BrokenLinks: []audit.BrokenLink{{Seq: 5, EventID: "evt_5", Kind: "hash_mismatch"}}})
-	r.Summary = summarize(r)
-	return r
-}
-
-func TestTextReport(t *testing.T) {
-	var b strings.Builder
-	if err := writeText(&b, sample()); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{
-		"govbot compliance report\n",
-		"  window     last 24h: 2026-03-08T08:00:00Z to 2026-03-09T08:00:00Z\n",
-		"Phase 1 - Governance status\n",
-		"  policy     policies.example.yaml, sha256 abababababab…\n",
-		"  infra      examples/infra.yaml, 6 resources\n",
-		"  chain      head seq 12 (cccccccccccc…), auditd's last verification: verified\n",
-		"Phase 2 - Policy overview\n",
-		"  default effect deny, enforcing; 1 policy: 1 enabled, 0 disabled, 0 audit-only; 3 rules\n",
-		"Phase 3 - Audit activity\n",
-		"  4 events in the window, seq 1-4\n",
-		"  incidents  1: potential_sql_injection 1\n",
-		"Phase 4 - Policy decisions per resource\n",
-		"Phase 5 - Pending approvals\n",
-		"  1 pending, 1 stale (pending over 30m)\n",
-		"Phase 6 - Chain integrity\n",
-		"  BROKEN: 1 broken link in 12 events\n",
-		"Phase 7 - Summary\n",
-		"  ALERT    CHAIN_BROKEN  the audit chain does not verify",
-		"  WARNING  NO_MATCH_DECISIONS  database:legacy-db: 1 decision matched no policy",
-		"  WARNING  STALE_APPROVAL  approval ap1",
-		"  status: ALERTS (1 alert, 4 warnings; exit 2)\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q", want)
-		}
-	}
-	for _, re := range []string{
-		`(?m)^  RESOURCE +ALLOW +DENY +APPROVAL +NO MATCH +TOTAL$`,
-		`(?m)^  database:legacy-db +0 +0 +0 +1 +1$`,
-		`(?m)^  total +1 +0 +0 +1 +2$`,
-		`(?m)^  ap1 +database:prod-db +write +alice +45m +0/1 +yes$`,
-		`(?m)^  5 +evt_5 +hash_mismatch$`,
-	} {
-		if !regexpMatch(re, out) {
-			t.Errorf("report lacks a line matching %s\n%s", re, out)
-		}
-	}
-	if strings.Contains(out, "\x1b") {
-		t.Error("an escape sequence from an event reached the terminal")
-	}
-	for line := range strings.Lines(out) {
-		if strings.HasSuffix(line, " \n") {
-			t.Errorf("trailing blanks: %q", line)
-		}
-	}
-}
-
-func TestJSONReport(t *testing.T) {
-	var b strings.Builder
-	if err := writeJSON(&b, sample()); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Count(b.String(), "\n") != 1 {
-		t.Errorf("not one line: %q", b.String())
-	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(b.String()), &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"schema_version", "generated_at", "gateway", "window", "governance", "policy", "activity",
-		"decisions", "approvals", "chain", "summary"} {
-		if _, ok := m[k]; !ok {
-			t.Errorf("no %q member", k)
-		}
-	}
-	if m["schema_version"] != 1.0 {
-		t.Errorf("schema_version = %v", m["schema_version"])
-	}
-	s := m["summary"].(map[string]any)
-	if s["status"] != "alerts" || s["exit_code"] != 2.0 {
-		t.Errorf("summary = %v", s)
-	}
-}
-
-func TestSlackMessageIsEscaped(t *testing.T) {
-	r := sample()
-	r.Summary.Warnings = append(r.Summary.Warnings, Finding{Code: "X", Message: "<!channel> & <http://evil|click>"})
-	msg := slackSummary(r)
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(msg); err != nil {
-		t.Fatal(err)
-	}
-	// slack-go's block types marshal themselves, with HTML escaping.
-	s := strings.NewReplacer(`\u0026`, "&", `\u003c`, "<", `\u003e`, ">").Replace(b.String())
-	if strings.Contains(s, "<!channel>") || strings.Contains(s, "<http://evil") {
-		t.Errorf("unescaped mention or link: %s", s)
-	}
-	if !strings.Contains(s, "&lt;!channel&gt; &amp; &lt;http://evil|click&gt;") {
-		t.Errorf("message lacks the escaped text: %s", s)
-	}
-	if !strings.Contains(msg.Text, "govbot compliance report: ALERTS (1 alert, 5 warnings)") {
-		t.Errorf("text = %q", msg.Text)
-	}
-}
-
-func TestCut(t *testing.T) {
-	if got := cut("abc &amp; def", 7); got != "abc …" {
-		t.Errorf("cut split an escape: %q", got)
-	}
-	if got := cut("short", 10); got != "short" {
-		t.Errorf("cut = %q", got)
-	}
-}
-
-func TestRedact(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://hooks.slack.com/services/T/B/SECRET": "https://hooks.slack.com/…",
-		"http://127.0.0.1:9/":                         "http://127.0.0.1:9",
-		"http://h/?token=x":                           "http://h/…",
-	} {
-		if got := redact(in); got != want {
-			t.Errorf("redact(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/govreport"
 	"github.com/govkit/govkit/pkg/policy"
 	"github.com/govkit/govkit/pkg/token"
 )
@@ -169,9 +171,9 @@ type result struct {
 }
 
 // report decodes the JSON report.
-func (r result) report(t *testing.T) Report {
+func (r result) report(t *testing.T) govreport.Report {
 	t.Helper()
-	var rep Report
+	var rep govreport.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("stdout is not a report: %v\n%s\nstderr: %s", err, r.stdout, r.stderr)
 	}
@@ -189,7 +191,7 @@ func (r result) want(t *testing.T, code int) {
 func govbot(t *testing.T, edit func(*Options), args ...string) result {
 	t.Helper()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	for _, v := range []string{"GOVKIT_AUDIT_URL", "GOVKIT_TOKEN", "GOVKIT_OUTPUT", "GOVKIT_GOVBOT_WEBHOOK", "GOVKIT_CONFIG"} {
+	for _, v := range []string{"GOVKIT_AUDIT_URL", "GOVKIT_TOKEN", "GOVKIT_OUTPUT", "GOVKIT_GOVBOT_WEBHOOK", "GOVKIT_CONFIG", "GOVKIT_HISTORY", "GOVKIT_HISTORY_RETENTION", "GOVKIT_POLICY"} {
 		t.Setenv(v, "")
 	}
 	streams, _, stdout, stderr := cli.Test()
@@ -201,7 +203,7 @@ func govbot(t *testing.T, edit func(*Options), args ...string) result {
 	return result{code, stdout.String(), stderr.String()}
 }
 
-func codes(fs []Finding) []string {
+func codes(fs []govreport.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Code)
@@ -225,7 +227,7 @@ func TestHealthy(t *testing.T) {
 		t.Errorf("stderr: %s", r.stderr)
 	}
 	rep := r.report(t)
-	if rep.SchemaVersion != 1 || rep.Summary.Status != StatusHealthy || len(rep.Summary.Warnings) != 0 {
+	if rep.SchemaVersion != 1 || rep.Summary.Status != govreport.StatusHealthy || len(rep.Summary.Warnings) != 0 {
 		t.Errorf("summary = %+v", rep.Summary)
 	}
 	if !rep.Governance.PolicyLoaded || !rep.Governance.InfraLoaded || rep.Governance.InfraResources != 6 || rep.Governance.Auth != "local" {
@@ -249,7 +251,7 @@ func TestHealthy(t *testing.T) {
 	r.want(t, 0)
 	for i, phase := range []string{"Governance status", "Policy overview", "Audit activity", "Policy decisions per resource",
 		"Pending approvals", "Chain integrity", "Summary"} {
-		if !strings.Contains(r.stdout, "\nPhase "+itoa(int64(i+1))+" - "+phase+"\n") {
+		if !strings.Contains(r.stdout, "\nPhase "+strconv.Itoa(i+1)+" - "+phase+"\n") {
 			t.Errorf("no phase %d (%s) in\n%s", i+1, phase, r.stdout)
 		}
 	}
@@ -293,13 +295,13 @@ func TestTamperedChain(t *testing.T) {
 	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 2)
 	rep := r.report(t)
-	if got := codes(rep.Summary.Alerts); len(got) != 1 || got[0] != CodeChainBroken {
-		t.Errorf("alerts = %v, want [%s]", got, CodeChainBroken)
+	if got := codes(rep.Summary.Alerts); len(got) != 1 || got[0] != govreport.CodeChainBroken {
+		t.Errorf("alerts = %v, want [%s]", got, govreport.CodeChainBroken)
 	}
 	if rep.Chain.Verified || rep.Chain.BrokenLinksTotal == 0 || rep.Chain.BrokenLinks[0].Seq != 2 {
 		t.Errorf("chain = %+v", rep.Chain)
 	}
-	if rep.Summary.Status != StatusAlerts || rep.Summary.ExitCode != 2 {
+	if rep.Summary.Status != govreport.StatusAlerts || rep.Summary.ExitCode != 2 {
 		t.Errorf("summary = %+v", rep.Summary)
 	}
 
@@ -323,7 +325,7 @@ func TestIncidentsEndToEnd(t *testing.T) {
 	}
 	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 0)
-	if got := codes(r.report(t).Summary.Warnings); len(got) != 1 || got[0] != CodeIncidents {
+	if got := codes(r.report(t).Summary.Warnings); len(got) != 1 || got[0] != govreport.CodeIncidents {
 		t.Errorf("warnings = %v", got)
 	}
 
@@ -334,7 +336,7 @@ func TestIncidentsEndToEnd(t *testing.T) {
 	r = govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 2)
 	rep := r.report(t)
-	if got := codes(rep.Summary.Alerts); len(got) != 1 || got[0] != CodeTamperingIncident {
+	if got := codes(rep.Summary.Alerts); len(got) != 1 || got[0] != govreport.CodeTamperingIncident {
 		t.Errorf("alerts = %v", got)
 	}
 	if !strings.Contains(rep.Summary.Alerts[0].Message, "1 hash_mismatch incident in the window") ||
@@ -364,8 +366,8 @@ func TestUnreachable(t *testing.T) {
 	if r.stdout != "" {
 		t.Errorf("stdout: %s", r.stdout)
 	}
-	want := "govbot: error: cannot reach the gateway at " + url + ": connection refused\n" +
-		"govbot: hint: start auditd there, or point govbot at a running one with --gateway URL or GOVKIT_AUDIT_URL\n"
+	want := "govbot: error: cannot reach auditd at " + url + ": connection refused\n" +
+		"govbot: hint: start auditd there, or point govbot at a running one with --url URL or GOVKIT_URL\n"
 	if r.stderr != want {
 		t.Errorf("stderr =\n%s\nwant\n%s", r.stderr, want)
 	}
@@ -401,7 +403,7 @@ func TestNotAuditd(t *testing.T) {
 			defer srv.Close()
 			r := govbot(t, nil, "--gateway", srv.URL)
 			r.want(t, 1)
-			if !strings.Contains(r.stderr, "govbot: error: the gateway at "+srv.URL+" "+tt.want) || !strings.Contains(r.stderr, "--gateway URL or GOVKIT_AUDIT_URL") {
+			if !strings.Contains(r.stderr, "govbot: error: auditd at "+srv.URL+" "+tt.want) || !strings.Contains(r.stderr, "--url URL or GOVKIT_URL") {
 				t.Errorf("stderr = %s", r.stderr)
 			}
 		})
@@ -431,13 +433,13 @@ func TestStaleApproval(t *testing.T) {
 	r = govbot(t, later, "--gateway", d.URL, "--token", rt.govbot, "-o", "json")
 	r.want(t, 0)
 	rep := r.report(t)
-	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != CodeStaleApproval {
+	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != govreport.CodeStaleApproval {
 		t.Fatalf("warnings = %v", got)
 	}
 	if msg := rep.Summary.Warnings[0].Message; !strings.Contains(msg, "approval "+res.ApprovalID+" (destructive kubernetes:payments, requested by k8s-agent) has been pending for 45m, over 30m") {
 		t.Errorf("warning = %q", msg)
 	}
-	if rep.Summary.Status != StatusWarnings || rep.Summary.ExitCode != 0 || !rep.Approvals.Requests[0].Stale {
+	if rep.Summary.Status != govreport.StatusWarnings || rep.Summary.ExitCode != 0 || !rep.Approvals.Requests[0].Stale {
 		t.Errorf("summary = %+v", rep.Summary)
 	}
 
@@ -464,7 +466,7 @@ func TestNoMatch(t *testing.T) {
 	if rep.Decisions.NoMatch != 1 || rep.Decisions.Allow != 1 || rep.Decisions.Total != 2 {
 		t.Errorf("decisions = %+v", rep.Decisions)
 	}
-	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != CodeNoMatchDecisions {
+	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != govreport.CodeNoMatchDecisions {
 		t.Fatalf("warnings = %v", got)
 	}
 	msg := rep.Summary.Warnings[0].Message
@@ -482,7 +484,7 @@ func TestNoPolicy(t *testing.T) {
 	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 0)
 	rep := r.report(t)
-	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != CodeNoPolicy {
+	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != govreport.CodeNoPolicy {
 		t.Errorf("warnings = %v", got)
 	}
 	if rep.Governance.PolicyLoaded || rep.Policy.Loaded || rep.Policy.Policies == nil {
@@ -495,7 +497,7 @@ func TestNoPolicy(t *testing.T) {
 func TestEventCap(t *testing.T) {
 	d := startAuditd(t, daemonOpts{})
 	for i := range 10 {
-		d.append(t, tool("agent-a", "echo "+itoa(int64(i))))
+		d.append(t, tool("agent-a", "echo "+strconv.Itoa(i)))
 	}
 	r := govbot(t, nil, "--gateway", d.URL, "--max-events", "3", "-o", "json")
 	r.want(t, 0)
@@ -504,7 +506,7 @@ func TestEventCap(t *testing.T) {
 	if !a.Capped || a.Events != 3 || a.FirstSeq != 8 || a.LastSeq != 10 {
 		t.Errorf("activity = %+v", a)
 	}
-	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != CodeEventsCapped {
+	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != govreport.CodeEventsCapped {
 		t.Errorf("warnings = %v", got)
 	}
 }
@@ -549,9 +551,18 @@ func TestUnapprovedDestructiveEndToEnd(t *testing.T) {
 	destructive("kubectl delete pod a", res.ApprovalID) // seq 8: a second execution
 	destructive("kubectl delete pod b", "")             // seq 9: no approval
 
+	// Seq 9 ran with no decision at all: an alert (issue 20 "policy
+	// coverage"); seqs 5, 7 and 8 cite an approval a decision opened.
 	r := govbot(t, nil, "--gateway", d.URL, "--token", rt.govbot, "-o", "json")
-	r.want(t, 0)
+	r.want(t, 2)
 	rep := r.report(t)
+	cv := rep.Decisions.Coverage
+	if cv.Executions != 4 || cv.Covered != 3 || cv.UncoveredTotal != 1 || cv.Uncovered[0].Seq != 9 {
+		t.Errorf("coverage = %+v", cv)
+	}
+	if got := codes(rep.Summary.Alerts); len(got) != 1 || got[0] != govreport.CodeUncoveredExecutions {
+		t.Errorf("alerts = %v", got)
+	}
 	var got []int64
 	for _, u := range rep.Activity.Unapproved {
 		got = append(got, u.Seq)
@@ -559,7 +570,7 @@ func TestUnapprovedDestructiveEndToEnd(t *testing.T) {
 	if rep.Activity.UnapprovedTotal != 3 || !slices.Equal(got, []int64{5, 8, 9}) || rep.Activity.Unapproved[2].Command != "kubectl delete pod b" {
 		t.Errorf("unapproved = %+v", rep.Activity.Unapproved)
 	}
-	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != CodeUnapprovedDestructive {
+	if got := codes(rep.Summary.Warnings); len(got) != 1 || got[0] != govreport.CodeUnapprovedDestructive {
 		t.Errorf("warnings = %v", got)
 	}
 }
@@ -579,7 +590,7 @@ func TestTokens(t *testing.T) {
 
 	r := govbot(t, nil, "--gateway", d.URL, "-o", "json")
 	r.want(t, 3)
-	if !strings.Contains(r.stderr, "govbot: error: the gateway at "+d.URL+" refused govbot's credentials") ||
+	if !strings.Contains(r.stderr, "govbot: error: auditd at "+d.URL+" refused govbot's credentials") ||
 		!strings.Contains(r.stderr, "govbot: hint: pass --token TOKEN (or set GOVKIT_TOKEN) with a token that has the auditor role") {
 		t.Errorf("stderr = %s", r.stderr)
 	}
@@ -661,7 +672,7 @@ func TestWebhookFailure(t *testing.T) {
 	slack := newSlackReceiver(t, http.StatusNotFound)
 	r := govbot(t, nil, "--gateway", d.URL, "--webhook", slack.url(), "-o", "json")
 	r.want(t, 0)
-	if r.report(t).Summary.Status != StatusHealthy {
+	if r.report(t).Summary.Status != govreport.StatusHealthy {
 		t.Errorf("report: %s", r.stdout)
 	}
 	if !strings.HasPrefix(r.stderr, "govbot: error: posting the summary to --webhook ("+slack.srv.URL+"/…): ") || !strings.Contains(r.stderr, "404") {
@@ -695,7 +706,7 @@ func TestWebhookUnreachableGateway(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("%d posts, want 1", len(got))
 	}
-	if text, _ := got[0]["text"].(string); !strings.Contains(text, "govbot could not make the compliance report: cannot reach the gateway at "+url+": connection refused") {
+	if text, _ := got[0]["text"].(string); !strings.Contains(text, "govbot could not make the compliance report: cannot reach auditd at "+url+": connection refused") {
 		t.Errorf("text = %q", text)
 	}
 }

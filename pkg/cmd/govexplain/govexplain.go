@@ -196,7 +196,7 @@ func (o *ExplainOptions) validateQuestion() error {
 		return err
 	}
 	// Any case, as the engine matches actions (issue 20: --action READ);
-	// lower-cased so that the trace, and auditd with --gateway, see "read".
+	// lower-cased so that the trace, and auditd with --url, see "read".
 	switch policy.Action(strings.ToLower(o.Action)) {
 	case policy.ActionRead, policy.ActionWrite, policy.ActionDestructive:
 		o.Action = strings.ToLower(o.Action)

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/govkit/govkit/pkg/detect"
+	"github.com/govkit/govkit/pkg/respond"
 )
 
 // patterns are secbot's pattern names, the values of the pattern label.
@@ -60,3 +61,16 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.events, m.lastSeq, m.reconnects, m.matches, m.created, m.failed, m.suppressed, m.dryRun, m.callbacks)
 	return m
 }
+
+var _ respond.Counters = (*metrics)(nil)
+
+func (m *metrics) Event(seq int64) {
+	m.events.Inc()
+	m.lastSeq.Set(float64(seq))
+}
+func (m *metrics) Reconnect()                { m.reconnects.Inc() }
+func (m *metrics) Match(pattern string)      { m.matches.WithLabelValues(pattern).Inc() }
+func (m *metrics) Suppressed(pattern string) { m.suppressed.WithLabelValues(pattern).Inc() }
+func (m *metrics) DryRun(pattern string)     { m.dryRun.WithLabelValues(pattern).Inc() }
+func (m *metrics) Created(pattern string)    { m.created.WithLabelValues(pattern).Inc() }
+func (m *metrics) Failed(pattern string)     { m.failed.WithLabelValues(pattern).Inc() }

@@ -26,6 +26,7 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/respond"
 )
 
 // daemon is a real auditd in the test process (auditdtest: a SQLite file,
@@ -348,7 +349,7 @@ func TestPatterns(t *testing.T) {
 			return
 		}
 		if found.Severity != severity || found.Source != "secbot" || found.SessionID != ev.SessionID || found.TraceID != ev.TraceID ||
-			!slices.Equal(found.EventIDs, []string{ev.EventID}) || found.IncidentID != IncidentID(typ, ev) {
+			!slices.Equal(found.EventIDs, []string{ev.EventID}) || found.IncidentID != respond.IncidentID(typ, ev) {
 			t.Errorf("%s incident = %+v", typ, found)
 		}
 		if !strings.Contains(string(found.Details), detail) {
@@ -470,7 +471,7 @@ func TestDryRun(t *testing.T) {
 		t.Errorf("%d incidents in a dry run", n)
 	}
 	l := b.lines()[0]
-	if !l.DryRun || l.Event != nil || l.SchemaVersion != 1 || l.Type != detect.PotentialSQLInjection || l.IncidentID != IncidentID(l.Type, ev) {
+	if !l.DryRun || l.Event != nil || l.SchemaVersion != 1 || l.Type != detect.PotentialSQLInjection || l.IncidentID != respond.IncidentID(l.Type, ev) {
 		t.Errorf("output: %s", b.stdout.String())
 	}
 	if got := b.metric(`govkit_secbot_incidents_dry_run_total{pattern="potential_sql_injection"}`); got != "1" {

@@ -233,14 +233,3 @@ func (o *Options) now() time.Time {
 	}
 	return o.Now()
 }
-
-func (o *Options) backoff() (lo, hi time.Duration) {
-	lo, hi = o.MinBackoff, o.MaxBackoff
-	if lo <= 0 {
-		lo = 200 * time.Millisecond
-	}
-	if hi <= 0 {
-		hi = 5 * time.Second
-	}
-	return lo, max(lo, hi)
-}

@@ -123,42 +123,4 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-func TestIncidentID(t *testing.T) {
-	a := IncidentID("potential_sql_injection", eventWithID("evt_1", 4))
-	if a != IncidentID("potential_sql_injection", eventWithID("evt_1", 4)) {
-		t.Error("not deterministic")
-	}
-	for _, other := range []string{
-		IncidentID("potential_command_injection", eventWithID("evt_1", 4)),
-		IncidentID("potential_sql_injection", eventWithID("evt_2", 4)),
-		IncidentID("potential_sql_injection", eventWithID("evt_1", 5)),
-	} {
-		if other == a {
-			t.Errorf("%s for another pattern or event", a)
-		}
-	}
-	// It must be a valid event_id: auditd stores the incident under it.
-	if !strings.HasPrefix(a, "secbot-potential_sql_injection-") || len(a) > 128 || strings.Trim(a, "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
-		t.Errorf("IncidentID = %q", a)
-	}
-}
-
-func TestClean(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"plain", 10, "plain"},
-		{"a\nb\x1bc\x00", 10, "a b c "},
-		{"bad \xff x", 20, "bad   x"},
-		{"ééééé", 5, "éé…"}, // never half a character
-	}
-	for _, tt := range tests {
-		if got := clean(tt.in, tt.n); got != tt.want {
-			t.Errorf("clean(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-}
-
 func eventWithID(id string, seq int64) audit.Event { return audit.Event{EventID: id, Seq: seq} }

@@ -11,24 +11,25 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/respond"
 )
 
 // maxCallbackBody bounds a callback's body (DESIGN §3: 1 MiB per request).
 const maxCallbackBody = 1 << 20
 
 // httpServer serves /health, /metrics and /callback on --listen.
-func (r *responder) httpServer() *http.Server {
+func (s *secbot) httpServer() *http.Server {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", r.serveHealth)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(r.m.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("POST /callback", r.serveCallback)
+	mux.HandleFunc("GET /health", s.serveHealth)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("POST /callback", s.serveCallback)
 	return &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(logWriter{r.log}, "http: ", 0),
+		ErrorLog:          log.New(logWriter{s.log}, "http: ", 0),
 	}
 }
 
@@ -43,10 +44,10 @@ type health struct {
 	DryRun        bool   `json:"dry_run"`
 }
 
-func (r *responder) serveHealth(w http.ResponseWriter, _ *http.Request) {
+func (s *secbot) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	h := health{SchemaVersion: audit.SchemaVersion, Status: "ok", Stream: "reconnecting",
-		LastSeq: r.lastSeq.Load(), EventsSeen: r.seen.Load(), DryRun: r.o.DryRun}
-	if r.streaming.Load() {
+		LastSeq: s.r.LastSeq(), EventsSeen: s.r.Seen(), DryRun: s.o.DryRun}
+	if s.r.Streaming() {
 		h.Stream = "following"
 	}
 	writeJSON(w, http.StatusOK, h)
@@ -61,45 +62,45 @@ type callback struct {
 
 // serveCallback is POST /callback: an incident handler reports, after the
 // fact, what became of an incident. secbot logs it and answers 202.
-func (r *responder) serveCallback(w http.ResponseWriter, req *http.Request) {
+func (s *secbot) serveCallback(w http.ResponseWriter, req *http.Request) {
 	if req.ContentLength > maxCallbackBody {
-		r.refuseCallback(w, http.StatusRequestEntityTooLarge, "too_large", "the body is over 1 MiB")
+		s.refuseCallback(w, http.StatusRequestEntityTooLarge, "too_large", "the body is over 1 MiB")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxCallbackBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			r.refuseCallback(w, http.StatusRequestEntityTooLarge, "too_large", "the body is over 1 MiB")
+			s.refuseCallback(w, http.StatusRequestEntityTooLarge, "too_large", "the body is over 1 MiB")
 			return
 		}
-		r.refuseCallback(w, http.StatusBadRequest, "bad_request", "reading the body failed")
+		s.refuseCallback(w, http.StatusBadRequest, "bad_request", "reading the body failed")
 		return
 	}
 	var cb callback
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-		r.refuseCallback(w, http.StatusBadRequest, "bad_request", "the body must be a JSON object such as {\"incident_id\":\"…\",\"status\":\"…\"}")
+		s.refuseCallback(w, http.StatusBadRequest, "bad_request", "the body must be a JSON object such as {\"incident_id\":\"…\",\"status\":\"…\"}")
 		return
 	}
 	if err := json.Unmarshal(body, &cb); err != nil {
-		r.refuseCallback(w, http.StatusBadRequest, "bad_request", "incident_id and status must be strings")
+		s.refuseCallback(w, http.StatusBadRequest, "bad_request", "incident_id and status must be strings")
 		return
 	}
-	r.m.callbacks.WithLabelValues("accepted").Inc()
-	id, status := clean(cb.IncidentID, 128), clean(cb.Status, 64)
+	s.m.callbacks.WithLabelValues("accepted").Inc()
+	id, status := respond.Clean(cb.IncidentID, 128), respond.Clean(cb.Status, 64)
 	if id == "" {
 		id = "(no incident_id)"
 	}
 	if status == "" {
 		status = "(no status)"
 	}
-	r.log.logf("callback: incident %s: %s", id, status)
+	s.log.logf("callback: incident %s: %s", id, status)
 	writeJSON(w, http.StatusAccepted, map[string]any{"schema_version": audit.SchemaVersion, "accepted": true})
 }
 
-func (r *responder) refuseCallback(w http.ResponseWriter, code int, result, msg string) {
-	r.m.callbacks.WithLabelValues(result).Inc()
+func (s *secbot) refuseCallback(w http.ResponseWriter, code int, result, msg string) {
+	s.m.callbacks.WithLabelValues(result).Inc()
 	writeJSON(w, code, map[string]string{"error": msg})
 }
 
@@ -114,6 +115,6 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 type logWriter struct{ l *logger }
 
 func (w logWriter) Write(p []byte) (int, error) {
-	w.l.logf("%s", clean(string(p), 300))
+	w.l.logf("%s", respond.Clean(string(p), 300))
 	return len(p), nil
 }

@@ -1,10 +1,11 @@
-package govbot
+package govreport
 
 import (
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 	"github.com/govkit/govkit/pkg/govapi"
 )
 
-// The analysis of this file is pure: it reads what auditd answered and
-// never does I/O, so tests feed it events, statuses and requests directly.
+// The analysis is pure: it reads what auditd answered and never does I/O
+// or reads a clock (the report's time arrives as now), so tests feed it
+// events, statuses and requests directly.
 
 // Bounds: govbot's memory does not grow with the audit log.
 const (
@@ -51,19 +53,35 @@ var tamperingTypes = map[string]bool{
 // isTampering reports whether an incident of type typ is a tampering alert.
 func isTampering(typ string) bool { return tamperingTypes[typ] }
 
-// analyzer accumulates phases 3 and 4 over the window's events, in seq
-// order, one event at a time.
-type analyzer struct {
+// Analyzer accumulates phases 3 and 4 over the window's events, in seq
+// order, one event at a time: Add each event, answer DeferredIDs and
+// CoverageQuestions with look-ups, then Finish.
+type Analyzer struct {
 	now      time.Time
 	act      ActivityPhase
 	dec      DecisionPhase
 	res      map[string]*ResourceDecisions
 	book     *detect.ApprovalBook
 	deferred []audit.Event
+	// rules counts the decisions of each rule, for the dead-rule check;
+	// labels names the rules as decision traces show them (actions and
+	// effect), read from the first trace of each policy only.
+	rules  map[ruleKey]int64
+	labels map[ruleKey]string
+	traced map[ruleKey]bool // by policy (rule -1): its trace was read
+	cov    coverage
 }
 
-func newAnalyzer(now time.Time, maxEvents int) *analyzer {
-	return &analyzer{
+// ruleKey names one rule of one version of the policy file: a rule index
+// means nothing across versions.
+type ruleKey struct {
+	sha    string // the policy file's sha256; "" in records before it was recorded
+	policy string
+	rule   int
+}
+
+func NewAnalyzer(now time.Time, maxEvents int) *Analyzer {
+	return &Analyzer{
 		now: now,
 		act: ActivityPhase{
 			MaxEvents:     maxEvents,
@@ -74,14 +92,28 @@ func newAnalyzer(now time.Time, maxEvents int) *analyzer {
 			Incidents:     []IncidentSummary{},
 			Unapproved:    []UnapprovedAction{},
 		},
-		dec:  DecisionPhase{Resources: []ResourceDecisions{}, ByPolicy: map[string]int64{}},
-		res:  map[string]*ResourceDecisions{},
-		book: detect.NewApprovalBook(100_000),
+		dec:    DecisionPhase{Resources: []ResourceDecisions{}, ByPolicy: map[string]int64{}},
+		res:    map[string]*ResourceDecisions{},
+		book:   detect.NewApprovalBook(100_000),
+		rules:  map[ruleKey]int64{},
+		labels: map[ruleKey]string{},
+		traced: map[ruleKey]bool{},
+		cov:    newCoverage(),
 	}
 }
 
+// MaxEvents is the bound the Analyzer was made with (--max-events).
+func (a *Analyzer) MaxEvents() int { return a.act.MaxEvents }
+
+// Full reports whether the Analyzer holds MaxEvents events: the caller
+// stops feeding it, and marks the report capped.
+func (a *Analyzer) Full() bool { return a.act.Events >= int64(a.act.MaxEvents) }
+
+// SetCapped marks the window as holding more events than were analysed.
+func (a *Analyzer) SetCapped() { a.act.Capped = true }
+
 // add analyses one event.
-func (a *analyzer) add(ev audit.Event) {
+func (a *Analyzer) Add(ev audit.Event) {
 	a.act.Events++
 	if a.act.FirstSeq == 0 {
 		a.act.FirstSeq = ev.Seq
@@ -101,6 +133,11 @@ func (a *analyzer) add(ev audit.Event) {
 		a.decision(ev)
 	case approval.IsEventType(ev.EventType):
 		a.book.Observe(ev)
+		if ev.EventType == audit.TypeApprovalRequested && len(ev.PolicyDecision) > 0 {
+			a.cov.decided(LinkApproval, ev.ApprovalID)
+		}
+	case ev.EventType == audit.TypeToolExecution:
+		a.cov.execution(ev)
 	}
 	if detect.IsDestructiveAction(ev) {
 		a.destructive(ev)
@@ -134,7 +171,7 @@ type incidentData struct {
 	Message  string `json:"message"`
 }
 
-func (a *analyzer) incident(ev audit.Event) {
+func (a *Analyzer) incident(ev audit.Event) {
 	var d incidentData
 	if json.Unmarshal(ev.Data, &d) != nil {
 		d = incidentData{}
@@ -161,13 +198,20 @@ func appendLatest[T any](s []T, v T) []T {
 // decisionRecord is the part of govapi.DecisionRecord phase 4 reads
 // (without the trace, which is most of the bytes).
 type decisionRecord struct {
-	ResourceType   string  `json:"resource_type"`
-	ResourceName   string  `json:"resource_name"`
-	Effect         string  `json:"effect"`
-	EnforcedEffect string  `json:"enforced_effect"`
-	PolicyName     *string `json:"policy_name"`
-	DefaultApplied bool    `json:"default_applied"`
-	Note           string  `json:"note"`
+	ResourceType   string   `json:"resource_type"`
+	ResourceName   string   `json:"resource_name"`
+	Tags           []string `json:"tags"`
+	Effect         string   `json:"effect"`
+	EnforcedEffect string   `json:"enforced_effect"`
+	PolicyName     *string  `json:"policy_name"`
+	RuleIndex      *int     `json:"rule_index"`
+	DefaultApplied bool     `json:"default_applied"`
+	// Note is set by auditd exactly when the resource's tags came from
+	// neither the request nor the infra file (auditd's tagsFor): the
+	// resource is unknown to auditd, which is what tells the two no_match
+	// warnings apart (issue 20) without reading the note's words.
+	Note         string `json:"note"`
+	PolicySHA256 string `json:"policy_sha256"`
 }
 
 // Decision outcomes of phase 4.
@@ -193,7 +237,9 @@ func decisionOutcome(r decisionRecord) (outcome string, ok bool) {
 	return "", false
 }
 
-func (a *analyzer) decision(ev audit.Event) {
+func (a *Analyzer) decision(ev audit.Event) {
+	a.cov.decided(LinkDecision, ev.EventID)
+	a.cov.decided(LinkTrace, ev.TraceID)
 	var r decisionRecord
 	if err := json.Unmarshal(ev.PolicyDecision, &r); err != nil {
 		a.dec.Unreadable++
@@ -238,18 +284,91 @@ func (a *analyzer) decision(ev audit.Event) {
 		a.dec.NoMatch++
 		rd.NoMatch++
 		if r.Note != "" {
+			a.dec.NoMatchUnknown++
+			rd.NoMatchUnknown++
 			rd.Note = r.Note
+		} else {
+			rd.Tags = append([]string{}, firstN(r.Tags, maxListedTags)...)
 		}
 	}
 	if r.PolicyName != nil && !r.DefaultApplied {
 		count(a.dec.ByPolicy, *r.PolicyName)
+		if r.RuleIndex != nil {
+			k := ruleKey{sha: r.PolicySHA256, policy: *r.PolicyName, rule: *r.RuleIndex}
+			if _, ok := a.rules[k]; ok || len(a.rules) < maxKeys {
+				a.rules[k]++
+			}
+			a.label(ev, k)
+		}
 	}
 }
+
+// ruleTraces is the part of a decision record's trace that names the
+// rules of the policies that matched.
+type ruleTraces struct {
+	Trace struct {
+		PoliciesEvaluated []struct {
+			PolicyName string `json:"policy_name"`
+			Rules      []struct {
+				Index   int      `json:"index"`
+				Actions []string `json:"actions"`
+				Effect  string   `json:"effect"`
+			} `json:"rules"`
+		} `json:"policies_evaluated"`
+	} `json:"trace"`
+}
+
+// label reads the rule labels of k's policy from ev's trace, once per
+// policy and file version: the dead-rule notice then says what a dead rule
+// is ("write, destructive: require_approval") and not only its index.
+func (a *Analyzer) label(ev audit.Event, k ruleKey) {
+	pk := ruleKey{sha: k.sha, policy: k.policy, rule: -1}
+	if a.traced[pk] || len(a.traced) >= maxKeys {
+		return
+	}
+	a.traced[pk] = true
+	var t ruleTraces
+	if json.Unmarshal(ev.PolicyDecision, &t) != nil {
+		return
+	}
+	for _, p := range t.Trace.PoliciesEvaluated {
+		if p.PolicyName != k.policy {
+			continue
+		}
+		for _, r := range p.Rules {
+			if r.Index >= 0 && r.Index < maxRules && r.Effect != "" {
+				a.labels[ruleKey{sha: k.sha, policy: k.policy, rule: r.Index}] = strings.Join(r.Actions, ", ") + ": " + r.Effect
+			}
+		}
+	}
+}
+
+// RuleLabels returns the labels of the rules read from decision traces
+// made with the policy file with sha256 sha, by policy and rule index (""
+// where no trace showed the rule).
+func (a *Analyzer) RuleLabels(sha string) map[string][]string {
+	out := map[string][]string{}
+	for k, l := range a.labels {
+		if k.sha != "" && sha != "" && k.sha != sha {
+			continue
+		}
+		s := out[k.policy]
+		for len(s) <= k.rule {
+			s = append(s, "")
+		}
+		s[k.rule] = l
+		out[k.policy] = s
+	}
+	return out
+}
+
+// maxListedTags bounds the tags a report shows for one resource.
+const maxListedTags = 20
 
 // destructive judges a destructive action against the approvals seen so
 // far (detect.CheckDestructive); one naming an approval the window did not
 // show is judged at the end, after a look-up.
-func (a *analyzer) destructive(ev audit.Event) {
+func (a *Analyzer) destructive(ev audit.Event) {
 	g, known := a.book.Grant(ev)
 	if !known && len(a.deferred) < maxDeferred {
 		a.deferred = append(a.deferred, ev)
@@ -258,7 +377,7 @@ func (a *analyzer) destructive(ev audit.Event) {
 	a.judge(ev, g)
 }
 
-func (a *analyzer) judge(ev audit.Event, g detect.Grant) {
+func (a *Analyzer) judge(ev audit.Event, g detect.Grant) {
 	alert, bad := a.book.Judge(ev, g, a.now)
 	if !bad {
 		return
@@ -275,7 +394,7 @@ func (a *analyzer) judge(ev audit.Event, g detect.Grant) {
 }
 
 // deferredIDs returns the approval ids the window did not show a state for.
-func (a *analyzer) deferredIDs() []string {
+func (a *Analyzer) DeferredIDs() []string {
 	var ids []string
 	for _, ev := range a.deferred {
 		if !slices.Contains(ids, ev.ApprovalID) {
@@ -288,7 +407,7 @@ func (a *analyzer) deferredIDs() []string {
 // firstDeferred returns the seq of the first deferred action that cites
 // approval id: the events before it that cite id too are outside the
 // window (ApprovalBook.Learn).
-func (a *analyzer) firstDeferred(id string) int64 {
+func (a *Analyzer) FirstDeferred(id string) int64 {
 	for _, ev := range a.deferred { // in seq order
 		if ev.ApprovalID == id {
 			return ev.Seq
@@ -297,12 +416,25 @@ func (a *analyzer) firstDeferred(id string) int64 {
 	return 0
 }
 
-// finish judges the deferred actions with the approvals looked up (an id
-// missing from looked is unknown) and the events before the window that
-// cited them (cited, by approval id: one may have used the consumption,
-// DESIGN §11 "one use per approval", issue 13), and returns phases 3 and
-// 4.
-func (a *analyzer) finish(looked map[string]approval.Request, cited map[string][]audit.Event) (ActivityPhase, DecisionPhase) {
+// Lookups are the answers to what the window could not tell, asked of
+// auditd after the scan.
+type Lookups struct {
+	// Approvals are the approvals of DeferredIDs (an id missing is
+	// unknown), and Cited the events before the window that cited them
+	// (by approval id: one may have used the consumption, DESIGN §11 "one
+	// use per approval", issue 13).
+	Approvals map[string]approval.Request
+	Cited     map[string][]audit.Event
+	// Decided answers CoverageQuestions: true when a policy decision
+	// outside the window stands behind the link. A question missing is
+	// answered no.
+	Decided map[Link]bool
+}
+
+// Finish judges the deferred actions and the executions whose decision
+// the window did not show, with the look-ups, and returns phases 3 and 4.
+func (a *Analyzer) Finish(l Lookups) (ActivityPhase, DecisionPhase) {
+	looked, cited := l.Approvals, l.Cited
 	for id, r := range looked {
 		a.book.Learn(r, cited[id])
 	}
@@ -319,8 +451,31 @@ func (a *analyzer) finish(looked map[string]approval.Request, cited map[string][
 	}
 	slices.SortFunc(res, func(x, y ResourceDecisions) int { return strings.Compare(x.Resource, y.Resource) })
 	a.dec.Resources = res
+	a.dec.Coverage = a.cov.finish(l.Decided)
 	return a.act, a.dec
 }
+
+// RuleDecisions counts the window's decisions per rule of the policy file
+// with sha256 sha (records without one count for every version): the
+// input of the dead-rule check.
+func (a *Analyzer) RuleDecisions(sha string) map[string][]int64 {
+	out := map[string][]int64{}
+	for k, n := range a.rules {
+		if k.sha != "" && sha != "" && k.sha != sha || k.rule < 0 || k.rule >= maxRules {
+			continue
+		}
+		s := out[k.policy]
+		for len(s) <= k.rule {
+			s = append(s, 0)
+		}
+		s[k.rule] += n
+		out[k.policy] = s
+	}
+	return out
+}
+
+// maxRules bounds a rule index the dead-rule check believes.
+const maxRules = 10_000
 
 // governancePhase is phase 1 from GET /api/v1/governance.
 func governancePhase(st govapi.Status) GovernancePhase {
@@ -334,8 +489,11 @@ func governancePhase(st govapi.Status) GovernancePhase {
 }
 
 // policyPhase is phase 2, the policy overview, with each policy's share of
-// the window's decisions (phase 4's by_policy).
-func policyPhase(p govapi.PolicyStatus, byPolicy map[string]int64) PolicyPhase {
+// the window's decisions (phase 4's by_policy) and, when the window holds
+// decisions, the policies and rules that made none (byRule, from
+// Analyzer.RuleDecisions). Disabled policies decide nothing by design and
+// are never dead.
+func policyPhase(p govapi.PolicyStatus, byPolicy map[string]int64, byRule map[string][]int64, labels map[string][]string, decisions int64) PolicyPhase {
 	out := PolicyPhase{
 		Loaded: p.Loaded, File: p.File, SHA256: p.SHA256, LoadedAt: p.LoadedAt,
 		DefaultEffect: p.DefaultEffect, DryRun: p.DryRun,
@@ -356,10 +514,37 @@ func policyPhase(p govapi.PolicyStatus, byPolicy map[string]int64) PolicyPhase {
 		if resources == nil {
 			resources = []string{}
 		}
-		out.Policies = append(out.Policies, PolicyOverview{
+		po := PolicyOverview{
 			Name: s.Name, Description: s.Description, Enabled: s.Enabled, Enforcement: s.Enforcement,
 			Resources: resources, Rules: s.Rules, Decisions: byPolicy[s.Name],
-		})
+			RuleDecisions: make([]int64, max(s.Rules, 0)), DeadRules: []int{},
+		}
+		var decided int64
+		for i, n := range byRule[s.Name] {
+			if i < len(po.RuleDecisions) {
+				po.RuleDecisions[i] = n
+				decided += n
+			}
+		}
+		if s.Enabled && decisions > 0 {
+			switch {
+			case po.Decisions == 0:
+				po.Dead = true
+				out.DeadPolicies++
+			case decided > 0: // decisions by an earlier file say nothing of these rules
+				for i, n := range po.RuleDecisions {
+					if n == 0 {
+						po.DeadRules = append(po.DeadRules, i)
+					}
+				}
+				if l := labels[s.Name]; len(l) > 0 {
+					po.RuleLabels = make([]string, s.Rules)
+					copy(po.RuleLabels, l)
+				}
+				out.DeadRules += len(po.DeadRules)
+			}
+		}
+		out.Policies = append(out.Policies, po)
 	}
 	return out
 }
@@ -368,7 +553,7 @@ func policyPhase(p govapi.PolicyStatus, byPolicy map[string]int64) PolicyPhase {
 // stale when it has waited longer than staleAfter (seed 003 "Phase 5 —
 // Stale approvals": 30 minutes).
 func approvalPhase(reqs []approval.Request, now time.Time, staleAfter time.Duration) ApprovalPhase {
-	out := ApprovalPhase{StaleAfter: formatDuration(staleAfter), Requests: []PendingApproval{}}
+	out := ApprovalPhase{StaleAfter: FormatDuration(staleAfter), Requests: []PendingApproval{}}
 	for _, r := range reqs {
 		if r.Status != "" && r.Status != approval.Pending {
 			continue
@@ -417,12 +602,15 @@ const maxNamedMismatches = 5
 // chain and tampering incidents. Warnings leave the exit code at 0
 // (SEED-REQUIREMENTS H-49's deviation from the seed).
 func summarize(r *Report) Summary {
-	s := Summary{Alerts: []Finding{}, Warnings: []Finding{}}
+	s := Summary{Alerts: []Finding{}, Warnings: []Finding{}, Notices: []Finding{}}
 	alert := func(code string, phase int, format string, args ...any) {
 		s.Alerts = append(s.Alerts, Finding{Code: code, Phase: phase, Message: fmt.Sprintf(format, args...)})
 	}
 	warn := func(code string, phase int, format string, args ...any) {
 		s.Warnings = append(s.Warnings, Finding{Code: code, Phase: phase, Message: fmt.Sprintf(format, args...)})
+	}
+	notice := func(code string, phase int, format string, args ...any) {
+		s.Notices = append(s.Notices, Finding{Code: code, Phase: phase, Message: fmt.Sprintf(format, args...)})
 	}
 
 	// Phase 2: what governs.
@@ -493,31 +681,66 @@ func summarize(r *Report) Summary {
 			a.MaxEvents, a.FirstSeq, a.LastSeq)
 	}
 
-	// Phase 4: no_match decisions, one warning per resource.
+	// Phase 2 again, now that phase 4 counted: the policies and rules
+	// that decided nothing.
+	if p.DeadPolicies+p.DeadRules > 0 {
+		notice(CodeDeadRules, 2, "%s", deadRules(p))
+	}
+
+	// Phase 4: no_match decisions, one warning per resource, told apart by
+	// whether auditd knew the resource (issue 20): an unknown one needs an
+	// infra entry, a known one a policy.
 	defaultEffect := cmp.Or(p.DefaultEffect, "deny")
-	var noMatch []ResourceDecisions
+	var unknown, uncovered []ResourceDecisions
 	for _, rd := range r.Decisions.Resources {
-		if rd.NoMatch > 0 {
-			noMatch = append(noMatch, rd)
+		if rd.NoMatchUnknown > 0 {
+			unknown = append(unknown, rd)
+		}
+		if rd.NoMatch > rd.NoMatchUnknown {
+			uncovered = append(uncovered, rd)
 		}
 	}
-	for i, rd := range noMatch {
+	for i, rd := range unknown {
 		if i == maxNoMatchFindings {
 			var n int64
-			for _, rest := range noMatch[i:] {
-				n += rest.NoMatch
+			for _, rest := range unknown[i:] {
+				n += rest.NoMatchUnknown
 			}
-			warn(CodeNoMatchDecisions, 4, "%s on %d more resources matched no policy; see phase 4",
-				cli.Plural(n, "decision", "decisions"), len(noMatch)-i)
+			warn(CodeNoMatchDecisions, 4, "%s on %d more resources missing from the infra file matched no policy; see phase 4",
+				cli.Plural(n, "decision", "decisions"), len(unknown)-i)
 			break
 		}
 		msg := fmt.Sprintf("%s: %s matched no policy, so the default effect (%s) applied", cli.OneLine(rd.Resource),
-			cli.Plural(rd.NoMatch, "decision", "decisions"), defaultEffect)
+			cli.Plural(rd.NoMatchUnknown, "decision", "decisions"), defaultEffect)
 		if rd.Note != "" {
 			msg += " (" + flatten(rd.Note, 200) + ")"
 		}
 		msg += "; add the resource to the infra file (auditd --infra) with the tags your policies match"
 		warn(CodeNoMatchDecisions, 4, "%s", msg)
+	}
+	for i, rd := range uncovered {
+		if i == maxNoMatchFindings {
+			var n int64
+			for _, rest := range uncovered[i:] {
+				n += rest.NoMatch - rest.NoMatchUnknown
+			}
+			warn(CodeNoMatchUncovered, 4, "%s on %d more known resources matched no policy; see phase 4",
+				cli.Plural(n, "decision", "decisions"), len(uncovered)-i)
+			break
+		}
+		tags := "no tags"
+		if len(rd.Tags) > 0 {
+			tags = "tags " + flatten(strings.Join(rd.Tags, ", "), 200)
+		}
+		warn(CodeNoMatchUncovered, 4, "%s: %s matched no policy, so the default effect (%s) applied; auditd knows the resource (%s) but no policy rule decides these actions on it: add or widen a policy (its resources or its rules' actions), or see why each policy skipped it with govexplain --resource %s",
+			cli.OneLine(rd.Resource), cli.Plural(rd.NoMatch-rd.NoMatchUnknown, "decision", "decisions"), defaultEffect, tags, cli.OneLine(rd.Resource))
+	}
+
+	// Phase 4: write and destructive executions no decision stands behind.
+	// Without a policy nothing could decide them: NO_POLICY says so, and
+	// the coverage stays in phase 4 without a second, louder finding.
+	if cv := r.Decisions.Coverage; cv.UncoveredTotal > 0 && p.Loaded {
+		alert(CodeUncoveredExecutions, 4, "%s", uncoveredMessage(cv))
 	}
 
 	// Phase 5: stale approvals.
@@ -559,13 +782,96 @@ func summarize(r *Report) Summary {
 
 	switch {
 	case len(s.Alerts) > 0:
-		s.Status, s.ExitCode = StatusAlerts, exitAlerts
+		s.Status, s.ExitCode = StatusAlerts, ExitAlerts
 	case len(s.Warnings) > 0:
 		s.Status = StatusWarnings
 	default:
 		s.Status = StatusHealthy
 	}
 	return s
+}
+
+// maxNamed bounds the names one finding lists; the report lists the rest.
+const maxNamed = 10
+
+// deadRules is the DEAD_RULES message: which policies and rules decided
+// nothing, at most maxNamed of them named.
+func deadRules(p PolicyPhase) string {
+	var named []string
+	more := 0
+	name := func(s string) {
+		if len(named) < maxNamed {
+			named = append(named, s)
+		} else {
+			more++
+		}
+	}
+	for _, po := range p.Policies {
+		switch {
+		case po.Dead:
+			name(cli.OneLine(po.Name) + " (no decision)")
+		case len(po.DeadRules) > 0:
+			name(cli.OneLine(po.Name) + " " + po.deadRules())
+		}
+	}
+	if more > 0 {
+		named = append(named, fmt.Sprintf("and %d more", more))
+	}
+	var what []string
+	if p.DeadPolicies > 0 {
+		what = append(what, cli.Plural(int64(p.DeadPolicies), "enabled policy", "enabled policies"))
+	}
+	if p.DeadRules > 0 {
+		what = append(what, cli.Plural(int64(p.DeadRules), "rule", "rules"))
+	}
+	return fmt.Sprintf("%s decided nothing in the window: %s; they may be shadowed by other policies or match nothing agents do: review them with govexplain (rules are counted from 0, as rule_index)",
+		strings.Join(what, " and "), strings.Join(named, "; "))
+}
+
+// deadRules names po's dead rules: "rule 2 (write: allow (line 14))",
+// "rules 1, 2".
+func (po PolicyOverview) deadRules() string {
+	idx := make([]string, len(po.DeadRules))
+	for i, n := range po.DeadRules {
+		idx[i] = strconv.Itoa(n)
+		if n < len(po.RuleLabels) && po.RuleLabels[n] != "" {
+			idx[i] += " (" + cli.OneLine(po.RuleLabels[n]) + ")"
+		}
+	}
+	word := "rules"
+	if len(idx) == 1 {
+		word = "rule"
+	}
+	return word + " " + strings.Join(idx, ", ")
+}
+
+// uncoveredMessage is the UNCOVERED_EXECUTIONS message: how many, and the
+// latest few by seq.
+func uncoveredMessage(cv Coverage) string {
+	verb := "have"
+	if cv.UncoveredTotal == 1 {
+		verb = "has"
+	}
+	msg := fmt.Sprintf("%s of %d in the window %s no policy decision",
+		cli.Plural(cv.UncoveredTotal, "write or destructive tool execution", "write or destructive tool executions"), cv.Executions, verb)
+	var named []string
+	for _, u := range lastN(cv.Uncovered, 5) {
+		s := fmt.Sprintf("seq %d", u.Seq)
+		if u.Agent != "" {
+			s += " by " + cli.OneLine(u.Agent)
+		}
+		if u.Resource != "" {
+			s += " on " + cli.OneLine(u.Resource)
+		}
+		if u.Command != "" {
+			s += ": " + flatten(u.Command, 80)
+		}
+		named = append(named, s)
+	}
+	if len(named) > 0 {
+		msg += " (latest: " + strings.Join(named, "; ") + ")"
+	}
+	return msg + "; an enforcement point ran them without asking auditd (POST /api/v1/decisions): check that every agent runs behind gate"
 }
 
 // latestIncident returns the latest listed incident of type typ.

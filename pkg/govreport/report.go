@@ -1,4 +1,8 @@
-package govbot
+// Package govreport is govbot's compliance report: the analysis of what
+// auditd's governance API answered, phase by phase, its findings, its
+// trend over earlier runs, and its text, JSON and Slack forms (DESIGN §8;
+// seed 003 "Compliance Reporting").
+package govreport
 
 import (
 	"time"
@@ -22,6 +26,10 @@ type Report struct {
 	Approvals  ApprovalPhase   `json:"approvals"`  // phase 5
 	Chain      ChainPhase      `json:"chain"`      // phase 6
 	Summary    Summary         `json:"summary"`    // phase 7
+
+	// Trend compares this run with the earlier ones kept in govbot's
+	// --history file; absent without --history.
+	Trend *Trend `json:"trend,omitempty"`
 }
 
 // Window is the look-back window of --since: events with From <= timestamp,
@@ -61,8 +69,14 @@ type PolicyPhase struct {
 	AuditOnly     int              `json:"audit_only"` // enforcement: audit
 	Rules         int              `json:"rules"`
 	Policies      []PolicyOverview `json:"policies"`
-	ReloadError   string           `json:"reload_error,omitempty"`
-	ReloadErrorAt *time.Time       `json:"reload_error_at,omitempty"`
+	// DeadPolicies and DeadRules count the enabled policies that decided
+	// nothing in the window, and the rules of the others that decided
+	// nothing (issue 20 "dead rules"). They are 0 when the window holds no
+	// decision: nothing was asked, so nothing is dead.
+	DeadPolicies  int        `json:"dead_policies"`
+	DeadRules     int        `json:"dead_rules"`
+	ReloadError   string     `json:"reload_error,omitempty"`
+	ReloadErrorAt *time.Time `json:"reload_error_at,omitempty"`
 }
 
 // PolicyOverview is one policy of the loaded file.
@@ -76,6 +90,19 @@ type PolicyOverview struct {
 	// Decisions counts the decisions in the window this policy decided
 	// (phase 4): a policy that never decides may be shadowed or stale.
 	Decisions int64 `json:"decisions"`
+	// RuleDecisions counts the decisions of each rule, by rule_index (from
+	// 0), made with the policy file in force (its sha256): a rule index
+	// means nothing across versions of the file.
+	RuleDecisions []int64 `json:"rule_decisions"`
+	// Dead is an enabled policy that decided nothing in a window with
+	// decisions; DeadRules are the rule indexes of a policy that decided
+	// but not with these rules.
+	Dead      bool  `json:"dead"`
+	DeadRules []int `json:"dead_rules"`
+	// RuleLabels name the rules of a policy with dead rules, by index, as
+	// the window's decision traces showed them ("write, destructive:
+	// require_approval"; "" for a rule no trace showed).
+	RuleLabels []string `json:"rule_labels,omitempty"`
 }
 
 // ActivityPhase is phase 3, GET /api/v1/governance/events?since=: what
@@ -135,14 +162,53 @@ type UnapprovedAction struct {
 // by enforced effect; no_match is a decision no policy had an outcome for
 // (default_applied), seed 003 "Detection Logic › Phase 4".
 type DecisionPhase struct {
-	Total           int64               `json:"total"`
-	Allow           int64               `json:"allow"`
-	Deny            int64               `json:"deny"`
-	RequireApproval int64               `json:"require_approval"`
-	NoMatch         int64               `json:"no_match"`
-	Unreadable      int64               `json:"unreadable"` // a policy_decision member that is not a decision record
-	Resources       []ResourceDecisions `json:"resources"`
-	ByPolicy        map[string]int64    `json:"by_policy"`
+	Total           int64 `json:"total"`
+	Allow           int64 `json:"allow"`
+	Deny            int64 `json:"deny"`
+	RequireApproval int64 `json:"require_approval"`
+	NoMatch         int64 `json:"no_match"`
+	// NoMatchUnknown counts the no_match decisions on resources auditd
+	// did not know (not in the infra file, no tags in the request); the
+	// rest of NoMatch were on known resources that no policy covers.
+	NoMatchUnknown int64               `json:"no_match_unknown"`
+	Unreadable     int64               `json:"unreadable"` // a policy_decision member that is not a decision record
+	Resources      []ResourceDecisions `json:"resources"`
+	ByPolicy       map[string]int64    `json:"by_policy"`
+	// Coverage checks that policy decided every write and destructive
+	// tool execution of the window (issue 20 "policy coverage").
+	Coverage Coverage `json:"coverage"`
+}
+
+// Coverage is the policy-coverage check: the window's write and
+// destructive tool_execution events, and those no policy_decision stands
+// behind (linked by decision_event_id, trace_id or a decided approval).
+type Coverage struct {
+	Executions int64 `json:"executions"`
+	Covered    int64 `json:"covered"`
+	// Uncovered are at most maxListed of them, by seq; UncoveredTotal
+	// counts them all.
+	Uncovered      []UncoveredExecution `json:"uncovered"`
+	UncoveredTotal int64                `json:"uncovered_total"`
+	// Unchecked counts executions beyond govbot's bounds (more decisions
+	// or waiting executions than it remembers): neither covered nor
+	// alerted on.
+	Unchecked int64 `json:"unchecked"`
+}
+
+// UncoveredExecution is a write or destructive tool execution without a
+// policy decision, with the links it named (none, or links that lead to no
+// decision).
+type UncoveredExecution struct {
+	Seq             int64     `json:"seq"`
+	EventID         string    `json:"event_id"`
+	Timestamp       time.Time `json:"timestamp"`
+	Agent           string    `json:"agent,omitempty"`
+	ActionClass     string    `json:"action_class"`
+	Resource        string    `json:"resource,omitempty"`
+	Command         string    `json:"command,omitempty"`
+	TraceID         string    `json:"trace_id,omitempty"`
+	ApprovalID      string    `json:"approval_id,omitempty"`
+	DecisionEventID string    `json:"decision_event_id,omitempty"`
 }
 
 // ResourceDecisions counts one resource's decisions.
@@ -153,9 +219,16 @@ type ResourceDecisions struct {
 	RequireApproval int64  `json:"require_approval"`
 	NoMatch         int64  `json:"no_match"`
 	Total           int64  `json:"total"`
-	// Note is auditd's note on the latest no_match decision ("resource not
-	// in the infra file, so it has no tags").
+	// NoMatchUnknown counts the no_match decisions made while auditd did
+	// not know the resource; NoMatch minus it, those on the resource known
+	// (with Tags) that no policy covers.
+	NoMatchUnknown int64 `json:"no_match_unknown"`
+	// Note is auditd's note on the latest no_match decision of an unknown
+	// resource ("resource not in the infra file, so it has no tags").
 	Note string `json:"note,omitempty"`
+	// Tags are the tags of the latest no_match decision of the resource
+	// known.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // ApprovalPhase is phase 5, GET /api/v1/governance/approvals/pending.
@@ -190,12 +263,18 @@ type ChainPhase struct {
 	ApprovalMismatches int `json:"approval_mismatches"`
 }
 
-// Summary is phase 7: alerts (exit 2) and warnings (exit code unchanged).
+// Summary is phase 7: alerts (exit 2), warnings (exit code unchanged),
+// and notices, which change neither the exit code nor the status.
 type Summary struct {
 	Status   string    `json:"status"` // healthy | warnings | alerts
 	ExitCode int       `json:"exit_code"`
 	Alerts   []Finding `json:"alerts"`
 	Warnings []Finding `json:"warnings"`
+	// Notices are what an auditor reviews without anything being wrong:
+	// DEAD_RULES (a break-glass policy or a change-freeze schedule may
+	// rightly decide nothing for days, so a quiet window must not turn a
+	// healthy report into warnings).
+	Notices []Finding `json:"notices"`
 }
 
 // Finding is one alert or warning: a stable UPPER_SNAKE code (DESIGN §3
@@ -211,17 +290,35 @@ const (
 	StatusHealthy  = "healthy"
 	StatusWarnings = "warnings"
 	StatusAlerts   = "alerts"
+	// StatusUnreachable is a run that could not make a report (exit 1):
+	// it is kept in the history, never a report's status.
+	StatusUnreachable = "unreachable"
 )
+
+// ExitAlerts is the exit status of a report with alerts (DESIGN §8).
+const ExitAlerts = 2
 
 // Finding codes.
 const (
-	CodeChainBroken           = "CHAIN_BROKEN"
-	CodeApprovalMismatch      = "APPROVAL_MISMATCH"
-	CodeTamperingIncident     = "TAMPERING_INCIDENT"
-	CodeNoPolicy              = "NO_POLICY"
-	CodePolicyReloadError     = "POLICY_RELOAD_ERROR"
-	CodePolicyDryRun          = "POLICY_DRY_RUN"
-	CodeNoMatchDecisions      = "NO_MATCH_DECISIONS"
+	CodeChainBroken       = "CHAIN_BROKEN"
+	CodeApprovalMismatch  = "APPROVAL_MISMATCH"
+	CodeTamperingIncident = "TAMPERING_INCIDENT"
+	CodeNoPolicy          = "NO_POLICY"
+	CodePolicyReloadError = "POLICY_RELOAD_ERROR"
+	CodePolicyDryRun      = "POLICY_DRY_RUN"
+	// CodeNoMatchDecisions: no_match decisions on a resource auditd did
+	// not know (missing from the infra file): add it there. Before issue
+	// 20 it named every no_match decision.
+	CodeNoMatchDecisions = "NO_MATCH_DECISIONS"
+	// CodeNoMatchUncovered: no_match decisions on a resource auditd knew,
+	// with its tags, that no policy covers: write or widen a policy.
+	CodeNoMatchUncovered = "NO_MATCH_UNCOVERED"
+	// CodeUncoveredExecutions: write or destructive tool executions
+	// without a policy decision (an alert).
+	CodeUncoveredExecutions = "UNCOVERED_EXECUTIONS"
+	// CodeDeadRules: enabled policies or rules that decided nothing in
+	// the window (a notice).
+	CodeDeadRules             = "DEAD_RULES"
 	CodeStaleApproval         = "STALE_APPROVAL"
 	CodeIncidents             = "INCIDENTS"
 	CodeUnapprovedDestructive = "UNAPPROVED_DESTRUCTIVE"

@@ -1,13 +1,11 @@
-package secbot
+package respond
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/govkit/govkit/pkg/audit"
@@ -15,14 +13,14 @@ import (
 	"github.com/govkit/govkit/pkg/govapi"
 )
 
-// incidentInput is the incident for alert a about ev (seed 003: secbot
+// Incident is the incident for alert a about ev (seed 003: secbot
 // "Creates incident bundles via REST gateway").
 //
 // Names and text come from the event, and auditd refuses an incident whose
 // agent, session_id or trace_id is not one short line, or whose message
 // holds control characters: an agent must not escape secbot by choosing
 // such a name, so they are made to fit rather than sent as they are.
-func incidentInput(a detect.Alert, ev audit.Event) govapi.IncidentInput {
+func Incident(a detect.Alert, ev audit.Event) govapi.IncidentInput {
 	details := map[string]json.RawMessage{}
 	if len(a.Details) > 0 {
 		_ = json.Unmarshal(a.Details, &details) // an object: pkg/detect marshals structs
@@ -39,7 +37,7 @@ func incidentInput(a detect.Alert, ev audit.Event) govapi.IncidentInput {
 		Agent:      incidentName(ev.Agent),
 		SessionID:  incidentName(ev.SessionID),
 		TraceID:    incidentName(ev.TraceID),
-		Message:    clean(a.Message, maxMessage),
+		Message:    Clean(a.Message, maxMessage),
 	}
 	if in.Agent != ev.Agent {
 		details["agent"], _ = json.Marshal(cutBytes(ev.Agent, detect.MaxExcerpt))
@@ -65,7 +63,7 @@ func incidentName(s string) string {
 	if s == "" {
 		return ""
 	}
-	s = clean(s, maxName-len("…"))
+	s = Clean(s, maxName-len("…"))
 	if strings.TrimSpace(s) == "" {
 		return "(blank)"
 	}
@@ -103,40 +101,9 @@ func IncidentID(pattern string, ev audit.Event) string {
 	return "secbot-" + pattern + "-" + hex.EncodeToString(sum[:16])
 }
 
-// output is one line of standard output: an incident created, or one that
-// would be (--dry-run).
-type output struct {
-	SchemaVersion int  `json:"schema_version"`
-	DryRun        bool `json:"dry_run"`
-	govapi.IncidentInput
-	// Event is the incident's place in the chain, when it was created.
-	Event *govapi.EventRef `json:"event,omitempty"`
-}
-
-func (r *responder) print(in govapi.IncidentInput, ev *govapi.EventRef, now time.Time) {
-	var line []byte
-	if r.jsonOut {
-		line, _ = json.Marshal(output{SchemaVersion: audit.SchemaVersion, DryRun: r.o.DryRun, IncidentInput: in, Event: ev})
-	} else {
-		verb, at := "would create", now
-		if ev != nil {
-			verb, at = "created", ev.Timestamp
-		}
-		agent := in.Agent
-		if agent == "" {
-			agent = "-"
-		}
-		line = fmt.Appendf(nil, "%s %s %s %s agent=%s: %s (%s)",
-			at.Local().Format(time.TimeOnly), verb, in.Severity, in.Type, clean(agent, 64), clean(in.Message, 300), in.IncidentID)
-	}
-	if _, err := r.o.IO.Out.Write(append(line, '\n')); err != nil {
-		r.log.logf("error: writing the output: %v", err)
-	}
-}
-
-// clean makes an untrusted string safe for one log or text line: control
+// Clean makes an untrusted string safe for one log or text line: control
 // characters become spaces, and it is cut to n bytes.
-func clean(s string, n int) string {
+func Clean(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || r == unicode.ReplacementChar {
 			return ' '

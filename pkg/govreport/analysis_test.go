@@ -1,4 +1,4 @@
-package govbot
+package govreport
 
 import (
 	"encoding/json"
@@ -129,11 +129,11 @@ func analyse(events []audit.Event, lookups map[string]approval.Request) (Activit
 // analyseCited is analyse with the events before the window that cited
 // the approvals looked up.
 func analyseCited(events []audit.Event, lookups map[string]approval.Request, cited map[string][]audit.Event) (ActivityPhase, DecisionPhase) {
-	a := newAnalyzer(t0, DefaultMaxEvents)
+	a := NewAnalyzer(t0, DefaultMaxEvents)
 	for _, ev := range events {
-		a.add(ev)
+		a.Add(ev)
 	}
-	return a.finish(lookups, cited)
+	return a.Finish(Lookups{Approvals: lookups, Cited: cited})
 }
 
 func TestActivityCounts(t *testing.T) {
@@ -163,11 +163,11 @@ func TestActivityCounts(t *testing.T) {
 }
 
 func TestBreakdownIsBounded(t *testing.T) {
-	a := newAnalyzer(t0, DefaultMaxEvents)
+	a := NewAnalyzer(t0, DefaultMaxEvents)
 	for i := range maxKeys + 50 {
-		a.add(audit.Event{Seq: int64(i + 1), EventType: "x", Agent: "agent-" + itoa(int64(i))})
+		a.Add(audit.Event{Seq: int64(i + 1), EventType: "x", Agent: "agent-" + itoa(int64(i))})
 	}
-	act, _ := a.finish(nil, nil)
+	act, _ := a.Finish(Lookups{})
 	if len(act.ByAgent) != maxKeys+1 || act.ByAgent[otherKey] != 50 {
 		t.Errorf("%d agents, %d under %s; want %d and 50", len(act.ByAgent), act.ByAgent[otherKey], otherKey, maxKeys+1)
 	}
@@ -188,13 +188,14 @@ func TestDecisionsPerResource(t *testing.T) {
 	}
 	_, dec := analyse(events, nil)
 	want := DecisionPhase{
-		Total: 6, Allow: 2, Deny: 1, RequireApproval: 1, NoMatch: 2, Unreadable: 2,
+		Total: 6, Allow: 2, Deny: 1, RequireApproval: 1, NoMatch: 2, NoMatchUnknown: 2, Unreadable: 2,
 		Resources: []ResourceDecisions{
-			{Resource: "database:legacy-db", NoMatch: 2, Total: 2, Note: noMatch.Note},
+			{Resource: "database:legacy-db", NoMatch: 2, NoMatchUnknown: 2, Total: 2, Note: noMatch.Note},
 			{Resource: "database:prod-db", Allow: 1, Deny: 1, RequireApproval: 1, Total: 3},
 			{Resource: "kubernetes:payments", Allow: 1, Total: 1},
 		},
 		ByPolicy: map[string]int64{"production-database-protection": 3, "production-kubernetes": 1},
+		Coverage: Coverage{Uncovered: []UncoveredExecution{}},
 	}
 	if !reflect.DeepEqual(dec, want) {
 		t.Errorf("decisions =\n%+v\nwant\n%+v", dec, want)
@@ -398,7 +399,7 @@ func TestPolicyPhase(t *testing.T) {
 		{Name: "b", Enabled: false, Enforcement: "enforce", Rules: 1},
 		{Name: "c", Enabled: true, Enforcement: "audit", Rules: 2},
 	}}
-	got := policyPhase(st, map[string]int64{"a": 7})
+	got := policyPhase(st, map[string]int64{"a": 7}, nil, nil, 0)
 	if got.Enabled != 2 || got.Disabled != 1 || got.AuditOnly != 1 || got.Rules != 6 {
 		t.Errorf("enabled %d disabled %d audit %d rules %d", got.Enabled, got.Disabled, got.AuditOnly, got.Rules)
 	}
@@ -425,6 +426,7 @@ func TestSummarize(t *testing.T) {
 		code     int
 		alerts   []string
 		warnings []string
+		notices  []string
 		text     string // in some finding's message
 	}{
 		{name: "healthy", edit: func(*Report) {}, status: StatusHealthy},
@@ -512,11 +514,62 @@ func TestSummarize(t *testing.T) {
 		{
 			name: "no_match tells the operator to add the resource to the infra file",
 			edit: func(r *Report) {
-				r.Decisions.Resources = []ResourceDecisions{{Resource: "database:legacy-db", NoMatch: 2, Total: 2, Note: "not in the infra file"},
+				r.Decisions.Resources = []ResourceDecisions{{Resource: "database:legacy-db", NoMatch: 2, NoMatchUnknown: 2, Total: 2, Note: "not in the infra file"},
 					{Resource: "database:prod-db", Allow: 1, Total: 1}}
 			},
 			status: StatusWarnings, warnings: []string{CodeNoMatchDecisions},
 			text: "database:legacy-db: 2 decisions matched no policy, so the default effect (deny) applied (not in the infra file); add the resource to the infra file (auditd --infra) with the tags your policies match",
+		},
+		{
+			// Issue 20: a resource in the infra file that no policy covers
+			// must not be told to go into the infra file.
+			name: "no_match on a known resource asks for a policy",
+			edit: func(r *Report) {
+				r.Decisions.Resources = []ResourceDecisions{{Resource: "database:analytics", NoMatch: 1, Total: 1, Tags: []string{"staging", "pii"}}}
+			},
+			status: StatusWarnings, warnings: []string{CodeNoMatchUncovered},
+			text: "database:analytics: 1 decision matched no policy, so the default effect (deny) applied; auditd knows the resource (tags staging, pii) but no policy rule decides these actions on it: add or widen a policy (its resources or its rules' actions), or see why each policy skipped it with govexplain --resource database:analytics",
+		},
+		{
+			name: "no_match on a resource first unknown, then known: both warnings",
+			edit: func(r *Report) {
+				r.Decisions.Resources = []ResourceDecisions{{Resource: "database:new-db", NoMatch: 3, NoMatchUnknown: 1, Total: 3, Note: "not in the infra file"}}
+			},
+			status: StatusWarnings, warnings: []string{CodeNoMatchDecisions, CodeNoMatchUncovered},
+			text: "database:new-db: 2 decisions matched no policy, so the default effect (deny) applied; auditd knows the resource (no tags) but no policy rule decides these actions on it",
+		},
+		{
+			name: "uncovered executions are an alert",
+			edit: func(r *Report) {
+				r.Decisions.Coverage = Coverage{Executions: 3, Covered: 1, UncoveredTotal: 2, Uncovered: []UncoveredExecution{
+					{Seq: 4, Agent: "ops", ActionClass: "write", Command: "kubectl apply -f x.yaml"},
+					{Seq: 9, Agent: "db-agent", ActionClass: "destructive", Resource: "database:prod-db", Command: "DROP TABLE t"}}}
+			},
+			status: StatusAlerts, code: 2, alerts: []string{CodeUncoveredExecutions},
+			text: "2 write or destructive tool executions of 3 in the window have no policy decision (latest: seq 4 by ops: kubectl apply -f x.yaml; seq 9 by db-agent on database:prod-db: DROP TABLE t); an enforcement point ran them without asking auditd (POST /api/v1/decisions): check that every agent runs behind gate",
+		},
+		{
+			name: "uncovered executions without a policy: NO_POLICY says it",
+			edit: func(r *Report) {
+				r.Policy = PolicyPhase{}
+				r.Decisions.Coverage = Coverage{Executions: 1, UncoveredTotal: 1, Uncovered: []UncoveredExecution{{Seq: 4, ActionClass: "write"}}}
+			},
+			status: StatusWarnings, warnings: []string{CodeNoPolicy},
+		},
+		{
+			name: "dead policies and rules",
+			edit: func(r *Report) {
+				r.Policy.DeadPolicies, r.Policy.DeadRules = 1, 3
+				r.Policy.Policies = []PolicyOverview{
+					{Name: "prod", Enabled: true, Rules: 3, Decisions: 4, RuleDecisions: []int64{4, 0, 0}, DeadRules: []int{1, 2}},
+					{Name: "k8s", Enabled: true, Rules: 2, Decisions: 1, RuleDecisions: []int64{0, 1}, DeadRules: []int{0}},
+					{Name: "legacy", Enabled: true, Rules: 1, Dead: true, DeadRules: []int{}},
+					{Name: "off", Enabled: false, Rules: 1, DeadRules: []int{}},
+				}
+			},
+			// A notice: the status stays healthy.
+			status: StatusHealthy, notices: []string{CodeDeadRules},
+			text: "1 enabled policy and 3 rules decided nothing in the window: prod rules 1, 2; k8s rule 0; legacy (no decision); they may be shadowed by other policies or match nothing agents do: review them with govexplain (rules are counted from 0, as rule_index)",
 		},
 		{
 			name: "stale approval",
@@ -574,9 +627,12 @@ func TestSummarize(t *testing.T) {
 			if got := codes(s.Warnings); !slices.Equal(got, tt.warnings) {
 				t.Errorf("warnings %v, want %v", got, tt.warnings)
 			}
+			if got := codes(s.Notices); !slices.Equal(got, tt.notices) {
+				t.Errorf("notices %v, want %v", got, tt.notices)
+			}
 			if tt.text != "" {
 				found := false
-				for _, f := range append(s.Alerts, s.Warnings...) {
+				for _, f := range append(append(s.Alerts, s.Warnings...), s.Notices...) {
 					found = found || strings.Contains(f.Message, tt.text)
 				}
 				if !found {
@@ -590,23 +646,24 @@ func TestSummarize(t *testing.T) {
 func TestNoMatchFindingsAreBounded(t *testing.T) {
 	r := healthy()
 	for i := range maxNoMatchFindings + 3 {
-		r.Decisions.Resources = append(r.Decisions.Resources, ResourceDecisions{Resource: "db:" + itoa(int64(i)), NoMatch: 2, Total: 2})
+		r.Decisions.Resources = append(r.Decisions.Resources, ResourceDecisions{Resource: "db:" + itoa(int64(i)), NoMatch: 2, NoMatchUnknown: 2, Total: 2})
 	}
 	s := summarize(r)
 	if len(s.Warnings) != maxNoMatchFindings+1 {
 		t.Fatalf("%d warnings, want %d", len(s.Warnings), maxNoMatchFindings+1)
 	}
-	if last := s.Warnings[maxNoMatchFindings].Message; last != "6 decisions on 3 more resources matched no policy; see phase 4" {
+	if last := s.Warnings[maxNoMatchFindings].Message; last != "6 decisions on 3 more resources missing from the infra file matched no policy; see phase 4" {
 		t.Errorf("last warning = %q", last)
 	}
 }
 
 func TestUntrustedTextIsOneLine(t *testing.T) {
 	r := healthy()
-	r.Decisions.Resources = []ResourceDecisions{{Resource: "db:\x1b[31mred", NoMatch: 1, Total: 1, Note: "line1\nline2"}}
+	r.Decisions.Resources = []ResourceDecisions{{Resource: "db:\x1b[31mred", NoMatch: 2, NoMatchUnknown: 1, Total: 2, Note: "line1\nline2", Tags: []string{"a\nb"}}}
 	s := summarize(r)
-	msg := s.Warnings[0].Message
-	if strings.ContainsAny(msg, "\x1b\n") {
-		t.Errorf("finding carries control characters: %q", msg)
+	for _, f := range s.Warnings {
+		if strings.ContainsAny(f.Message, "\x1b\n") {
+			t.Errorf("finding carries control characters: %q", f.Message)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package govbot
+package govreport
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 	"github.com/govkit/govkit/pkg/table"
 )
 
-// writeJSON writes the report as one JSON object on one line (DESIGN §3).
-func writeJSON(w io.Writer, r *Report) error {
+// WriteJSON writes the report as one JSON object on one line (DESIGN §3).
+func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
@@ -25,10 +25,10 @@ func writeJSON(w io.Writer, r *Report) error {
 // terminal and in cron mail, and JSON carries the rest.
 const maxTextRows = 50
 
-// writeText writes the report for people: a terminal or a cron mail, so
+// WriteText writes the report for people: a terminal or a cron mail, so
 // plain ASCII layout, no colour, one section per phase. Every string that
 // came from a client is made safe for a terminal (cli.OneLine).
-func writeText(w io.Writer, r *Report) error {
+func WriteText(w io.Writer, r *Report) error {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
@@ -93,6 +93,24 @@ func writeText(w io.Writer, r *Report) error {
 			}
 			writeTable(&b, []string{"POLICY", "ENABLED", "ENFORCEMENT", "RULES", "DECISIONS", "RESOURCES"}, rows)
 		}
+		if pol.DeadPolicies+pol.DeadRules > 0 {
+			p("  decided nothing in the window (rules from 0):")
+			n := 0
+			for _, x := range pol.Policies {
+				if !x.Dead && len(x.DeadRules) == 0 {
+					continue
+				}
+				if n++; n > maxTextRows {
+					p("    … more in -o json")
+					break
+				}
+				if x.Dead {
+					p("    %s: the whole policy", cli.OneLine(x.Name))
+					continue
+				}
+				p("    %s: %s of %d", cli.OneLine(x.Name), x.deadRules(), x.Rules)
+			}
+		}
 	}
 
 	// Phase 3.
@@ -153,6 +171,28 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	if d.Unreadable > 0 {
 		p("  %s could not be read", cli.Plural(d.Unreadable, "policy_decision event", "policy_decision events"))
+	}
+	if d.NoMatch > 0 {
+		p("  no match   %d on resources auditd did not know (not in the infra file), %d on known resources no policy covers",
+			d.NoMatchUnknown, d.NoMatch-d.NoMatchUnknown)
+	}
+	cv := d.Coverage
+	switch {
+	case cv.Executions == 0:
+		p("  coverage   no write or destructive tool executions in the window")
+	case cv.UncoveredTotal == 0:
+		p("  coverage   %s, all with a policy decision", cli.Plural(cv.Executions, "write or destructive tool execution", "write or destructive tool executions"))
+	default:
+		p("  coverage   %s, %d WITHOUT a policy decision", cli.Plural(cv.Executions, "write or destructive tool execution", "write or destructive tool executions"), cv.UncoveredTotal)
+		rows := [][]string{}
+		for _, u := range lastN(cv.Uncovered, maxTextRows) {
+			rows = append(rows, []string{strconv.FormatInt(u.Seq, 10), ts(u.Timestamp), cli.OneLine(u.Agent), cli.OneLine(u.ActionClass),
+				cli.OneLine(u.Resource), flatten(u.Command, 80)})
+		}
+		writeTable(&b, []string{"SEQ", "TIME", "AGENT", "ACTION", "RESOURCE", "COMMAND"}, rows)
+	}
+	if cv.Unchecked > 0 {
+		p("  coverage   %s not checked: more than govbot keeps in memory; shorten --since", cli.Plural(cv.Unchecked, "execution", "executions"))
 	}
 
 	// Phase 5.
@@ -217,15 +257,61 @@ func writeText(w io.Writer, r *Report) error {
 	for _, f := range s.Warnings {
 		p("  WARNING  %s  %s", f.Code, f.Message)
 	}
+	for _, f := range s.Notices {
+		p("  NOTICE   %s  %s", f.Code, f.Message)
+	}
 	if len(s.Alerts)+len(s.Warnings) == 0 {
 		p("  no alerts, no warnings")
 	}
 	p("  status: %s (%s, %s; exit %d)", strings.ToUpper(s.Status), cli.Plural(int64(len(s.Alerts)), "alert", "alerts"),
 		cli.Plural(int64(len(s.Warnings)), "warning", "warnings"), s.ExitCode)
 
+	if t := r.Trend; t != nil {
+		writeTrend(&b, t)
+	}
+
 	_, err := w.Write(b.Bytes())
 	return err
 }
+
+// writeTrend writes the trend block (--history).
+func writeTrend(b *bytes.Buffer, t *Trend) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
+	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	p("")
+	p("Trend - %s since %s (history kept %s)", plural(t.Runs, "run", "runs"), ts(t.Since), t.Retention)
+	p("  runs with alerts %d, with warnings only %d, unreachable %d, of %d", t.RunsWithAlerts, t.RunsWithWarnings, t.RunsUnreachable, t.Runs)
+	if t.Previous == nil {
+		p("  first run in the history: nothing to compare with")
+	} else {
+		pr := t.Previous
+		p("  previous   %s: %s (%s, %s)", ts(pr.GeneratedAt), strings.ToUpper(pr.Status),
+			plural(pr.Alerts, "alert", "alerts"), plural(pr.Warnings, "warning", "warnings"))
+		p("  change     alerts %s, warnings %s", signed(t.AlertsChange), signed(t.WarningsChange))
+		if len(t.NewCodes) > 0 {
+			p("  new        %s", cli.OneLine(strings.Join(t.NewCodes, ", ")))
+		}
+		if len(t.ResolvedCodes) > 0 {
+			p("  resolved   %s", cli.OneLine(strings.Join(t.ResolvedCodes, ", ")))
+		}
+	}
+	rows := [][]string{}
+	for _, r := range t.Recent {
+		rows = append(rows, []string{ts(r.GeneratedAt), cli.OneLine(r.Since), strings.ToUpper(cli.OneLine(r.Status)),
+			strconv.Itoa(r.Alerts), strconv.Itoa(r.Warnings), itoa(r.Events), itoa(r.Decisions)})
+	}
+	writeTable(b, []string{"RUN", "WINDOW", "STATUS", "ALERTS", "WARNINGS", "EVENTS", "DECISIONS"}, rows)
+}
+
+// signed is n with its sign: +1, 0, -2.
+func signed(n int) string {
+	if n > 0 {
+		return "+" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}
+
+func plural(n int, one, many string) string { return cli.Plural(int64(n), one, many) }
 
 // describePolicy is the one-line description of the loaded policy.
 func describePolicy(p PolicyPhase) string {
