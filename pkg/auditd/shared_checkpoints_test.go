@@ -3,9 +3,11 @@ package auditd_test
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/govkit/govkit/internal/pgtest"
@@ -54,7 +56,12 @@ func TestSharedCheckpointLeader(t *testing.T) {
 	}
 	da := startSharedWith(t, dsn, with(signerA))
 	a, stopA := da.c, da.stop
-	b := startSharedWith(t, dsn, with(signerB)).c
+	// b's log shows a checkpoint it signed that a had stored already.
+	logB := &testLog{}
+	b := startSharedWith(t, dsn, func(c *auditd.Config) {
+		with(signerB)(c)
+		c.Logf = func(format string, args ...any) { t.Logf(format, args...); logB.logf(format, args...) }
+	}).c
 	ctx := ctxT(t)
 	post := func(n int, cs ...*client.Client) {
 		t.Helper()
@@ -92,14 +99,26 @@ func TestSharedCheckpointLeader(t *testing.T) {
 	// Every 5 events, whichever instance committed them: at least one
 	// within the last 5.
 	waitFor(t, "a checkpoint of 16 events or more", func() bool { cp, ok := latest(t, b, known); return ok && cp.Size >= 16 })
-	// b has ticked meanwhile, and tried: it never signed.
-	time.Sleep(1500 * time.Millisecond)
+	// b tries to take the lead at its ticks (every second) and fails
+	// while a leads: wait for one of its tries after this point, then
+	// check that it never signed.
+	waitLeadTry(t, dsn)
 	post(6, a, b)
-	waitFor(t, "a checkpoint of 25 events or more", func() bool { cp, ok := latest(t, a, known); return ok && cp.Size >= 25 })
-	if got := signers(); len(got) != 1 || len(got["instance-a"]) < 5 {
+	// Again at least one within the last 5 (how many were signed depends
+	// on how the commits batched).
+	waitFor(t, "a checkpoint of 22 events or more", func() bool { cp, ok := latest(t, a, known); return ok && cp.Size >= 22 })
+	if got := signers(); len(got) != 1 || len(got["instance-a"]) == 0 {
 		t.Fatalf("checkpoints by signer while a leads: %v; want only instance-a's", got)
 	}
+	for _, l := range logB.all() {
+		if strings.Contains(l, "checkpoint") {
+			t.Fatalf("b, not leading, logged: %s", l)
+		}
+	}
 
+	// a learns of b's last event from the database: wait for it, so that
+	// a's last checkpoint counts all 26.
+	waitFor(t, "a to follow b's events", func() bool { return metricAt(t, da.url, "govkit_auditd_chain_head_seq") == "26" })
 	stopA() // the leader stops: its last checkpoint, then its lock goes
 	post(12, b)
 	waitFor(t, "a checkpoint of 36 events or more", func() bool {
@@ -157,4 +176,31 @@ func TestSharedCheckpointLeader(t *testing.T) {
 	if err != nil || !rep.Verified || rep.TotalEvents != 38 {
 		t.Fatalf("verify: %+v, %v", rep, err)
 	}
+}
+
+// waitLeadTry waits for an instance on dsn to try to take the checkpoint
+// lead (pg_try_advisory_lock) after the call, rather than sleeping through
+// a tick. The leader's own session only pings once it holds the lock, so
+// a try seen in pg_stat_activity is another instance's.
+func waitLeadTry(t *testing.T, dsn string) {
+	t.Helper()
+	ctx := ctxT(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var since time.Time
+	if err := conn.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&since); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "another instance to try the checkpoint lead", func() bool {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE query LIKE 'SELECT pg_try_advisory_lock(%' AND query_start > $1 AND pid <> pg_backend_pid()`, since).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	})
 }

@@ -52,6 +52,16 @@ func (c *collector) len() int {
 	return len(c.events)
 }
 
+// lastSeq is the seq of the last event received, 0 before any.
+func (c *collector) lastSeq() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.events) == 0 {
+		return 0
+	}
+	return c.events[len(c.events)-1].Seq
+}
+
 // seqs checks that the events are exactly seq from..to, in order.
 func (c *collector) check(t *testing.T, from, to int64) {
 	t.Helper()
@@ -107,14 +117,16 @@ func TestStreamReplayFillsTheGap(t *testing.T) {
 	appendN(t, d, 4, 30) // seq 1..120
 	sub := subscribe(t, d.sock, 75)
 	appendN(t, d, 4, 20) // 121..200, racing the replay
-	waitFor(t, "125 events", func() bool { return sub.len() >= 125 })
-	time.Sleep(50 * time.Millisecond) // room for a duplicate to show up
-	sub.check(t, 76, 200)
+	// A last event after the race: the stream is in seq order, so a
+	// duplicate of any before it arrives before it.
+	appendN(t, d, 1, 1) // 201
+	waitFor(t, "seq 201", func() bool { return sub.lastSeq() >= 201 })
+	sub.check(t, 76, 201)
 
 	// A subscriber that asks for everything gets everything.
 	all := subscribe(t, d.sock, 0)
-	waitFor(t, "200 events", func() bool { return all.len() >= 200 })
-	all.check(t, 1, 200)
+	waitFor(t, "201 events", func() bool { return all.len() >= 201 })
+	all.check(t, 1, 201)
 }
 
 // A subscriber that stops reading is dropped with an error line, and the

@@ -114,7 +114,17 @@ func TestFailClosed(t *testing.T) {
 		"copilot": `{"toolName":"bash","toolArgs":{"command":"ls"}}`,
 	}
 	panics := Judge(func(Event) Decision { panic("boom") })
-	slow := Judge(func(Event) Decision { time.Sleep(time.Second); return Decision{Permission: Allow} })
+	// A judge that answers allow when the test ends, or after 10 s should
+	// Respond wait for it instead of denying at its budget.
+	ended := make(chan struct{})
+	defer close(ended)
+	slow := Judge(func(Event) Decision {
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+		}
+		return Decision{Permission: Allow}
+	})
 	zero := Judge(func(Event) Decision { return Decision{} })
 	odd := Judge(func(Event) Decision { return Decision{Permission: "yes"} })
 	for agent, ev := range good {

@@ -1,12 +1,14 @@
 package serve_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -229,7 +231,9 @@ func TestBusyAndCancelLLM(t *testing.T) {
 func (r *rig) cancelRunningTool(id string) serve.ConversationView {
 	r.t.Helper()
 	r.waitState(id, conversation.ToolExecuting)
-	time.Sleep(50 * time.Millisecond) // let the command start
+	// The cancel must find the command running (its process group to
+	// kill), not about to start.
+	waitFor(r.t, "the tool's command (sleep 30) to start", func() bool { return childRunning("sleep", "30") })
 	start := time.Now()
 	if err := r.post(serve.PathCancel, id, nil); err != nil {
 		r.t.Fatal(err)
@@ -241,6 +245,43 @@ func (r *rig) cancelRunningTool(id string) serve.ConversationView {
 		r.t.Errorf("cancel took %s", took)
 	}
 	return v
+}
+
+// childRunning reports whether a process that descends from this test
+// process runs argv (its /proc/PID/cmdline).
+func childRunning(argv ...string) bool {
+	want := strings.Join(argv, "\x00") + "\x00"
+	self := os.Getpid()
+	dirs, _ := os.ReadDir("/proc")
+	parent := map[int]int{}
+	var found []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		i := bytes.LastIndexByte(stat, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:])) // state, ppid, …
+		if len(f) < 2 {
+			continue
+		}
+		parent[pid], _ = strconv.Atoi(f[1])
+		if cmd, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline"); string(cmd) == want {
+			found = append(found, pid)
+		}
+	}
+	for _, pid := range found {
+		for p := parent[pid]; p > 1; p = parent[p] {
+			if p == self {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Cancel during a running tool: the process group is killed, the call and

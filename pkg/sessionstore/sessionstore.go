@@ -85,6 +85,10 @@ type Options struct {
 type Store struct {
 	dir string
 	o   Options
+	// waiting, when set, is called each time acquire finds the lock held
+	// and waits to try again, so that tests know a Lock is waiting
+	// instead of sleeping for it (issue 20).
+	waiting func()
 }
 
 // Open returns the store in dir, creating dir (mode 0700) when missing. It
@@ -199,6 +203,9 @@ func (s *Store) acquire(ctx context.Context, name string, wait bool) (*os.File, 
 		}
 		if !wait || time.Since(start) >= s.o.LockWait {
 			return nil, ErrLocked
+		}
+		if s.waiting != nil {
+			s.waiting()
 		}
 		t := time.NewTimer(min(pause, s.o.LockWait-time.Since(start)))
 		select {

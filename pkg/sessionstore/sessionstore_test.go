@@ -407,6 +407,9 @@ func TestLockAfterDelete(t *testing.T) {
 	s := open(t, dir, sessionstore.Options{LockWait: time.Minute})
 	save(t, s, "s", "x")
 	h := hold(t, dir, "s", "DELETE=1")
+	waiting := make(chan struct{})
+	var once sync.Once
+	sessionstore.OnWaiting(s, func() { once.Do(func() { close(waiting) }) })
 	got := make(chan *sessionstore.Entry)
 	go func() {
 		e, err := s.Lock(context.Background(), "s")
@@ -415,7 +418,13 @@ func TestLockAfterDelete(t *testing.T) {
 		}
 		got <- e
 	}()
-	time.Sleep(20 * time.Millisecond) // let it wait on the old lock file (not required for correctness)
+	// Let it find the old lock file held and wait (not required for
+	// correctness).
+	select {
+	case <-waiting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Lock did not wait for the held lock within 10s")
+	}
 	h.release(t)
 	e := <-got
 	if e == nil {

@@ -216,6 +216,19 @@ func startServer(t *testing.T, buffer int) (*memLog, string, *Server) {
 	return log, path, srv
 }
 
+// waitSubscribers waits up to 10 seconds for h to have n live
+// subscribers.
+func waitSubscribers(t *testing.T, h *Hub, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.Subscribers() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscribers after 10s, want %d", h.Subscribers(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func readSeqs(t *testing.T, sc *bufio.Scanner, n int) []int64 {
 	t.Helper()
 	var out []int64
@@ -276,8 +289,9 @@ func TestServerLiveOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	// Wait until the server has taken the connection's starting point.
-	time.Sleep(100 * time.Millisecond)
+	// Wait until the server has taken the connection's starting point
+	// and subscribed (it takes the point before it reads the request).
+	waitSubscribers(t, log.hub, 1)
 	log.commit(3)
 	got := readSeqs(t, bufio.NewScanner(conn), 3)
 	if fmt.Sprint(got) != want(6, 8) {
@@ -309,7 +323,7 @@ func TestServerDropsStalledSubscriber(t *testing.T) {
 	}
 	defer conn.Close()
 	fmt.Fprintln(conn, `{"subscribe":{"since_seq":0}}`)
-	time.Sleep(100 * time.Millisecond)
+	waitSubscribers(t, log.hub, 1)
 	start := time.Now()
 	// Lines are ~12 bytes: enough to fill the socket buffers and then the
 	// 16-event channel.

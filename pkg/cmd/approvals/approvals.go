@@ -56,6 +56,13 @@ type Options struct {
 	// MinPoll overrides minPoll (tests); 0 means minPoll.
 	MinPoll time.Duration
 
+	// pacing is the clock that keeps requests to auditd minPoll apart
+	// while following a request or the list; nil is the real one. Tests
+	// replace it to see and release each retry instead of sleeping through
+	// seconds of them and counting what fit (issue 20: tests that don't
+	// flake).
+	pacing pacingClock
+
 	// urlFromFlag is --url when it was given on the command line, so that
 	// the commands we print for the user work as typed.
 	urlFromFlag string
@@ -210,6 +217,43 @@ func (o *Options) minPoll() time.Duration {
 		return o.MinPoll
 	}
 	return minPoll
+}
+
+// pacingClock is what paces the requests to auditd: the time, and a sleep
+// that ends early, with ctx's error, when ctx ends.
+type pacingClock interface {
+	Now() time.Time
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// realClock is the process's clock.
+type realClock struct{}
+
+func (realClock) Now() time.Time                                   { return time.Now() }
+func (realClock) Sleep(ctx context.Context, d time.Duration) error { return cli.Sleep(ctx, d) }
+
+// pacingStart is the start of a request to auditd, for pace.
+func (o *Options) pacingStart() time.Time {
+	if o.pacing == nil {
+		return time.Now()
+	}
+	return o.pacing.Now()
+}
+
+// pace returns minPoll after start, or when ctx ends (with its error), so
+// that two requests to auditd never start less than minPoll apart, even
+// when auditd answers at once (an error, or an old auditd without
+// long-polls).
+func (o *Options) pace(ctx context.Context, start time.Time) error {
+	c := o.pacing
+	if c == nil {
+		c = realClock{}
+	}
+	d := o.minPoll() - c.Now().Sub(start)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	return c.Sleep(ctx, d)
 }
 
 func (o *Options) format() cli.Format { return o.Output.Resolve(o.IO) }

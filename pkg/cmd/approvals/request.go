@@ -221,7 +221,7 @@ func (o *Options) follow(ctx context.Context, c *client.Client, r approval.Reque
 	deadline, _ := waitCtx.Deadline()
 	outage := false
 	for r.Status == approval.Pending {
-		start := time.Now()
+		start := o.pacingStart()
 		// Hold until shortly after the expiry at most (a pending request is
 		// reported expired by the first read after it), and let the last
 		// hold end just before the deadline, so that the answer arrives.
@@ -251,16 +251,7 @@ func (o *Options) follow(ctx context.Context, c *client.Client, r approval.Reque
 		if waitCtx.Err() != nil {
 			break
 		}
-		// Never poll faster than minPoll, even when auditd answers at once.
-		if d := o.minPoll() - time.Since(start); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-waitCtx.Done():
-			case <-t.C:
-			}
-			t.Stop()
-		}
-		if waitCtx.Err() != nil {
+		if o.pace(waitCtx, start) != nil {
 			break
 		}
 	}

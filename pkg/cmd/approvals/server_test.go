@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -68,6 +69,8 @@ type run struct {
 	now  func() time.Time // nil: time.Now
 	ctx  context.Context  // nil: context.Background()
 	tty  bool
+	// pacing is the clock that paces requests to auditd; nil: the real one.
+	pacing pacingClock
 
 	stdout, stderr cli.SyncBuffer
 	code           int
@@ -94,7 +97,7 @@ func (r *run) exec(url string, args ...string) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	opts := &Options{IO: streams, Now: now, User: func() string { return r.user }, Context: ctx}
+	opts := &Options{IO: streams, Now: now, User: func() string { return r.user }, Context: ctx, pacing: r.pacing}
 	start := time.Now()
 	r.code = cli.Main("approvals", newCmdTree(opts), streams, append(args, "--url", url))
 	r.elapsed = time.Since(start)
@@ -104,13 +107,90 @@ func (r *run) exec(url string, args ...string) {
 func background(t *testing.T, url, user string, args ...string) (r *run, done chan struct{}) {
 	t.Helper()
 	r = &run{user: user}
-	done = make(chan struct{})
+	return r, r.background(url, args...)
+}
+
+// background starts r with argv and returns at once; the channel is closed
+// at its exit.
+func (r *run) background(url string, args ...string) chan struct{} {
+	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		r.exec(url, args...)
 	}()
-	return r, done
+	return done
 }
+
+// steppedClock paces a waiter under test: its time stands still except
+// while the waiter sleeps between two requests, and each sleep waits for
+// the test to take it (next), so a test sees every retry without waiting
+// seconds of real time and counting what fit in them. After free, sleeps
+// pass in real time.
+type steppedClock struct {
+	mu    sync.Mutex
+	t     time.Time
+	slept chan time.Duration
+	wake  chan struct{}
+	free  chan struct{}
+	once  sync.Once
+	held  bool // a sleep returned by next has not ended (the test's goroutine only)
+}
+
+func newSteppedClock(t time.Time) *steppedClock {
+	return &steppedClock{t: t, slept: make(chan time.Duration), wake: make(chan struct{}), free: make(chan struct{})}
+}
+
+func (c *steppedClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *steppedClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *steppedClock) Sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case c.slept <- d:
+		select {
+		case <-c.wake:
+		case <-c.free:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	case <-c.free:
+		if err := cli.Sleep(ctx, d); err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	c.advance(d)
+	return nil
+}
+
+// next waits for the waiter's next sleep and returns its length; the
+// waiter stays asleep until next is called again or the clock is freed.
+func (c *steppedClock) next(t *testing.T, what string) time.Duration {
+	t.Helper()
+	if c.held {
+		c.wake <- struct{}{} // the waiter is in the sleep next returned before
+	}
+	select {
+	case d := <-c.slept:
+		c.held = true
+		return d
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no sleep within 10s: %s", what)
+		return 0
+	}
+}
+
+// release ends the sleep in progress and lets later ones pass in real time.
+func (c *steppedClock) release() { c.once.Do(func() { close(c.free) }) }
 
 func (r *run) want(t *testing.T, code int) {
 	t.Helper()
@@ -595,7 +675,8 @@ func TestWatch(t *testing.T) {
 			done := make(chan struct{})
 			go func() { defer close(done); w.exec(url, "watch", "-o", format) }()
 			waitOutput(t, &w.stdout, oldID)
-			time.Sleep(100 * time.Millisecond) // let watch start its long-poll
+			// The new request must reach watch through its long-poll.
+			waitWaiters(t, url, "1")
 
 			r := approvals(t, url, "agent-7", append(reqArgs, "-o", "json")...)
 			id := r.request(t).ID
@@ -605,6 +686,7 @@ func TestWatch(t *testing.T) {
 			cancel()
 			finish(t, done)
 			w.want(t, 0)
+			waitWaiters(t, url, "0") // auditd saw watch leave: the next subtest's long-poll is its own
 
 			out := w.stdout.String()
 			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
@@ -641,6 +723,38 @@ func TestWatch(t *testing.T) {
 				t.Errorf("stderr: %q", w.stderr.String())
 			}
 		})
+	}
+}
+
+// waitWaiters waits up to 10 seconds for auditd at url to report n
+// approval long-polls in progress (the metric govkit_auditd_approval_waiters).
+func waitWaiters(t *testing.T, url, n string) {
+	t.Helper()
+	const name = "govkit_auditd_approval_waiters "
+	deadline := time.Now().Add(10 * time.Second)
+	var last string
+	for {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, name); ok {
+				last = v
+			}
+		}
+		if last == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("auditd reports %q approval long-polls after 10s, want %s", last, n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -699,16 +813,25 @@ func TestWaitSurvivesRestart(t *testing.T) {
 	}
 	hs := serve(ln)
 
-	w, done := background(t, url, "alice", append(reqArgs, "--wait", "30s", "-o", "text")...)
+	clk := newSteppedClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
+	t.Cleanup(clk.release)
+	w := &run{user: "alice", pacing: clk}
+	done := w.background(url, append(reqArgs, "--wait", "30s", "-o", "text")...)
 	id := waitingFor(t, w, done)
 	hs.Close() // the listener and the long-poll in flight
-	waitOutput(t, &w.stderr, "approvals: cannot reach auditd at "+url)
-	time.Sleep(2500 * time.Millisecond) // a few retries
+	// A few retries while auditd is away, each a second after the last
+	// (refusals take no time on the waiter's clock).
+	for i := range 3 {
+		if d := clk.next(t, "a retry while auditd is away"); d != time.Second {
+			t.Errorf("retry %d: slept %s, want 1s", i+1, d)
+		}
+	}
 	ln, err = net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	serve(ln)
+	clk.release()
 	approvals(t, url, "bob", "approve", id).want(t, 0)
 	finish(t, done)
 	w.want(t, 0)
@@ -820,12 +943,18 @@ func exitCodeOf(err error) int {
 func TestWaitPacesRetries(t *testing.T) {
 	isolate(t)
 	srv := newAuditd(t, nil)
+	// Each 503 takes 300ms on the waiter's clock, which stands still
+	// otherwise: the waiter must sleep the rest of each second.
+	const answer = 300 * time.Millisecond
+	clk := newSteppedClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
+	t.Cleanup(clk.release)
 	var down atomic.Bool
 	var refused atomic.Int32
 	h := srv.Handler()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if down.Load() {
 			refused.Add(1)
+			clk.advance(answer)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			w.Write([]byte(`{"schema_version":1,"error":"auditd is restarting"}`))
@@ -835,15 +964,29 @@ func TestWaitPacesRetries(t *testing.T) {
 	}))
 	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() })
 
-	w, done := background(t, ts.URL, "alice", append(reqArgs, "--wait", "30s", "-o", "text")...)
+	w := &run{user: "alice", pacing: clk}
+	done := w.background(ts.URL, append(reqArgs, "--wait", "30s", "-o", "text")...)
 	id := waitingFor(t, w, done)
 	down.Store(true)
 	ts.CloseClientConnections() // the long-poll in flight
-	time.Sleep(3200 * time.Millisecond)
-	if n := refused.Load(); n < 2 || n > 4 {
-		t.Errorf("%d requests in 3.2s of 503s, want one a second", n)
+	// The closed long-poll fails at once, or net/http retries it into a
+	// first 503; either way the next request starts 1s after it did.
+	d := clk.next(t, "the retry after the long-poll failed")
+	if want := time.Second - time.Duration(refused.Load())*answer; d != want {
+		t.Errorf("after the long-poll failed (%d 503s): slept %s, want %s", refused.Load(), d, want)
+	}
+	for i := range 3 {
+		before := refused.Load()
+		d := clk.next(t, "a retry while auditd answers 503")
+		if n := refused.Load() - before; n != 1 {
+			t.Errorf("retry %d: %d requests between two sleeps, want 1", i+1, n)
+		}
+		if d != time.Second-answer {
+			t.Errorf("retry %d: slept %s after a 503 that took %s, want %s", i+1, d, answer, time.Second-answer)
+		}
 	}
 	down.Store(false)
+	clk.release()
 	approvals(t, ts.URL, "bob", "approve", id).want(t, 0)
 	finish(t, done)
 	w.want(t, 0)

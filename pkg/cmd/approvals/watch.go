@@ -107,7 +107,7 @@ func (w *watcher) run(ctx context.Context) error {
 
 	for {
 		var l govapi.ApprovalList
-		start := time.Now()
+		start := w.o.pacingStart()
 		err := w.retry(ctx, func() (err error) {
 			l, err = w.c.Approvals(ctx, govapi.ApprovalQuery{Wait: govapi.MaxWait, Cursor: govapi.Cursor{AfterSeq: cursor}})
 			return err
@@ -124,8 +124,7 @@ func (w *watcher) run(ctx context.Context) error {
 		if l.HasMore {
 			continue
 		}
-		// Never poll faster than minPoll, even when auditd answers at once.
-		if err := cli.Sleep(ctx, w.o.minPoll()-time.Since(start)); err != nil {
+		if err := w.o.pace(ctx, start); err != nil {
 			return err
 		}
 	}
@@ -136,7 +135,7 @@ func (w *watcher) run(ctx context.Context) error {
 // command's error.
 func (w *watcher) retry(ctx context.Context, f func() error) error {
 	for {
-		start := time.Now()
+		start := w.o.pacingStart()
 		err := f()
 		switch {
 		case err == nil:
@@ -154,7 +153,7 @@ func (w *watcher) retry(ctx context.Context, f func() error) error {
 			fmt.Fprintf(w.o.IO.ErrOut, "approvals: %s; retrying every %s\n", w.o.outage(err), w.o.minPoll())
 			w.outage = true
 		}
-		if err := cli.Sleep(ctx, w.o.minPoll()-time.Since(start)); err != nil {
+		if err := w.o.pace(ctx, start); err != nil {
 			return err
 		}
 	}

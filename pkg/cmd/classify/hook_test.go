@@ -16,9 +16,20 @@ import (
 // the real command.
 func TestHookRun_FailClosed(t *testing.T) {
 	event := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"cwd":"/tmp"}`
+	// The hanging classifier answers (allow) when the test ends, or after
+	// 10 s should hookRun wait for it instead of denying at its budget.
+	ended := make(chan struct{})
+	defer close(ended)
+	hang := func(string, string) intent.Result {
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+		}
+		return intent.Classify("ls")
+	}
 	for name, classify := range map[string]func(string, string) intent.Result{
 		"panic": func(string, string) intent.Result { panic("injected") },
-		"hang":  func(string, string) intent.Result { time.Sleep(time.Second); return intent.Classify("ls") },
+		"hang":  hang,
 	} {
 		t.Run(name, func(t *testing.T) {
 			streams, in, out, errOut := cli.Test()
