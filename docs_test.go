@@ -12,17 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/govkit/govkit/internal/cmdtree"
 	auditdsrv "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/cli"
-	"github.com/govkit/govkit/pkg/cmd/approvals"
-	"github.com/govkit/govkit/pkg/cmd/auditd"
-	"github.com/govkit/govkit/pkg/cmd/auditor"
-	"github.com/govkit/govkit/pkg/cmd/classify"
-	"github.com/govkit/govkit/pkg/cmd/gate"
-	"github.com/govkit/govkit/pkg/cmd/govbot"
-	"github.com/govkit/govkit/pkg/cmd/govexplain"
-	"github.com/govkit/govkit/pkg/cmd/secbot"
-	"github.com/govkit/govkit/pkg/cmd/verifychain"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -178,17 +170,7 @@ func TestDocsStayInTheRepo(t *testing.T) {
 // commandRoots returns the command tree of every binary.
 func commandRoots() []*cobra.Command {
 	streams, _, _, _ := cli.Test()
-	return []*cobra.Command{
-		approvals.NewCmdApprovals(streams),
-		auditd.NewCmdAuditd(streams, nil),
-		auditor.NewCmdAuditor(streams, nil),
-		classify.NewCmdClassify(streams, nil),
-		gate.NewCmdGate(streams),
-		govbot.NewCmdGovbot(streams),
-		govexplain.NewCmdGovexplain(streams, nil),
-		secbot.NewCmdSecbot(streams),
-		verifychain.NewCmdVerifyChain(streams, nil),
-	}
+	return cmdtree.Roots(streams)
 }
 
 // walkHelp calls fn with every help text of cmd and its subcommands: use

@@ -82,8 +82,8 @@ func run(o *Options) error {
 		if !exists {
 			// Written now, so that an unwritable --state fails at start, not
 			// silently at the first save.
-			if err := writeState(o.State, st); err != nil {
-				return cli.Failf("creating the state file %s: %v", o.State, unwrapPath(err)).
+			if err := stateFile(o.State).Save(st); err != nil {
+				return cli.Failf("creating the state file %s: %v", o.State, err).
 					WithHint("pass --state FILE in an existing directory auditor may write to")
 			}
 		}

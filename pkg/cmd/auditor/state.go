@@ -6,8 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
+	"github.com/govkit/govkit/pkg/atomicfile"
 	"github.com/govkit/govkit/pkg/monitor"
 )
 
@@ -21,7 +21,11 @@ type stateFile string
 
 func (f stateFile) Path() string { return string(f) }
 
-func (f stateFile) Save(st monitor.State) error { return unwrapPath(writeState(string(f), st)) }
+// Save replaces the file atomically (mode 0600): a crash leaves the old
+// state or the new one, never half of either.
+func (f stateFile) Save(st monitor.State) error {
+	return unwrapPath(atomicfile.Write(string(f), st.Marshal(), 0o600))
+}
 
 func unwrapPath(err error) error {
 	var pe *os.PathError
@@ -54,43 +58,4 @@ func readState(path string) (st monitor.State, exists bool, err error) {
 	}
 	st, err = monitor.ParseState(data)
 	return st, true, err
-}
-
-// writeState replaces the file at path with st atomically: a temporary file
-// in the same directory (mode 0600), written and synced, renamed over path,
-// and the directory synced, so a crash leaves the old state or the new one,
-// never half of either.
-func writeState(path string, st monitor.State) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(st.Marshal()); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		// Best effort: some filesystems refuse to sync a directory.
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }

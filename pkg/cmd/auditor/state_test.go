@@ -26,7 +26,7 @@ func TestWriteState(t *testing.T) {
 	st := monitor.State{SchemaVersion: 1, Cursor: &monitor.Cursor{Seq: 4, EventHash: hashA},
 		Pin: &monitor.PinState{Pin: detect.Pin{Size: 3, Head: hashB}, VerifiedAt: time.Date(2026, 1, 15, 14, 30, 0, 0, time.UTC)}}
 	for range 3 {
-		if err := writeState(path, st); err != nil {
+		if err := stateFile(path).Save(st); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,7 +48,7 @@ func TestWriteState(t *testing.T) {
 	if _, _, err := readState(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("directory: %v", err)
 	}
-	if err := writeState(filepath.Join(dir, "no", "such", "dir.json"), st); err == nil {
+	if err := stateFile(filepath.Join(dir, "no", "such", "dir.json")).Save(st); err == nil {
 		t.Fatal("wrote into a missing directory")
 	}
 }
