@@ -81,9 +81,13 @@ func (s *Store) Head(ctx context.Context) (int64, string, error) {
 	return seq, hash, nil
 }
 
+// getSQL is Get's statement, prepared once by Open (Store.get): SQLite
+// compiling it again for every lookup cost more than the lookup.
+const getSQL = "SELECT " + columns + " FROM events WHERE event_id = ?"
+
 // Get returns the record with eventID.
 func (s *Store) Get(ctx context.Context, eventID string) (audit.Record, bool, error) {
-	row := s.reader.QueryRowContext(ctx, "SELECT "+columns+" FROM events WHERE event_id = ?", eventID)
+	row := s.get.QueryRowContext(ctx, eventID)
 	r, err := scanRecord(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return audit.Record{}, false, nil

@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -63,6 +64,7 @@ type Store struct {
 	writer    *sql.DB       // nil when read-only; one connection
 	app       *appender     // nil when read-only; Append's connection
 	reader    *sql.DB       // mode=ro connections
+	get       *sql.Stmt     // getSQL on reader
 	// oldSchema: a read-only Store of a database older than approval_id
 	// (migration 4), which Query cannot filter on.
 	oldSchema bool
@@ -138,6 +140,9 @@ func open(path string, opts Options) (_ *Store, err error) {
 		if err := sqlitefile.CreateFile(path); err != nil {
 			return nil, err
 		}
+		if err := initPageSize(ctx, path); err != nil {
+			return nil, err
+		}
 		s.writer, err = sql.Open(sqlitefile.DriverName, dsn(path, opts))
 		if err != nil {
 			return nil, err
@@ -188,6 +193,9 @@ func open(path string, opts Options) (_ *Store, err error) {
 		s.oldSchema = have < approvalIDVersion
 		s.noTree, s.version = have < treeVersion, have
 	} else if err := s.reader.PingContext(ctx); err != nil {
+		return nil, err
+	}
+	if s.get, err = s.reader.PrepareContext(ctx, getSQL); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -251,11 +259,54 @@ func readOnlyMedium(path string) bool {
 // time to 12%).
 const walAutocheckpoint = 10000
 
+// pageSize is the page size of a new audit database: 16 KiB rather than
+// SQLite's 4 KiB. verify-chain reads the whole events table in seq order,
+// and with four times fewer pages it spends less in SQLite's page cache
+// and b-tree descent per row (issue 20 measured -15% for verify-chain);
+// the ~700-byte events still fit many to a page. An existing file keeps
+// the page size it was created with: changing it takes a VACUUM, which
+// rewrites the whole file.
+const pageSize = 16384
+
+// initPageSize gives an empty database file (just created, or left empty)
+// pageSize-byte pages. The page size is fixed by the first write of the
+// file's header, and the read-write DSN's journal_mode=WAL is such a write
+// (its pragmas run before any of ours), so a connection of its own sets
+// page_size first and then WAL, which writes the header. A file that
+// holds anything is left alone.
+func initPageSize(ctx context.Context, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() > 0 {
+		return err
+	}
+	db, err := sql.Open(sqlitefile.DriverName, "file:"+sqlitefile.URIPath(path))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx) // one connection for both pragmas
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var mode string
+	if _, err := conn.ExecContext(ctx, "PRAGMA page_size="+strconv.Itoa(pageSize)); err != nil {
+		return fmt.Errorf("setting the page size: %w", err)
+	}
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return fmt.Errorf("setting the page size: %w", err)
+	}
+	return nil
+}
+
 // Close closes the store. A read-write store first checkpoints the WAL into
 // the database file and truncates it, so the file alone is complete.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		if s.get != nil {
+			errs = append(errs, s.get.Close())
+		}
 		if s.reader != nil {
 			errs = append(errs, s.reader.Close())
 		}
@@ -275,6 +326,9 @@ func (s *Store) Close() error {
 // checkpoint.
 func (s *Store) closeQuietly() {
 	s.closeOnce.Do(func() {
+		if s.get != nil {
+			s.get.Close()
+		}
 		if s.reader != nil {
 			s.reader.Close()
 		}
