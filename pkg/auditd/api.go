@@ -202,14 +202,9 @@ func (s *Server) appendHeld(ctx context.Context, caller token.Identity, ev audit
 	if err := s.bindEvent(caller, &ev); err != nil {
 		return Recorded[StoredEvent]{}, err
 	}
-	req, stored, err := s.newAppendReq(ctx, ev, s.cfg.Now().UTC().Round(0))
-	switch {
-	case err != nil:
+	req, err := s.newAppendReq(ev, s.cfg.Now().UTC().Round(0))
+	if err != nil {
 		return Recorded[StoredEvent]{}, err
-	case req == nil:
-		s.m.duplicates.Inc()
-		line, err := storedJSON(stored)
-		return Recorded[StoredEvent]{Value: StoredEvent{ev.EventID, line}}, err
 	}
 	if err := s.w.enqueue(ctx, req); err != nil {
 		return Recorded[StoredEvent]{}, queueError(err)
@@ -266,35 +261,45 @@ func queueError(err error) error {
 }
 
 // newAppendReq makes a posted event, bound to its caller (bindEvent) and
-// received at recv, a prepared append request. A client's event_id is an
-// idempotency key (DESIGN §6 "Server-assigned fields"): when it is stored
-// already, newAppendReq returns no request and the stored record, which a
-// retry gets back (the caller counts it in duplicates once it answers) —
-// but only when the same caller sends the same event (DESIGN §11): anything
-// else is 409 event_id_reused, and the stored event is never shown, so a
-// known event_id cannot be used to read another agent's event. Without an
-// event_id, auditd assigns one.
-func (s *Server) newAppendReq(ctx context.Context, ev audit.Event, recv time.Time) (*appendReq, audit.Record, error) {
+// received at recv, a prepared append request. Without an event_id, auditd
+// assigns one. A client's event_id is an idempotency key (DESIGN §6
+// "Server-assigned fields"), which the writer checks: the commit that finds
+// it stored already answers the stored event (writer.answerStored), and
+// appended tells a retry (200) from another event under the same id (409).
+// The writer learns that from the event_id's UNIQUE index as it inserts, so
+// an event with a new id, the common case, costs no lookup (issue 20: the
+// handler's lookup of every event_id was ~30% of auditd's CPU).
+func (s *Server) newAppendReq(ev audit.Event, recv time.Time) (*appendReq, error) {
 	req := &appendReq{ev: ev, recv: recv, done: make(chan appendResult, 1), w: s.w}
 	if ev.EventID == "" {
 		req.ev.EventID = audit.NewEventID(recv, s.cfg.Rand)
-		return req, audit.Record{}, req.prepare()
+	} else {
+		req.clientID = true
 	}
-	req.clientID = true
 	if err := req.prepare(); err != nil {
-		return nil, audit.Record{}, err
+		return nil, err
 	}
-	rec, ok, err := s.st.Get(ctx, ev.EventID)
-	if err != nil {
-		return nil, audit.Record{}, fmt.Errorf("looking up event_id: %w", err)
+	return req, nil
+}
+
+// storedAlready looks req's client event_id up before it is queued, for a
+// batch append, which must refuse a reused event_id before it stores any of
+// its lines (DESIGN §3 "Bad input"). It returns the stored record when the
+// id is stored already for the same event, and a Conflict when it is
+// stored for another: the stored event is never shown, so that a known
+// event_id cannot be used to read another agent's event (DESIGN §11).
+func (s *Server) storedAlready(ctx context.Context, req *appendReq) (audit.Record, bool, error) {
+	if !req.clientID {
+		return audit.Record{}, false, nil
 	}
-	if !ok {
-		return req, audit.Record{}, nil
+	rec, ok, err := s.st.Get(ctx, req.ev.EventID)
+	switch {
+	case err != nil:
+		return audit.Record{}, false, fmt.Errorf("looking up event_id: %w", err)
+	case ok && !sameEvent(req.draft, rec.Body):
+		return audit.Record{}, false, reusedID(req.ev.EventID)
 	}
-	if !sameEvent(req.draft, rec.Body) {
-		return nil, audit.Record{}, reusedID(ev.EventID)
-	}
-	return nil, rec, nil
+	return rec, ok, nil
 }
 
 // sameEvent reports whether stored, an event's stored JSON, records what

@@ -137,11 +137,15 @@ func (s *Server) appendBatchHeld(ctx context.Context, caller token.Identity, evs
 		// Prepared here, in the request's goroutine, as submit does for a
 		// single event: the handlers canonicalize in parallel and the one
 		// writer only chains and hashes (writer.go, appendReq.prepare).
-		req, rec, err := s.newAppendReq(ctx, ev, recv)
+		req, err := s.newAppendReq(ev, recv)
 		if err != nil {
 			return nil, lineError(i+1, err)
 		}
-		if req == nil {
+		rec, stored, err := s.storedAlready(ctx, req)
+		if err != nil {
+			return nil, lineError(i+1, err)
+		}
+		if stored {
 			line, err := storedJSON(rec)
 			if err != nil {
 				return nil, lineError(i+1, err)

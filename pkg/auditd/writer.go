@@ -269,10 +269,13 @@ func (w *writer) commit(batch []*appendReq) {
 		err = w.st.Append(ctx, recs)
 	}
 	if errors.Is(err, store.ErrDuplicate) {
-		// A client event id was committed by an earlier batch after the
-		// handler looked it up (a retry racing its original). Nothing of
-		// this batch was stored: answer those with the stored event and
-		// store the rest.
+		// A client event id is stored already: a retry, of an event
+		// committed just before or long ago. The writer is where that is
+		// found (newAppendReq: no lookup per request), by the event_id's
+		// UNIQUE index as it inserts. Nothing of this batch was stored:
+		// answer those with the stored event (appended tells a retry
+		// from another event under the id) and store the rest. Retries
+		// are rare, so the common batch costs no lookup at all.
 		if reqs, err = w.answerStored(ctx, reqs); err == nil {
 			if reqs, recs = w.seal(reqs); len(recs) > 0 {
 				err = w.st.Append(ctx, recs)
