@@ -132,9 +132,11 @@ var migrations = []string{
 	//
 	// Dropped: agent, trace_id, action_class and tool_name, which no
 	// binary filters on. GET /api/events still does (DESIGN §6), by
-	// walking the events in seq order and testing each row, a page's
-	// worth of matches at a time. The PostgreSQL store keeps the same set
-	// (its migration 3). IF EXISTS: an operator may have dropped one.
+	// walking the events in seq order and testing each row until a page
+	// is full: a value that matches nothing reads the whole table, ~0.15 s
+	// per million events on the benchmark machine. The PostgreSQL store
+	// keeps the same set (its migration 3). IF EXISTS: an operator may
+	// have dropped one.
 	`DROP INDEX IF EXISTS events_agent;
 	DROP INDEX IF EXISTS events_trace_id;
 	DROP INDEX IF EXISTS events_action_class;

@@ -20,6 +20,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -247,17 +248,41 @@ func readOnlyMedium(path string) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// walAutocheckpoint is the WAL size, in pages, at which a commit of the
-// write connections (the read-write pool's and Append's) checkpoints:
-// 10,000 (~40 MB) rather than SQLite's 1,000. The checkpoint runs inside
-// the commit that crosses the mark, and costs in proportion to the distinct
-// pages it copies, plus a sync of the database file. Each event rewrites a
-// page of the event_id index at a random place and of the agent, session
-// and trace indexes at one place per active value, so a ten times larger
-// WAL copies each such page once per ten times as many commits (in a
-// profile of auditd at 32 clients, checkpoints went from 21% of Append's CPU
-// time to 12%).
-const walAutocheckpoint = 10000
+// walAutocheckpointBytes is the WAL size at which a commit of the write
+// connections (the read-write pool's and Append's) checkpoints: ~40 MB,
+// 10,000 pages of 4 KiB (walPages: the pragma counts pages, which are
+// 16 KiB in databases created since issue 20), rather than SQLite's 1,000
+// pages. The checkpoint runs inside the commit that crosses the mark, and
+// costs in proportion to the distinct pages it copies, plus a sync of the
+// database file. Each event rewrites a page of the session index at one
+// place per active session (and, before issue 20, of the agent and trace
+// indexes), so a ten times larger WAL copies each such page once per ten
+// times as many commits (in a profile of auditd at 32 clients, checkpoints
+// went from 21% of Append's CPU time to 12%). At 16 KiB pages, 2,500 pages
+// cost the writer no more CPU than 10,000 (BenchmarkAppendIngest), and
+// keep the WAL file at ~40 MB rather than ~160.
+const walAutocheckpointBytes = 10000 * 4096
+
+// walPages is walAutocheckpointBytes in pages of the database at path,
+// whose header says their size (SQLite's default, 4 KiB, when it cannot
+// be read).
+func walPages(path string) int {
+	size := 4096
+	var hdr [18]byte
+	if f, err := os.Open(path); err == nil {
+		if _, err := io.ReadFull(f, hdr[:]); err == nil {
+			// Bytes 16-17, big-endian; 1 means 65536 (sqlite.org/fileformat.html).
+			switch n := int(hdr[16])<<8 | int(hdr[17]); {
+			case n == 1:
+				size = 65536
+			case n >= 512 && n&(n-1) == 0:
+				size = n
+			}
+		}
+		f.Close()
+	}
+	return walAutocheckpointBytes / size
+}
 
 // pageSize is the page size of a new audit database: 16 KiB rather than
 // SQLite's 4 KiB. verify-chain reads the whole events table in seq order,
@@ -343,14 +368,17 @@ func (s *Store) closeQuietly() {
 
 // dsn is the data source name of opts: read-only, immutable=1 for a file
 // nothing can be writing (readOnlyMedium); read-write, a WAL that
-// checkpoints at walAutocheckpoint pages.
+// checkpoints at walAutocheckpointBytes.
 func dsn(path string, opts Options) string {
-	return sqlitefile.DSN(path, sqlitefile.DSNOptions{
-		BusyTimeout:       opts.BusyTimeout,
-		ReadOnly:          opts.ReadOnly,
-		Immutable:         opts.immutable,
-		WALAutocheckpoint: walAutocheckpoint,
-	})
+	o := sqlitefile.DSNOptions{
+		BusyTimeout: opts.BusyTimeout,
+		ReadOnly:    opts.ReadOnly,
+		Immutable:   opts.immutable,
+	}
+	if !opts.ReadOnly {
+		o.WALAutocheckpoint = walPages(path)
+	}
+	return sqlitefile.DSN(path, o)
 }
 
 // Stats describe the store for metrics.
