@@ -282,24 +282,23 @@ func (s *Server) newAppendReq(ev audit.Event, recv time.Time) (*appendReq, error
 	return req, nil
 }
 
-// storedAlready looks req's client event_id up before it is queued, for a
-// batch append, which must refuse a reused event_id before it stores any of
-// its lines (DESIGN §3 "Bad input"). It returns the stored record when the
-// id is stored already for the same event, and a Conflict when it is
-// stored for another: the stored event is never shown, so that a known
-// event_id cannot be used to read another agent's event (DESIGN §11).
-func (s *Server) storedAlready(ctx context.Context, req *appendReq) (audit.Record, bool, error) {
-	if !req.clientID {
-		return audit.Record{}, false, nil
+// storedEvents looks a batch append's client event_ids up before any of
+// its lines is queued, in one query (store GetMany): a batch must refuse a
+// reused event_id before it stores any of its lines (DESIGN §3 "Bad
+// input"), which the writer's check, at commit, could not.
+func (s *Server) storedEvents(ctx context.Context, ids []string) (map[string]audit.Record, error) {
+	if len(ids) == 0 {
+		return nil, nil
 	}
-	rec, ok, err := s.st.Get(ctx, req.ev.EventID)
-	switch {
-	case err != nil:
-		return audit.Record{}, false, fmt.Errorf("looking up event_id: %w", err)
-	case ok && !sameEvent(req.draft, rec.Body):
-		return audit.Record{}, false, reusedID(req.ev.EventID)
+	recs, err := s.st.GetMany(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("looking up event_ids: %w", err)
 	}
-	return rec, ok, nil
+	stored := make(map[string]audit.Record, len(recs))
+	for _, r := range recs {
+		stored[r.EventID] = r
+	}
+	return stored, nil
 }
 
 // sameEvent reports whether stored, an event's stored JSON, records what

@@ -42,6 +42,7 @@ func TestIndexesServeTheirQueries(t *testing.T) {
 		args               []any
 	}{
 		{"Get, and the writer's duplicate check", getSQL, "sqlite_autoindex_events_1", []any{"evt-1"}},
+		{"GetMany, a batch append's check", getManySQL, "sqlite_autoindex_events_1", []any{`["evt-1","evt-2"]`}},
 		{"approvals.catchUp", "SELECT " + columns + " FROM events WHERE event_type = ? AND seq > ? ORDER BY seq LIMIT ?",
 			"events_event_type", []any{"approval_requested", 10, 1000}},
 		{"guardrails' session history",

@@ -66,6 +66,7 @@ type Store struct {
 	app       *appender     // nil when read-only; Append's connection
 	reader    *sql.DB       // mode=ro connections
 	get       *sql.Stmt     // getSQL on reader
+	getMany   *sql.Stmt     // getManySQL on reader
 	// oldSchema: a read-only Store of a database older than approval_id
 	// (migration 4), which Query cannot filter on.
 	oldSchema bool
@@ -199,6 +200,9 @@ func open(path string, opts Options) (_ *Store, err error) {
 	if s.get, err = s.reader.PrepareContext(ctx, getSQL); err != nil {
 		return nil, err
 	}
+	if s.getMany, err = s.reader.PrepareContext(ctx, getManySQL); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -329,8 +333,10 @@ func initPageSize(ctx context.Context, path string) error {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
-		if s.get != nil {
-			errs = append(errs, s.get.Close())
+		for _, st := range []*sql.Stmt{s.get, s.getMany} {
+			if st != nil {
+				errs = append(errs, st.Close())
+			}
 		}
 		if s.reader != nil {
 			errs = append(errs, s.reader.Close())
@@ -351,8 +357,10 @@ func (s *Store) Close() error {
 // checkpoint.
 func (s *Store) closeQuietly() {
 	s.closeOnce.Do(func() {
-		if s.get != nil {
-			s.get.Close()
+		for _, st := range []*sql.Stmt{s.get, s.getMany} {
+			if st != nil {
+				st.Close()
+			}
 		}
 		if s.reader != nil {
 			s.reader.Close()
