@@ -3,7 +3,8 @@
 // The file is the DESIGN §6 storage contract: table events, one row per
 // event, the canonical bytes in body and the hash in event_hash, so that an
 // operator can inspect it with the sqlite3 shell. It uses modernc.org/sqlite
-// (pure Go, no cgo).
+// (pure Go, no cgo). The schema indexes only what a query needs: migration
+// 6 (migrate.go) lists each index and the query that needs it.
 //
 // A read-write Store has a connection that Append writes through with
 // SQLite's C-level API (appender), a database/sql pool of one connection for
