@@ -416,21 +416,29 @@ func (w *writer) seal(reqs []*appendReq) ([]*appendReq, []audit.Record) {
 }
 
 // answerStored answers the requests whose client event id is stored already
-// and returns the others.
+// and returns the others. The ids are looked up in one query (GetMany).
 func (w *writer) answerStored(ctx context.Context, reqs []*appendReq) ([]*appendReq, error) {
-	rest := reqs[:0:0]
+	var ids []string
 	for _, r := range reqs {
 		if r.clientID {
-			rec, ok, err := w.st.Get(ctx, r.ev.EventID)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				w.m.duplicates.Add(float64(1 + len(r.dups)))
-				line, err := storedJSON(rec)
-				r.answer(appendResult{json: line, err: err})
-				continue
-			}
+			ids = append(ids, r.ev.EventID)
+		}
+	}
+	recs, err := w.st.GetMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	stored := make(map[string]audit.Record, len(recs))
+	for _, rec := range recs {
+		stored[rec.EventID] = rec
+	}
+	rest := reqs[:0:0]
+	for _, r := range reqs {
+		if rec, ok := stored[r.ev.EventID]; ok && r.clientID {
+			w.m.duplicates.Add(float64(1 + len(r.dups)))
+			line, err := storedJSON(rec)
+			r.answer(appendResult{json: line, err: err})
+			continue
 		}
 		rest = append(rest, r)
 	}
