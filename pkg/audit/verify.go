@@ -71,10 +71,14 @@ type Verifier struct {
 	lastHash []byte // the previous record's event_hash, in a buffer reused per record
 	first    EventRef
 	// The last record's ref, kept as bytes too, so that AddRow allocates
-	// nothing per record.
-	lastID   []byte
-	lastTime time.Time
-	tsBuf    [64]byte
+	// nothing per record. Its timestamp is lastTime (Add), or the column's
+	// text in lastText (AddRow, lastIsText), parsed only by Report: AddRow
+	// parses no time (issue 20).
+	lastID     []byte
+	lastTime   time.Time
+	lastText   []byte
+	lastIsText bool
+	tsBuf      [64]byte
 	// approvals are the approval_mismatch links (AddApprovalMismatch),
 	// listed after the chain's.
 	approvals []BrokenLink
@@ -106,15 +110,6 @@ type Row struct {
 	HasApprovalID                                     bool
 }
 
-// stamp says what the Verifier knows of a record's timestamp column.
-type stamp uint8
-
-const (
-	stampTime    stamp = iota // only the time (Add)
-	stampText                 // the text (Row.Timestamp), and the time it parses to
-	stampBadText              // the text, which does not parse: the time is zero
-)
-
 // Add checks the next record of the chain.
 func (v *Verifier) Add(rec Record) {
 	v.add(&Row{
@@ -123,21 +118,29 @@ func (v *Verifier) Add(rec Record) {
 		ActionClass: bytesOf(rec.ActionClass), ToolName: bytesOf(rec.ToolName),
 		PrevHash: bytesOf(rec.PrevHash), EventHash: bytesOf(rec.EventHash), Body: rec.Body,
 		ApprovalID: bytesOf(rec.ApprovalID), HasApprovalID: rec.HasApprovalID,
-	}, rec.Timestamp, stampTime)
+	}, rec.Timestamp, false)
 }
 
 // AddRow checks the next record like Add, reading r's bytes in place and
 // keeping none of them, so a database reader can pass its own memory that
 // is valid only during the call. A Timestamp that does not parse as RFC
 // 3339 is the zero time, as the stores read it.
+//
+// The timestamp column is compared with the body's as text
+// (timestampsAgree), without parsing either: the stores write one fixed
+// layout, so a byte comparison decides nearly every row, and time.Parse
+// runs only for a row it cannot decide (issue 20: parsing was ~6% of
+// verify-chain).
 func (v *Verifier) AddRow(r *Row) {
+	v.add(r, time.Time{}, true)
+}
+
+// parseColumn is a timestamp column's time as the stores read it: the zero
+// time when it does not parse.
+func parseColumn(text []byte) time.Time {
 	// The unsafe string dies with err, which is dropped here.
-	ts, err := time.Parse(time.RFC3339Nano, unsafe.String(unsafe.SliceData(r.Timestamp), len(r.Timestamp)))
-	st := stampText
-	if err != nil {
-		st = stampBadText
-	}
-	v.add(r, ts, st)
+	ts, _ := time.Parse(time.RFC3339Nano, unsafe.String(unsafe.SliceData(text), len(text)))
+	return ts
 }
 
 // bytesOf views s as bytes without copying; the Verifier never writes to
@@ -146,9 +149,14 @@ func bytesOf(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
-func (v *Verifier) add(r *Row, ts time.Time, st stamp) {
+// add checks r; its timestamp is ts, or when isText the column's text
+// r.Timestamp.
+func (v *Verifier) add(r *Row, ts time.Time, isText bool) {
 	v.total++
 	if v.total == 1 {
+		if isText {
+			ts = parseColumn(r.Timestamp)
+		}
 		v.first = EventRef{Seq: r.Seq, EventID: string(r.EventID), Timestamp: ts.UTC(), EventHash: string(r.EventHash)}
 	}
 
@@ -164,13 +172,18 @@ func (v *Verifier) add(r *Row, ts time.Time, st stamp) {
 	if string(hx[:]) != string(r.EventHash) {
 		v.fail(r, KindHashMismatch)
 	}
-	if !v.columnsAgree(r, ts, st) {
+	if !v.columnsAgree(r, ts, isText) {
 		v.fail(r, KindColumnMismatch)
 	}
 	v.lastSeq = r.Seq
 	v.lastHash = append(v.lastHash[:0], r.EventHash...)
 	v.lastID = append(v.lastID[:0], r.EventID...)
-	v.lastTime = ts
+	v.lastIsText = isText
+	if isText {
+		v.lastText = append(v.lastText[:0], r.Timestamp...)
+	} else {
+		v.lastTime = ts
+	}
 }
 
 func (v *Verifier) fail(r *Row, kind string) {
@@ -213,7 +226,8 @@ func (v *Verifier) Join(w *Verifier) {
 	v.lastSeq = w.lastSeq
 	v.lastHash = append(v.lastHash[:0], w.lastHash...)
 	v.lastID = append(v.lastID[:0], w.lastID...)
-	v.lastTime = w.lastTime
+	v.lastTime, v.lastIsText = w.lastTime, w.lastIsText
+	v.lastText = append(v.lastText[:0], w.lastText...)
 }
 
 // BrokenCount returns how many broken links were found, including those
@@ -232,15 +246,20 @@ func (v *Verifier) Report() Report {
 	}
 	if v.total > 0 {
 		first := v.first
-		last := EventRef{Seq: v.lastSeq, EventID: string(v.lastID), Timestamp: v.lastTime.UTC(), EventHash: string(v.lastHash)}
+		lastTime := v.lastTime
+		if v.lastIsText {
+			lastTime = parseColumn(v.lastText)
+		}
+		last := EventRef{Seq: v.lastSeq, EventID: string(v.lastID), Timestamp: lastTime.UTC(), EventHash: string(v.lastHash)}
 		r.FirstEvent, r.LastEvent = &first, &last
 	}
 	return r
 }
 
-// columnsAgree reports whether r's indexed columns are the body's fields;
-// ts is its timestamp column as st says.
-func (v *Verifier) columnsAgree(r *Row, ts time.Time, st stamp) bool {
+// columnsAgree reports whether r's indexed columns are the body's fields,
+// in one forward scan of the body (scanBody) and byte comparisons; the
+// timestamp column is ts, or when isText the text r.Timestamp.
+func (v *Verifier) columnsAgree(r *Row, ts time.Time, isText bool) bool {
 	f := bodyFields{withApprovalID: r.HasApprovalID}
 	if !scanBody(r.Body, &f) {
 		return false
@@ -261,16 +280,109 @@ func (v *Verifier) columnsAgree(r *Row, ts time.Time, st stamp) bool {
 		string(f.prevHash) != string(r.PrevHash) {
 		return false
 	}
-	// A column text equal to the body's agrees exactly when it is a time at
-	// all: the verdict of the comparisons below, without formatting.
-	if st != stampTime && string(r.Timestamp) == string(f.timestamp) {
-		return st == stampText
+	if isText {
+		return timestampsAgree(r.Timestamp, f.timestamp, &v.tsBuf)
 	}
+	return timeAgrees(ts, f.timestamp, &v.tsBuf)
+}
+
+// timestampsAgree reports whether column, a timestamp column's text, is a
+// time (it parses as RFC 3339, as the stores read it; else it is the zero
+// time) equal to body, the body's timestamp. The stores write the column
+// in one layout, RFC 3339 in UTC with nine fraction digits, and Seal the
+// body in encoding/json's (the same without the fraction's trailing
+// zeros), so for a column in that layout the text alone decides that the
+// body agrees: it is the column, or the column without those zeros. What
+// that cannot decide (another layout, a body written another way, a
+// tampered row) is parsed, by the rules verification had before issue 20;
+// TestTimestampsAgree checks that both give one verdict. buf is scratch
+// space.
+func timestampsAgree(column, body []byte, buf *[64]byte) bool {
+	if n, ok := canonicalColumn(column); ok {
+		if string(body) == string(column) ||
+			len(body) == n+1 && body[n] == 'Z' && string(body[:n]) == string(column[:n]) {
+			return true
+		}
+	}
+	return timestampsAgreeParsed(column, body, buf)
+}
+
+// timestampsAgreeParsed is timestampsAgree by parsing: the column's time,
+// the zero time when it does not parse, compared with the body's.
+func timestampsAgreeParsed(column, body []byte, buf *[64]byte) bool {
+	ts, err := time.Parse(time.RFC3339Nano, unsafe.String(unsafe.SliceData(column), len(column)))
+	if string(column) == string(body) {
+		return err == nil // the same text: agreed, if it is a time at all
+	}
+	return timeAgrees(ts, body, buf)
+}
+
+// timeAgrees reports whether body, a body's timestamp, is the time ts; buf
+// is scratch space.
+func timeAgrees(ts time.Time, body []byte, buf *[64]byte) bool {
 	// Seal writes UTC with encoding/json's RFC 3339 form: compare bytes, and
 	// parse only a body written some other way.
-	if string(ts.UTC().AppendFormat(v.tsBuf[:0], time.RFC3339Nano)) == string(f.timestamp) {
+	if string(ts.UTC().AppendFormat(buf[:0], time.RFC3339Nano)) == string(body) {
 		return true
 	}
-	parsed, err := time.Parse(time.RFC3339Nano, string(f.timestamp))
+	parsed, err := time.Parse(time.RFC3339Nano, string(body))
 	return err == nil && parsed.Equal(ts)
+}
+
+// canonicalColumn reports whether column is a time in the stores' layout,
+// 2006-01-02T15:04:05.000000000Z, that time.Parse accepts: digits where the
+// layout has them, and a month, day (of that month), hour, minute and
+// second in range. n is the length of column without its trailing zeros of
+// the fraction and the Z (and without the '.' when the fraction is all
+// zeros): column[:n]+"Z" is the time in encoding/json's RFC 3339 form.
+func canonicalColumn(column []byte) (n int, ok bool) {
+	const layout = "dddd-dd-ddTdd:dd:dd.dddddddddZ"
+	if len(column) != len(layout) {
+		return 0, false
+	}
+	for i := range len(layout) {
+		c := column[i]
+		if layout[i] == 'd' {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+		} else if c != layout[i] {
+			return 0, false
+		}
+	}
+	num := func(i, j int) int {
+		n := 0
+		for _, c := range column[i:j] {
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		num(11, 13) > 23 || num(14, 16) > 59 || num(17, 19) > 59 {
+		return 0, false
+	}
+	n = len(column) - 1 // before the Z
+	for column[n-1] == '0' {
+		n--
+	}
+	if column[n-1] == '.' {
+		n--
+	}
+	return n, true
+}
+
+// daysIn is the number of days in month of year (proleptic Gregorian, as
+// package time counts).
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }

@@ -129,41 +129,68 @@ func (s *Server) appendBatchHeld(ctx context.Context, caller token.Identity, evs
 	}
 
 	// reqs[i] is line i+1's request; nil when its event_id is stored
-	// already, and out[i] is then the answer.
+	// already, and out[i] is then the answer. Every line is prepared here,
+	// in the request's goroutine, as submit does for a single event: the
+	// handlers canonicalize in parallel and the one writer only chains and
+	// hashes (writer.go, appendReq.prepare). Then the client event_ids of
+	// the lines before the first bad one, if any, are looked up in one
+	// query, and the lines checked in order, so that the first line at
+	// fault is the one named.
 	reqs := make([]*appendReq, len(evs))
 	out := make([]Recorded[StoredEvent], len(evs))
-	queue := 0
-	var byID map[string]int // line index of each client event_id
+	good, badErr := len(evs), error(nil) // lines before good prepared
+	var ids []string
 	for i, ev := range evs {
-		// Prepared here, in the request's goroutine, as submit does for a
-		// single event: the handlers canonicalize in parallel and the one
-		// writer only chains and hashes (writer.go, appendReq.prepare).
-		req, rec, err := s.newAppendReq(ctx, ev, recv)
+		req, err := s.newAppendReq(ev, recv)
 		if err != nil {
-			return nil, lineError(i+1, err)
+			good, badErr = i, err
+			break
 		}
-		if req == nil {
+		reqs[i] = req
+		if req.clientID {
+			ids = append(ids, ev.EventID)
+		}
+	}
+	stored, err := s.storedEvents(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	queue, duplicates := 0, 0
+	var byID map[string]int // line index of each client event_id
+	for i, req := range reqs[:good] {
+		id := req.ev.EventID
+		if rec, ok := stored[id]; ok && req.clientID {
+			// Stored already: the same event is a retry, answered with
+			// the stored one; another event under its id is refused and
+			// the stored one never shown (DESIGN §11).
+			if !sameEvent(req.draft, rec.Body) {
+				return nil, lineError(i+1, reusedID(id))
+			}
 			line, err := storedJSON(rec)
 			if err != nil {
 				return nil, lineError(i+1, err)
 			}
-			out[i] = Recorded[StoredEvent]{Value: StoredEvent{ev.EventID, line}}
-			s.m.duplicates.Inc()
+			out[i] = Recorded[StoredEvent]{Value: StoredEvent{id, line}}
+			reqs[i] = nil
+			duplicates++
 			continue
 		}
 		if req.clientID {
 			if byID == nil {
 				byID = map[string]int{}
 			}
-			if j, ok := byID[ev.EventID]; ok && !bytes.Equal(reqs[j].draft.Unsealed(), req.draft.Unsealed()) {
-				return nil, badRequest(fmt.Errorf("lines %d and %d have the same event_id %s but different events: an event_id names one event", j+1, i+1, ev.EventID))
+			if j, ok := byID[id]; ok && !bytes.Equal(reqs[j].draft.Unsealed(), req.draft.Unsealed()) {
+				return nil, badRequest(fmt.Errorf("lines %d and %d have the same event_id %s but different events: an event_id names one event", j+1, i+1, id))
 			} else if !ok {
-				byID[ev.EventID] = i
+				byID[id] = i
 			}
 		}
-		reqs[i] = req
 		queue++
 	}
+	if badErr != nil {
+		return nil, lineError(good+1, badErr)
+	}
+	s.m.duplicates.Add(float64(duplicates))
 
 	// Tell the writer how many events are on their way before queuing the
 	// first, so that it holds its commit open for the rest of them

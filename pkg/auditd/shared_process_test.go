@@ -232,12 +232,14 @@ func TestSharedPostgresRestart(t *testing.T) {
 	cluster := pgtest.Start(t)
 	dsn := cluster.NewDatabase(t)
 	load := &sharedLoad{acked: map[string]audit.Event{}}
+	var procs []*auditdproc.Proc
 	for range 2 {
 		p, err := auditdproc.Start(bin, "--db", dsn, "--addr", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer p.Stop()
+		procs = append(procs, p)
 		defer func() {
 			if t.Failed() {
 				t.Logf("auditd:\n%s", p.Stderr())
@@ -276,6 +278,15 @@ func TestSharedPostgresRestart(t *testing.T) {
 	v, _ := load.codes.Load(http.StatusServiceUnavailable)
 	if v == nil || other {
 		t.Fatalf("failed attempts by status: %v; want 503s only", seen)
+	}
+	// Stopped before the log is read: a request its client gave up on is
+	// still committed (auditd stores what it queued), and one queued
+	// behind the restart's backlog could otherwise land between the
+	// reads below.
+	for _, p := range procs {
+		if err := p.Stop(); err != nil {
+			t.Errorf("stopping auditd: %v", err)
+		}
 	}
 	n := checkSharedLog(t, dsn, load.acked)
 	t.Logf("%d events acknowledged (%d before the restart), %d stored, %d attempts failed and retried (%d with 503)",

@@ -269,10 +269,13 @@ func (w *writer) commit(batch []*appendReq) {
 		err = w.st.Append(ctx, recs)
 	}
 	if errors.Is(err, store.ErrDuplicate) {
-		// A client event id was committed by an earlier batch after the
-		// handler looked it up (a retry racing its original). Nothing of
-		// this batch was stored: answer those with the stored event and
-		// store the rest.
+		// A client event id is stored already: a retry, of an event
+		// committed just before or long ago. The writer is where that is
+		// found (newAppendReq: no lookup per request), by the event_id's
+		// UNIQUE index as it inserts. Nothing of this batch was stored:
+		// answer those with the stored event (appended tells a retry
+		// from another event under the id) and store the rest. Retries
+		// are rare, so the common batch costs no lookup at all.
 		if reqs, err = w.answerStored(ctx, reqs); err == nil {
 			if reqs, recs = w.seal(reqs); len(recs) > 0 {
 				err = w.st.Append(ctx, recs)
@@ -413,21 +416,29 @@ func (w *writer) seal(reqs []*appendReq) ([]*appendReq, []audit.Record) {
 }
 
 // answerStored answers the requests whose client event id is stored already
-// and returns the others.
+// and returns the others. The ids are looked up in one query (GetMany).
 func (w *writer) answerStored(ctx context.Context, reqs []*appendReq) ([]*appendReq, error) {
-	rest := reqs[:0:0]
+	var ids []string
 	for _, r := range reqs {
 		if r.clientID {
-			rec, ok, err := w.st.Get(ctx, r.ev.EventID)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				w.m.duplicates.Add(float64(1 + len(r.dups)))
-				line, err := storedJSON(rec)
-				r.answer(appendResult{json: line, err: err})
-				continue
-			}
+			ids = append(ids, r.ev.EventID)
+		}
+	}
+	recs, err := w.st.GetMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	stored := make(map[string]audit.Record, len(recs))
+	for _, rec := range recs {
+		stored[rec.EventID] = rec
+	}
+	rest := reqs[:0:0]
+	for _, r := range reqs {
+		if rec, ok := stored[r.ev.EventID]; ok && r.clientID {
+			w.m.duplicates.Add(float64(1 + len(r.dups)))
+			line, err := storedJSON(rec)
+			r.answer(appendResult{json: line, err: err})
+			continue
 		}
 		rest = append(rest, r)
 	}

@@ -81,9 +81,10 @@ func TestCommitDedupesWithinBatch(t *testing.T) {
 	}
 }
 
-// A retry whose original was committed after the handler looked (so the
-// store reports a duplicate): the retry gets the original, the rest of the
-// batch is stored, the chain stays continuous.
+// A retry whose original an earlier batch committed (the store reports a
+// duplicate; handlers do not look event ids up, issue 20): the retry gets
+// the original, the rest of the batch is stored, the chain stays
+// continuous.
 func TestCommitDuplicateFromEarlierBatch(t *testing.T) {
 	w, st := newTestWriter(t)
 	orig := req(w, "k1", true)

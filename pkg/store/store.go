@@ -27,6 +27,11 @@ type Store interface {
 	Append(ctx context.Context, batch []audit.Record) error
 	// Get returns the record with an event id.
 	Get(ctx context.Context, eventID string) (audit.Record, bool, error)
+	// GetMany returns the records stored under any of eventIDs, one per
+	// id found, in seq order; ids not stored are left out. It is a batch
+	// append's idempotency check in one query rather than one per event
+	// (issue 20).
+	GetMany(ctx context.Context, eventIDs []string) ([]audit.Record, error)
 	// Query returns records matching f in seq order, at most f.Limit.
 	Query(ctx context.Context, f Filter) ([]audit.Record, error)
 	// Scan calls fn for every record with seq > afterSeq, in seq order,

@@ -169,6 +169,31 @@ func (s *Store) Head(ctx context.Context) (int64, string, error) {
 	return seq, hash, nil
 }
 
+// GetMany returns the records stored under any of eventIDs, in seq order,
+// in one round trip.
+func (s *Store) GetMany(ctx context.Context, eventIDs []string) ([]audit.Record, error) {
+	if len(eventIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT "+columns+" FROM events WHERE event_id = ANY($1) ORDER BY seq", eventIDs)
+	if err != nil {
+		return nil, fmt.Errorf("store: get: %w", classify(err))
+	}
+	defer rows.Close()
+	var out []audit.Record
+	for rows.Next() {
+		r, err := scanRecord(rows, false)
+		if err != nil {
+			return nil, fmt.Errorf("store: get: %w", classify(err))
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: get: %w", classify(err))
+	}
+	return out, nil
+}
+
 // Get returns the record with eventID.
 func (s *Store) Get(ctx context.Context, eventID string) (audit.Record, bool, error) {
 	r, err := scanRecord(s.pool.QueryRow(ctx, "SELECT "+columns+" FROM events WHERE event_id = $1", eventID), false)

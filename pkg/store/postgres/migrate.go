@@ -85,6 +85,15 @@ var migrations = []string{
 		note       text NOT NULL,
 		created_at text COLLATE "C" NOT NULL
 	);`,
+
+	// 3: the indexes a query needs, as SQLite's migration 6 (issue 20;
+	// the list of which query needs which is there), and timestamp's
+	// (above). Each dropped index was one more b-tree every append writes.
+	// IF EXISTS: an operator may have dropped one already.
+	`DROP INDEX IF EXISTS events_agent;
+	DROP INDEX IF EXISTS events_trace_id;
+	DROP INDEX IF EXISTS events_action_class;
+	DROP INDEX IF EXISTS events_tool_name;`,
 }
 
 // treeVersion is the schema version that adds tree_hashes and checkpoints.

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -81,9 +82,46 @@ func (s *Store) Head(ctx context.Context) (int64, string, error) {
 	return seq, hash, nil
 }
 
+// getSQL is Get's statement, prepared once by Open (Store.get): SQLite
+// compiling it again for every lookup cost more than the lookup.
+const getSQL = "SELECT " + columns + " FROM events WHERE event_id = ?"
+
+// getManySQL is GetMany's statement, prepared once by Open: the ids arrive
+// as one JSON array (json_each), so that any number of them is one
+// statement, which probes the event_id index once per id.
+const getManySQL = "SELECT " + columns + " FROM events WHERE event_id IN (SELECT value FROM json_each(?)) ORDER BY seq"
+
+// GetMany returns the records stored under any of eventIDs, in seq order.
+func (s *Store) GetMany(ctx context.Context, eventIDs []string) ([]audit.Record, error) {
+	if len(eventIDs) == 0 {
+		return nil, nil
+	}
+	ids, err := json.Marshal(eventIDs)
+	if err != nil {
+		return nil, fmt.Errorf("store: get: %w", err)
+	}
+	rows, err := s.getMany.QueryContext(ctx, string(ids))
+	if err != nil {
+		return nil, fmt.Errorf("store: get: %w", err)
+	}
+	defer rows.Close()
+	var out []audit.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: get: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: get: %w", err)
+	}
+	return out, nil
+}
+
 // Get returns the record with eventID.
 func (s *Store) Get(ctx context.Context, eventID string) (audit.Record, bool, error) {
-	row := s.reader.QueryRowContext(ctx, "SELECT "+columns+" FROM events WHERE event_id = ?", eventID)
+	row := s.get.QueryRowContext(ctx, eventID)
 	r, err := scanRecord(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return audit.Record{}, false, nil

@@ -49,11 +49,13 @@ type appender struct {
 
 // appenderPragmas configure the connection as dsn does the read-write pool,
 // so that its commits are as durable (DESIGN §6): WAL, synchronous=FULL.
-var appenderPragmas = []string{
-	"PRAGMA journal_mode=WAL",
-	"PRAGMA synchronous=FULL",
-	"PRAGMA foreign_keys=1",
-	"PRAGMA wal_autocheckpoint=" + strconv.Itoa(walAutocheckpoint),
+func appenderPragmas(path string) []string {
+	return []string{
+		"PRAGMA journal_mode=WAL",
+		"PRAGMA synchronous=FULL",
+		"PRAGMA foreign_keys=1",
+		"PRAGMA wal_autocheckpoint=" + strconv.Itoa(walPages(path)),
+	}
 }
 
 func openAppender(path string, busy time.Duration) (_ *appender, err error) {
@@ -78,7 +80,7 @@ func openAppender(path string, busy time.Duration) (_ *appender, err error) {
 	}
 	lib.Xsqlite3_extended_result_codes(a.tls, a.db, 1)
 	lib.Xsqlite3_busy_timeout(a.tls, a.db, int32(busy.Milliseconds()))
-	for _, p := range appenderPragmas {
+	for _, p := range appenderPragmas(path) {
 		if _, err := a.queryText(p); err != nil {
 			return nil, err
 		}

@@ -19,22 +19,33 @@ import (
 )
 
 // Append's own connection is as durable as the read-write pool, and both
-// checkpoint at the same WAL size.
+// checkpoint at the same WAL size, ~40 MB in the file's pages: 2,500 of a
+// new database's 16 KiB, 10,000 of an older file's 4 KiB.
 func TestAppenderPragmas(t *testing.T) {
 	s, _ := openTest(t)
-	for _, tt := range []struct{ pragma, want string }{
-		{"journal_mode", "wal"},
-		{"synchronous", "2"}, // FULL
-		{"foreign_keys", "1"},
-		{"wal_autocheckpoint", "10000"},
-	} {
-		got, err := s.app.queryText("PRAGMA " + tt.pragma)
-		if err != nil || got != tt.want {
-			t.Errorf("appender: PRAGMA %s = %q, %v; want %q", tt.pragma, got, err, tt.want)
-		}
-		var pool string
-		if err := s.writer.QueryRow("PRAGMA " + tt.pragma).Scan(&pool); err != nil || pool != tt.want {
-			t.Errorf("read-write pool: PRAGMA %s = %q, %v; want %q", tt.pragma, pool, err, tt.want)
+	old, err := Open(oldDatabase(t, 5, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	for _, c := range []struct {
+		s          *Store
+		checkpoint string
+	}{{s, "2500"}, {old, "10000"}} {
+		for _, tt := range []struct{ pragma, want string }{
+			{"journal_mode", "wal"},
+			{"synchronous", "2"}, // FULL
+			{"foreign_keys", "1"},
+			{"wal_autocheckpoint", c.checkpoint},
+		} {
+			got, err := c.s.app.queryText("PRAGMA " + tt.pragma)
+			if err != nil || got != tt.want {
+				t.Errorf("appender: PRAGMA %s = %q, %v; want %q", tt.pragma, got, err, tt.want)
+			}
+			var pool string
+			if err := c.s.writer.QueryRow("PRAGMA " + tt.pragma).Scan(&pool); err != nil || pool != tt.want {
+				t.Errorf("read-write pool: PRAGMA %s = %q, %v; want %q", tt.pragma, pool, err, tt.want)
+			}
 		}
 	}
 }

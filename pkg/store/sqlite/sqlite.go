@@ -3,7 +3,8 @@
 // The file is the DESIGN §6 storage contract: table events, one row per
 // event, the canonical bytes in body and the hash in event_hash, so that an
 // operator can inspect it with the sqlite3 shell. It uses modernc.org/sqlite
-// (pure Go, no cgo).
+// (pure Go, no cgo). The schema indexes only what a query needs: migration
+// 6 (migrate.go) lists each index and the query that needs it.
 //
 // A read-write Store has a connection that Append writes through with
 // SQLite's C-level API (appender), a database/sql pool of one connection for
@@ -20,9 +21,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -63,6 +66,8 @@ type Store struct {
 	writer    *sql.DB       // nil when read-only; one connection
 	app       *appender     // nil when read-only; Append's connection
 	reader    *sql.DB       // mode=ro connections
+	get       *sql.Stmt     // getSQL on reader
+	getMany   *sql.Stmt     // getManySQL on reader
 	// oldSchema: a read-only Store of a database older than approval_id
 	// (migration 4), which Query cannot filter on.
 	oldSchema bool
@@ -138,6 +143,9 @@ func open(path string, opts Options) (_ *Store, err error) {
 		if err := sqlitefile.CreateFile(path); err != nil {
 			return nil, err
 		}
+		if err := initPageSize(ctx, path); err != nil {
+			return nil, err
+		}
 		s.writer, err = sql.Open(sqlitefile.DriverName, dsn(path, opts))
 		if err != nil {
 			return nil, err
@@ -190,6 +198,12 @@ func open(path string, opts Options) (_ *Store, err error) {
 	} else if err := s.reader.PingContext(ctx); err != nil {
 		return nil, err
 	}
+	if s.get, err = s.reader.PrepareContext(ctx, getSQL); err != nil {
+		return nil, err
+	}
+	if s.getMany, err = s.reader.PrepareContext(ctx, getManySQL); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -239,23 +253,92 @@ func readOnlyMedium(path string) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// walAutocheckpoint is the WAL size, in pages, at which a commit of the
-// write connections (the read-write pool's and Append's) checkpoints:
-// 10,000 (~40 MB) rather than SQLite's 1,000. The checkpoint runs inside
-// the commit that crosses the mark, and costs in proportion to the distinct
-// pages it copies, plus a sync of the database file. Each event rewrites a
-// page of the event_id index at a random place and of the agent, session
-// and trace indexes at one place per active value, so a ten times larger
-// WAL copies each such page once per ten times as many commits (in a
-// profile of auditd at 32 clients, checkpoints went from 21% of Append's CPU
-// time to 12%).
-const walAutocheckpoint = 10000
+// walAutocheckpointBytes is the WAL size at which a commit of the write
+// connections (the read-write pool's and Append's) checkpoints: ~40 MB,
+// 10,000 pages of 4 KiB (walPages: the pragma counts pages, which are
+// 16 KiB in databases created since issue 20), rather than SQLite's 1,000
+// pages. The checkpoint runs inside the commit that crosses the mark, and
+// costs in proportion to the distinct pages it copies, plus a sync of the
+// database file. Each event rewrites a page of the session index at one
+// place per active session (and, before issue 20, of the agent and trace
+// indexes), so a ten times larger WAL copies each such page once per ten
+// times as many commits (in a profile of auditd at 32 clients, checkpoints
+// went from 21% of Append's CPU time to 12%). At 16 KiB pages, 2,500 pages
+// cost the writer no more CPU than 10,000 (BenchmarkAppendIngest), and
+// keep the WAL file at ~40 MB rather than ~160.
+const walAutocheckpointBytes = 10000 * 4096
+
+// walPages is walAutocheckpointBytes in pages of the database at path,
+// whose header says their size (SQLite's default, 4 KiB, when it cannot
+// be read).
+func walPages(path string) int {
+	size := 4096
+	var hdr [18]byte
+	if f, err := os.Open(path); err == nil {
+		if _, err := io.ReadFull(f, hdr[:]); err == nil {
+			// Bytes 16-17, big-endian; 1 means 65536 (sqlite.org/fileformat.html).
+			switch n := int(hdr[16])<<8 | int(hdr[17]); {
+			case n == 1:
+				size = 65536
+			case n >= 512 && n&(n-1) == 0:
+				size = n
+			}
+		}
+		f.Close()
+	}
+	return walAutocheckpointBytes / size
+}
+
+// pageSize is the page size of a new audit database: 16 KiB rather than
+// SQLite's 4 KiB. verify-chain reads the whole events table in seq order,
+// and with four times fewer pages it spends less in SQLite's page cache
+// and b-tree descent per row (issue 20 measured -15% for verify-chain);
+// the ~700-byte events still fit many to a page. An existing file keeps
+// the page size it was created with: changing it takes a VACUUM, which
+// rewrites the whole file.
+const pageSize = 16384
+
+// initPageSize gives an empty database file (just created, or left empty)
+// pageSize-byte pages. The page size is fixed by the first write of the
+// file's header, and the read-write DSN's journal_mode=WAL is such a write
+// (its pragmas run before any of ours), so a connection of its own sets
+// page_size first and then WAL, which writes the header. A file that
+// holds anything is left alone.
+func initPageSize(ctx context.Context, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() > 0 {
+		return err
+	}
+	db, err := sql.Open(sqlitefile.DriverName, "file:"+sqlitefile.URIPath(path))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx) // one connection for both pragmas
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var mode string
+	if _, err := conn.ExecContext(ctx, "PRAGMA page_size="+strconv.Itoa(pageSize)); err != nil {
+		return fmt.Errorf("setting the page size: %w", err)
+	}
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return fmt.Errorf("setting the page size: %w", err)
+	}
+	return nil
+}
 
 // Close closes the store. A read-write store first checkpoints the WAL into
 // the database file and truncates it, so the file alone is complete.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		for _, st := range []*sql.Stmt{s.get, s.getMany} {
+			if st != nil {
+				errs = append(errs, st.Close())
+			}
+		}
 		if s.reader != nil {
 			errs = append(errs, s.reader.Close())
 		}
@@ -275,6 +358,11 @@ func (s *Store) Close() error {
 // checkpoint.
 func (s *Store) closeQuietly() {
 	s.closeOnce.Do(func() {
+		for _, st := range []*sql.Stmt{s.get, s.getMany} {
+			if st != nil {
+				st.Close()
+			}
+		}
 		if s.reader != nil {
 			s.reader.Close()
 		}
@@ -289,14 +377,17 @@ func (s *Store) closeQuietly() {
 
 // dsn is the data source name of opts: read-only, immutable=1 for a file
 // nothing can be writing (readOnlyMedium); read-write, a WAL that
-// checkpoints at walAutocheckpoint pages.
+// checkpoints at walAutocheckpointBytes.
 func dsn(path string, opts Options) string {
-	return sqlitefile.DSN(path, sqlitefile.DSNOptions{
-		BusyTimeout:       opts.BusyTimeout,
-		ReadOnly:          opts.ReadOnly,
-		Immutable:         opts.immutable,
-		WALAutocheckpoint: walAutocheckpoint,
-	})
+	o := sqlitefile.DSNOptions{
+		BusyTimeout: opts.BusyTimeout,
+		ReadOnly:    opts.ReadOnly,
+		Immutable:   opts.immutable,
+	}
+	if !opts.ReadOnly {
+		o.WALAutocheckpoint = walPages(path)
+	}
+	return sqlitefile.DSN(path, o)
 }
 
 // Stats describe the store for metrics.

@@ -162,6 +162,28 @@ func testAppendHeadGet(t *testing.T, open Open) {
 	if _, ok, err := s.Get(ctx, "no-such-event"); ok || err != nil {
 		t.Errorf("Get(missing) = %v, %v; want false, nil", ok, err)
 	}
+	all := slices.Concat(first, second)
+	for _, tc := range []struct {
+		name string
+		ids  []string
+		want []audit.Record
+	}{
+		{"none", nil, nil},
+		{"missing only", []string{"no-such-event", ""}, nil},
+		{"some, out of order, repeated, with missing", []string{all[4].EventID, "nope", all[1].EventID, all[4].EventID, "a\"b"}, []audit.Record{all[1], all[4]}},
+		{"all", []string{all[0].EventID, all[1].EventID, all[2].EventID, all[3].EventID, all[4].EventID}, all},
+	} {
+		got, err := s.GetMany(ctx, tc.ids)
+		if err != nil || len(got) != len(tc.want) {
+			t.Errorf("GetMany %s = %v, %v; want seqs %v", tc.name, Seqs(got), err, Seqs(tc.want))
+			continue
+		}
+		for i := range got {
+			if d := SameRecord(got[i], tc.want[i]); d != "" {
+				t.Errorf("GetMany %s, record %d: %s", tc.name, i, d)
+			}
+		}
+	}
 	if err := s.Append(ctx, nil); err != nil {
 		t.Errorf("Append(empty batch) = %v", err)
 	}
