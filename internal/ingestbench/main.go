@@ -6,6 +6,7 @@
 //
 //	ingestbench [-bin bin/auditd] [-dir DIR] [-clients 1,8,32] [-batch 1]
 //	            [-duration 5s] [-rss-events 1000000] [-raw] [-v] [-strict]
+//	            [-event-ids] [-pg 1,3]
 //
 // Each client posts -batch events per request (1: one event per POST, the
 // default; more: a JSON Lines batch append) and waits for the answer before
@@ -64,6 +65,7 @@ func main() {
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
 	verbose = flag.Bool("v", false, "print auditd's batch, commit and CPU metrics after each run")
 	raw = flag.Bool("raw", false, "post with net/http and skip decoding the answers (a lighter load generator than pkg/client)")
+	eventIDs = flag.Bool("event-ids", false, "give every event an event_id, as real clients do (auditd then checks each for a retry)")
 	pgFlag := flag.String("pg", "", "also measure auditd on PostgreSQL with these instance `counts` (e.g. 1,3), at each client count")
 	flag.Parse()
 
@@ -152,8 +154,8 @@ func main() {
 }
 
 var (
-	raw, verbose *bool
-	batch        *int
+	raw, verbose, eventIDs *bool
+	batch                  *int
 )
 
 // counts parses a comma-separated list of positive numbers.
@@ -421,7 +423,7 @@ func event(client, i int) audit.Event {
 
 // eventWith is event with the trace number and the event number as text.
 func eventWith(client int, trace, n string) audit.Event {
-	return audit.Event{
+	ev := audit.Event{
 		EventType: audit.TypeToolExecution,
 		TraceID:   fmt.Sprintf("trace-%d-%s", client, trace),
 		SessionID: fmt.Sprintf("session-%d", client),
@@ -438,6 +440,12 @@ func eventWith(client int, trace, n string) audit.Event {
 		},
 		Outcome: &audit.Outcome{Status: "success"},
 	}
+	if *eventIDs {
+		// As real clients (gate, the session loop) send them, so that a
+		// retry is idempotent: auditd must refuse a second event under one.
+		ev.EventID = fmt.Sprintf("bench-%d-%s", client, n)
+	}
+	return ev
 }
 
 type result struct {
