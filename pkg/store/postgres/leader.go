@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -65,11 +66,19 @@ func (l *leader) drop() {
 	l.conn, l.held = nil, false
 }
 
-// Resign closes the session, and with it the lock (store.Leader).
+// Resign releases the lock and closes the session (store.Leader). The
+// unlock comes first because closing alone frees the lock only when the
+// server's backend has noticed and exited, a moment later: a successor
+// asking at once would be refused.
 func (l *leader) Resign() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.conn != nil {
+		if l.held {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, _ = l.conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", CheckpointLock) // best effort: closing frees it too
+			cancel()
+		}
 		l.drop()
 	}
 	return nil
