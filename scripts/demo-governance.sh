@@ -54,8 +54,8 @@ sed 's/^/  /' "$log"
 url=http://$addr
 export GOVKIT_AUDIT_URL=$url
 
-heading "== secbot --socket $sock --gateway $url --listen '' &  (the automated responder)"
-GOVKIT_TOKEN=$watcher "$secbot" --socket "$sock" --gateway "$url" --listen '' --since-seq 0 -o json \
+heading "== secbot --socket $sock --url $url --listen '' &  (the automated responder)"
+GOVKIT_TOKEN=$watcher "$secbot" --socket "$sock" --url "$url" --listen '' --since-seq 0 -o json \
 	>"$tmp/secbot.out" 2>"$tmp/secbot.log" &
 secpid=$!
 
@@ -86,18 +86,18 @@ secpid=''
 # Allowed hours 0-24: the tour's alerts do not depend on when it runs.
 heading "== auditor --once --since-seq 0: replay the log, verify the chain, print the alerts"
 set +e
-"$auditor" --once --since-seq 0 --audit-url "$url" --token "$watcher" --allowed-hours-start 0 --allowed-hours-end 24 -o text 2>"$tmp/auditor.log" | sed 's/^/  /'
+"$auditor" --once --since-seq 0 --url "$url" --token "$watcher" --allowed-hours-start 0 --allowed-hours-end 24 -o text 2>"$tmp/auditor.log" | sed 's/^/  /'
 code=${PIPESTATUS[0]}
 set -e
 echo "  auditor exit code $code (0 no alerts, 2 alerts, 3 error)"
 
-heading "== govbot --gateway $url --token \$watcher --since 24h  (the daily compliance report, seven phases)"
+heading "== govbot --url $url --token \$watcher --since 24h  (the daily compliance report, seven phases)"
 set +e
-"$govbot" --gateway "$url" --token "$watcher" --since 24h -o text
+"$govbot" --url "$url" --token "$watcher" --since 24h -o text
 code=$?
 set -e
 echo
-echo "govbot exit code $code (0 healthy or warnings only, 1 gateway unreachable, 2 alerts, 3 usage error)"
+echo "govbot exit code $code (0 healthy or warnings only, 1 auditd unreachable, 2 alerts, 3 usage error)"
 
 kill -TERM "$pid"
 wait "$pid" || true
