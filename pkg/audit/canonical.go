@@ -102,8 +102,16 @@ func (n *node) without(name string) node {
 func parseJSON(raw []byte) (node, error) {
 	// Room for the members of a typical event (about one per 25 bytes)
 	// without growing, and no more for small values.
-	size := min(len(raw)/25+1, 32)
-	p := parser{data: raw, src: string(raw), elems: make([]node, 0, size), keys: make([]string, 0, size)}
+	// The slabs (takeNodes) hold every value of a typical event (about
+	// one per 16 bytes) at once.
+	// The stacks and the first slabs share one allocation each.
+	size, slab := min(len(raw)/25+1, 32), min(len(raw)/16+1, 64)
+	nodes, names := make([]node, size+slab), make([]string, size+slab)
+	p := parser{
+		data: raw, src: string(raw),
+		elems: nodes[:0:size], keys: names[:0:size],
+		nodes: nodes[size:], names: names[size:], slab: slab,
+	}
 	p.skipSpace()
 	n, err := p.value()
 	if err != nil {
@@ -130,6 +138,38 @@ type parser struct {
 	// rather than growing a slice of its own member by member.
 	elems []node
 	keys  []string
+	// nodes and names are free room that containers take their members
+	// from, so that a parse allocates a few slabs rather than two slices
+	// per container (issue 20: allocation was most of DecodeEvent's cost
+	// on auditd's ingest path); slab is the size of the next one.
+	nodes []node
+	names []string
+	slab  int
+}
+
+// takeNodes returns a copy of src in room of its own, exactly sized.
+func (p *parser) takeNodes(src []node) []node {
+	k := len(src)
+	if len(p.nodes) < k {
+		p.nodes = make([]node, max(k, p.slab))
+		p.slab = min(2*p.slab, 1024)
+	}
+	out := p.nodes[:k:k]
+	p.nodes = p.nodes[k:]
+	copy(out, src)
+	return out
+}
+
+// takeNames is takeNodes for member names.
+func (p *parser) takeNames(src []string) []string {
+	k := len(src)
+	if len(p.names) < k {
+		p.names = make([]string, max(k, p.slab))
+	}
+	out := p.names[:k:k]
+	p.names = p.names[k:]
+	copy(out, src)
+	return out
 }
 
 // substr is data[i:j] as a string: a substring of src when the parser has
@@ -231,7 +271,7 @@ func (p *parser) array() (node, error) {
 		case ']':
 			p.pos++
 			p.depth--
-			n.elems = slices.Clone(p.elems[base:])
+			n.elems = p.takeNodes(p.elems[base:])
 			p.elems = p.elems[:base]
 			return n, nil
 		default:
@@ -288,8 +328,8 @@ func (p *parser) object() (node, error) {
 		}
 		p.pos++
 		p.depth--
-		n.keys = slices.Clone(p.keys[keyBase:])
-		n.elems = slices.Clone(p.elems[base:])
+		n.keys = p.takeNames(p.keys[keyBase:])
+		n.elems = p.takeNodes(p.elems[base:])
 		p.keys, p.elems = p.keys[:keyBase], p.elems[:base]
 		if dup, ok := sortMembers(&n); !ok {
 			return node{}, &SyntaxError{Offset: start, msg: "duplicate member name " + quoteName(dup)}
@@ -326,6 +366,24 @@ func sortMembers(n *node) (dup string, ok bool) {
 		}
 	}
 	if sorted {
+		return "", true
+	}
+	if len(n.keys) <= 16 {
+		// An event's objects, in their sender's order: sorted in place by
+		// insertion, which for so few members costs less than the index
+		// sort's three allocations. The first duplicate in sorted order is
+		// the one reported, as below.
+		for i := 1; i < len(n.keys); i++ {
+			for j := i; j > 0 && compareNames(n.keys[j-1], n.keys[j]) > 0; j-- {
+				n.keys[j-1], n.keys[j] = n.keys[j], n.keys[j-1]
+				n.elems[j-1], n.elems[j] = n.elems[j], n.elems[j-1]
+			}
+		}
+		for i := 1; i < len(n.keys); i++ {
+			if n.keys[i] == n.keys[i-1] {
+				return n.keys[i], false
+			}
+		}
 		return "", true
 	}
 	idx := make([]int, len(n.keys))
