@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -742,4 +743,204 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// isCanonical reports whether raw is certainly its own canonical form, so
+// that CanonicalizeJSON would return it unchanged: Seal and Prepare then
+// keep a JSON-valued field as it is instead of parsing and writing it again
+// (issue 20: DecodeEvent has made it canonical already, and auditd's ingest
+// paid for a second parse). It may answer false for canonical input (a
+// member name with an escape), never true for input that is not:
+// FuzzIsCanonical checks that against CanonicalizeJSON.
+func isCanonical(raw []byte) bool {
+	c := canonicalCheck{data: raw}
+	return c.value(0) && c.pos == len(raw)
+}
+
+// canonicalCheck scans one JSON value, refusing anything that
+// CanonicalizeJSON would write differently or refuse.
+type canonicalCheck struct {
+	data []byte
+	pos  int
+}
+
+func (c *canonicalCheck) value(depth int) bool {
+	if c.pos >= len(c.data) {
+		return false
+	}
+	switch b := c.data[c.pos]; {
+	case b == '{':
+		return c.object(depth + 1)
+	case b == '[':
+		return c.array(depth + 1)
+	case b == '"':
+		_, ok := c.string()
+		return ok
+	case b == '-' || b >= '0' && b <= '9':
+		return c.number()
+	case b == 't':
+		return c.literal("true")
+	case b == 'f':
+		return c.literal("false")
+	case b == 'n':
+		return c.literal("null")
+	}
+	return false
+}
+
+func (c *canonicalCheck) literal(word string) bool {
+	if len(c.data)-c.pos < len(word) || string(c.data[c.pos:c.pos+len(word)]) != word {
+		return false
+	}
+	c.pos += len(word)
+	return true
+}
+
+func (c *canonicalCheck) array(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	c.pos++ // [
+	if c.pos < len(c.data) && c.data[c.pos] == ']' {
+		c.pos++
+		return true
+	}
+	for {
+		if !c.value(depth) || c.pos >= len(c.data) {
+			return false
+		}
+		switch c.data[c.pos] {
+		case ',':
+			c.pos++
+		case ']':
+			c.pos++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (c *canonicalCheck) object(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	c.pos++ // {
+	if c.pos < len(c.data) && c.data[c.pos] == '}' {
+		c.pos++
+		return true
+	}
+	var prev []byte
+	for i := 0; ; i++ {
+		if c.pos >= len(c.data) || c.data[c.pos] != '"' {
+			return false
+		}
+		name, ok := c.string()
+		// A name with an escape would need unescaping to be ordered: left
+		// to CanonicalizeJSON. Names must be in strictly increasing order,
+		// which also rules out duplicates.
+		if !ok || name == nil || i > 0 && compareNames(string(prev), string(name)) >= 0 {
+			return false
+		}
+		prev = name
+		if c.pos >= len(c.data) || c.data[c.pos] != ':' {
+			return false
+		}
+		c.pos++
+		if !c.value(depth) || c.pos >= len(c.data) {
+			return false
+		}
+		switch c.data[c.pos] {
+		case ',':
+			c.pos++
+		case '}':
+			c.pos++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// string scans a string as appendString writes it: only '"', '\' and
+// control characters escaped, each in its shortest form, and valid UTF-8.
+// It returns the string's bytes when it holds no escape, else nil.
+func (c *canonicalCheck) string() (plain []byte, ok bool) {
+	c.pos++ // "
+	start := c.pos
+	escaped, ascii := false, true
+	for c.pos < len(c.data) {
+		b := c.data[c.pos]
+		switch {
+		case b == '"':
+			if !ascii && !utf8.Valid(c.data[start:c.pos]) {
+				return nil, false
+			}
+			c.pos++
+			if escaped {
+				return nil, true
+			}
+			return c.data[start : c.pos-1], true
+		case b < 0x20:
+			return nil, false
+		case b == '\\':
+			if !c.escape() {
+				return nil, false
+			}
+			escaped = true
+			continue
+		case b >= utf8.RuneSelf:
+			ascii = false
+		}
+		c.pos++
+	}
+	return nil, false
+}
+
+// escape accepts the escapes appendString writes: \" \\ \b \t \n \f \r,
+// and \u00xx (lowercase hex) for the other control characters.
+func (c *canonicalCheck) escape() bool {
+	if c.pos+1 >= len(c.data) {
+		return false
+	}
+	switch c.data[c.pos+1] {
+	case '"', '\\', 'b', 't', 'n', 'f', 'r':
+		c.pos += 2
+		return true
+	case 'u':
+		const hex = "0123456789abcdef"
+		if len(c.data)-c.pos < 6 || c.data[c.pos+2] != '0' || c.data[c.pos+3] != '0' {
+			return false
+		}
+		hi, lo := c.data[c.pos+4], c.data[c.pos+5]
+		if hi != '0' && hi != '1' || strings.IndexByte(hex, lo) < 0 {
+			return false
+		}
+		switch r := (hi-'0')<<4 | byte(strings.IndexByte(hex, lo)); r {
+		case '\b', '\t', '\n', '\f', '\r':
+			return false // written short
+		}
+		c.pos += 6
+		return true
+	}
+	return false
+}
+
+// number accepts a number exactly as appendNumber writes its value.
+func (c *canonicalCheck) number() bool {
+	start := c.pos
+	for c.pos < len(c.data) {
+		b := c.data[c.pos]
+		if !(b >= '0' && b <= '9' || b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E') {
+			break
+		}
+		c.pos++
+	}
+	tok := c.data[start:c.pos]
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return false
+	}
+	var buf [32]byte
+	return string(appendNumber(buf[:0], f)) == string(tok)
 }
