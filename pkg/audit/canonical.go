@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -102,8 +103,16 @@ func (n *node) without(name string) node {
 func parseJSON(raw []byte) (node, error) {
 	// Room for the members of a typical event (about one per 25 bytes)
 	// without growing, and no more for small values.
-	size := min(len(raw)/25+1, 32)
-	p := parser{data: raw, src: string(raw), elems: make([]node, 0, size), keys: make([]string, 0, size)}
+	// The slabs (takeNodes) hold every value of a typical event (about
+	// one per 16 bytes) at once.
+	// The stacks and the first slabs share one allocation each.
+	size, slab := min(len(raw)/25+1, 32), min(len(raw)/16+1, 64)
+	nodes, names := make([]node, size+slab), make([]string, size+slab)
+	p := parser{
+		data: raw, src: string(raw),
+		elems: nodes[:0:size], keys: names[:0:size],
+		nodes: nodes[size:], names: names[size:], slab: slab,
+	}
 	p.skipSpace()
 	n, err := p.value()
 	if err != nil {
@@ -130,6 +139,38 @@ type parser struct {
 	// rather than growing a slice of its own member by member.
 	elems []node
 	keys  []string
+	// nodes and names are free room that containers take their members
+	// from, so that a parse allocates a few slabs rather than two slices
+	// per container (issue 20: allocation was most of DecodeEvent's cost
+	// on auditd's ingest path); slab is the size of the next one.
+	nodes []node
+	names []string
+	slab  int
+}
+
+// takeNodes returns a copy of src in room of its own, exactly sized.
+func (p *parser) takeNodes(src []node) []node {
+	k := len(src)
+	if len(p.nodes) < k {
+		p.nodes = make([]node, max(k, p.slab))
+		p.slab = min(2*p.slab, 1024)
+	}
+	out := p.nodes[:k:k]
+	p.nodes = p.nodes[k:]
+	copy(out, src)
+	return out
+}
+
+// takeNames is takeNodes for member names.
+func (p *parser) takeNames(src []string) []string {
+	k := len(src)
+	if len(p.names) < k {
+		p.names = make([]string, max(k, p.slab))
+	}
+	out := p.names[:k:k]
+	p.names = p.names[k:]
+	copy(out, src)
+	return out
 }
 
 // substr is data[i:j] as a string: a substring of src when the parser has
@@ -231,7 +272,7 @@ func (p *parser) array() (node, error) {
 		case ']':
 			p.pos++
 			p.depth--
-			n.elems = slices.Clone(p.elems[base:])
+			n.elems = p.takeNodes(p.elems[base:])
 			p.elems = p.elems[:base]
 			return n, nil
 		default:
@@ -288,8 +329,8 @@ func (p *parser) object() (node, error) {
 		}
 		p.pos++
 		p.depth--
-		n.keys = slices.Clone(p.keys[keyBase:])
-		n.elems = slices.Clone(p.elems[base:])
+		n.keys = p.takeNames(p.keys[keyBase:])
+		n.elems = p.takeNodes(p.elems[base:])
 		p.keys, p.elems = p.keys[:keyBase], p.elems[:base]
 		if dup, ok := sortMembers(&n); !ok {
 			return node{}, &SyntaxError{Offset: start, msg: "duplicate member name " + quoteName(dup)}
@@ -326,6 +367,24 @@ func sortMembers(n *node) (dup string, ok bool) {
 		}
 	}
 	if sorted {
+		return "", true
+	}
+	if len(n.keys) <= 16 {
+		// An event's objects, in their sender's order: sorted in place by
+		// insertion, which for so few members costs less than the index
+		// sort's three allocations. The first duplicate in sorted order is
+		// the one reported, as below.
+		for i := 1; i < len(n.keys); i++ {
+			for j := i; j > 0 && compareNames(n.keys[j-1], n.keys[j]) > 0; j-- {
+				n.keys[j-1], n.keys[j] = n.keys[j], n.keys[j-1]
+				n.elems[j-1], n.elems[j] = n.elems[j], n.elems[j-1]
+			}
+		}
+		for i := 1; i < len(n.keys); i++ {
+			if n.keys[i] == n.keys[i-1] {
+				return n.keys[i], false
+			}
+		}
 		return "", true
 	}
 	idx := make([]int, len(n.keys))
@@ -684,4 +743,204 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// isCanonical reports whether raw is certainly its own canonical form, so
+// that CanonicalizeJSON would return it unchanged: Seal and Prepare then
+// keep a JSON-valued field as it is instead of parsing and writing it again
+// (issue 20: DecodeEvent has made it canonical already, and auditd's ingest
+// paid for a second parse). It may answer false for canonical input (a
+// member name with an escape), never true for input that is not:
+// FuzzIsCanonical checks that against CanonicalizeJSON.
+func isCanonical(raw []byte) bool {
+	c := canonicalCheck{data: raw}
+	return c.value(0) && c.pos == len(raw)
+}
+
+// canonicalCheck scans one JSON value, refusing anything that
+// CanonicalizeJSON would write differently or refuse.
+type canonicalCheck struct {
+	data []byte
+	pos  int
+}
+
+func (c *canonicalCheck) value(depth int) bool {
+	if c.pos >= len(c.data) {
+		return false
+	}
+	switch b := c.data[c.pos]; {
+	case b == '{':
+		return c.object(depth + 1)
+	case b == '[':
+		return c.array(depth + 1)
+	case b == '"':
+		_, ok := c.string()
+		return ok
+	case b == '-' || b >= '0' && b <= '9':
+		return c.number()
+	case b == 't':
+		return c.literal("true")
+	case b == 'f':
+		return c.literal("false")
+	case b == 'n':
+		return c.literal("null")
+	}
+	return false
+}
+
+func (c *canonicalCheck) literal(word string) bool {
+	if len(c.data)-c.pos < len(word) || string(c.data[c.pos:c.pos+len(word)]) != word {
+		return false
+	}
+	c.pos += len(word)
+	return true
+}
+
+func (c *canonicalCheck) array(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	c.pos++ // [
+	if c.pos < len(c.data) && c.data[c.pos] == ']' {
+		c.pos++
+		return true
+	}
+	for {
+		if !c.value(depth) || c.pos >= len(c.data) {
+			return false
+		}
+		switch c.data[c.pos] {
+		case ',':
+			c.pos++
+		case ']':
+			c.pos++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (c *canonicalCheck) object(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	c.pos++ // {
+	if c.pos < len(c.data) && c.data[c.pos] == '}' {
+		c.pos++
+		return true
+	}
+	var prev []byte
+	for i := 0; ; i++ {
+		if c.pos >= len(c.data) || c.data[c.pos] != '"' {
+			return false
+		}
+		name, ok := c.string()
+		// A name with an escape would need unescaping to be ordered: left
+		// to CanonicalizeJSON. Names must be in strictly increasing order,
+		// which also rules out duplicates.
+		if !ok || name == nil || i > 0 && compareNames(string(prev), string(name)) >= 0 {
+			return false
+		}
+		prev = name
+		if c.pos >= len(c.data) || c.data[c.pos] != ':' {
+			return false
+		}
+		c.pos++
+		if !c.value(depth) || c.pos >= len(c.data) {
+			return false
+		}
+		switch c.data[c.pos] {
+		case ',':
+			c.pos++
+		case '}':
+			c.pos++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// string scans a string as appendString writes it: only '"', '\' and
+// control characters escaped, each in its shortest form, and valid UTF-8.
+// It returns the string's bytes when it holds no escape, else nil.
+func (c *canonicalCheck) string() (plain []byte, ok bool) {
+	c.pos++ // "
+	start := c.pos
+	escaped, ascii := false, true
+	for c.pos < len(c.data) {
+		b := c.data[c.pos]
+		switch {
+		case b == '"':
+			if !ascii && !utf8.Valid(c.data[start:c.pos]) {
+				return nil, false
+			}
+			c.pos++
+			if escaped {
+				return nil, true
+			}
+			return c.data[start : c.pos-1], true
+		case b < 0x20:
+			return nil, false
+		case b == '\\':
+			if !c.escape() {
+				return nil, false
+			}
+			escaped = true
+			continue
+		case b >= utf8.RuneSelf:
+			ascii = false
+		}
+		c.pos++
+	}
+	return nil, false
+}
+
+// escape accepts the escapes appendString writes: \" \\ \b \t \n \f \r,
+// and \u00xx (lowercase hex) for the other control characters.
+func (c *canonicalCheck) escape() bool {
+	if c.pos+1 >= len(c.data) {
+		return false
+	}
+	switch c.data[c.pos+1] {
+	case '"', '\\', 'b', 't', 'n', 'f', 'r':
+		c.pos += 2
+		return true
+	case 'u':
+		const hex = "0123456789abcdef"
+		if len(c.data)-c.pos < 6 || c.data[c.pos+2] != '0' || c.data[c.pos+3] != '0' {
+			return false
+		}
+		hi, lo := c.data[c.pos+4], c.data[c.pos+5]
+		if hi != '0' && hi != '1' || strings.IndexByte(hex, lo) < 0 {
+			return false
+		}
+		switch r := (hi-'0')<<4 | byte(strings.IndexByte(hex, lo)); r {
+		case '\b', '\t', '\n', '\f', '\r':
+			return false // written short
+		}
+		c.pos += 6
+		return true
+	}
+	return false
+}
+
+// number accepts a number exactly as appendNumber writes its value.
+func (c *canonicalCheck) number() bool {
+	start := c.pos
+	for c.pos < len(c.data) {
+		b := c.data[c.pos]
+		if !(b >= '0' && b <= '9' || b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E') {
+			break
+		}
+		c.pos++
+	}
+	tok := c.data[start:c.pos]
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return false
+	}
+	var buf [32]byte
+	return string(appendNumber(buf[:0], f)) == string(tok)
 }

@@ -129,8 +129,8 @@ func columns(e *Event, toolName string) Record {
 
 // canonicalRaw replaces a JSON-valued field by its canonical form.
 func canonicalRaw(raw *json.RawMessage) error {
-	if len(*raw) == 0 {
-		return nil
+	if len(*raw) == 0 || isCanonical(*raw) {
+		return nil // DecodeEvent's fields, in auditd: already canonical
 	}
 	c, err := CanonicalizeJSON(*raw)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -148,7 +149,28 @@ var knownFields = map[string]bool{
 }
 
 // decoder converts parsed members, keeping the first error.
-type decoder struct{ err error }
+type decoder struct {
+	err error
+	// parts holds the event's principal, resource, tool and outcome, and
+	// strs the strings of its lists: one allocation each rather than one
+	// per part (issue 20: allocation was most of DecodeEvent's cost).
+	parts *eventParts
+	strs  []string
+}
+
+type eventParts struct {
+	principal Principal
+	resource  Resource
+	tool      Tool
+	outcome   Outcome
+}
+
+func (d *decoder) part() *eventParts {
+	if d.parts == nil {
+		d.parts = new(eventParts)
+	}
+	return d.parts
+}
 
 func (d *decoder) fail(format string, args ...any) {
 	if d.err == nil {
@@ -180,7 +202,11 @@ func (d *decoder) list(name string, v *node) []string {
 	if len(v.elems) == 0 {
 		return nil // as absent: the body omits an empty list
 	}
-	out := make([]string, len(v.elems))
+	if len(d.strs) < len(v.elems) {
+		d.strs = make([]string, max(len(v.elems), 8))
+	}
+	out := d.strs[:len(v.elems):len(v.elems)]
+	d.strs = d.strs[len(v.elems):]
 	for i := range v.elems {
 		e := &v.elems[i]
 		if e.kind != kindString || len(e.str) > MaxString {
@@ -211,13 +237,21 @@ func (d *decoder) json(name string, v *node) json.RawMessage {
 		d.fail("%w", err)
 		return nil
 	}
-	c := appendNode(nil, v)
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	c := appendNode((*buf)[:0], v)
+	*buf = c
 	if len(c) > MaxJSONField {
 		d.fail("%s is over %d bytes", name, MaxJSONField)
 		return nil
 	}
-	return c
+	return slices.Clone(c)
 }
+
+// scratch holds buffers that JSON-valued fields are written into before
+// they are copied out at their exact size: appending to nil grew each
+// field's buffer several times.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // members calls f for each non-null member of the object v after checking
 // that every member, null or not, is one of known.
@@ -241,7 +275,7 @@ func (d *decoder) members(name string, v *node, known []string, f func(key strin
 }
 
 func (d *decoder) principal(v *node) *Principal {
-	p := &Principal{}
+	p := &d.part().principal
 	d.members("principal", v, []string{"user_id", "roles"}, func(k string, v *node) {
 		switch k {
 		case "user_id":
@@ -254,7 +288,7 @@ func (d *decoder) principal(v *node) *Principal {
 }
 
 func (d *decoder) resource(v *node) *Resource {
-	r := &Resource{}
+	r := &d.part().resource
 	d.members("resource", v, []string{"type", "name", "tags"}, func(k string, v *node) {
 		switch k {
 		case "type":
@@ -272,7 +306,7 @@ func (d *decoder) resource(v *node) *Resource {
 var toolFields = []string{"name", "parameters", "raw_command", "result", "error", "duration_ms"}
 
 func (d *decoder) tool(v *node) *Tool {
-	t := &Tool{}
+	t := &d.part().tool
 	d.members("tool", v, toolFields, func(k string, v *node) {
 		switch k {
 		case "name":
@@ -301,7 +335,7 @@ func (d *decoder) tool(v *node) *Tool {
 }
 
 func (d *decoder) outcome(v *node) *Outcome {
-	o := &Outcome{}
+	o := &d.part().outcome
 	d.members("outcome", v, []string{"status"}, func(_ string, v *node) {
 		o.Status = d.ident("outcome.status", v)
 	})

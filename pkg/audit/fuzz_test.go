@@ -223,3 +223,27 @@ func FuzzParseEvent(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIsCanonical: isCanonical, which lets Seal and Prepare keep a
+// JSON-valued field as it is (issue 20), answers true only for input that
+// CanonicalizeJSON accepts and returns unchanged, and true for what
+// CanonicalizeJSON returns when its member names have no escapes.
+func FuzzIsCanonical(f *testing.F) {
+	for _, s := range []string{
+		`{"a":[true,false,null,"x"],"b":1}`, `{"b":1,"a":2}`, `{"a":1,"a":1}`, `"\u001f\b\t\n\f\r\"\\"`,
+		`"\u0008"`, `"\u001F"`, `"\/"`, `[1e21,1e-7,0.1,-5,100]`, `1E21`, `-0`, `1.0`, `01`, `1e400`,
+		`{"\ue000":1,"\ud800\udc00":2}`, "{\"\xf0\x90\x80\x80\":2,\"\xee\x80\x80\":1}", "\"\xff\"", ` []`, `[] `,
+		`{"a":{}}`, `[[[]]]`, `{"":0}`, `"é€😀"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := CanonicalizeJSON(in)
+		if isCanonical(in) && (err != nil || !bytes.Equal(out, in)) {
+			t.Fatalf("isCanonical(%q), but CanonicalizeJSON gives %q (%v)", in, out, err)
+		}
+		if err == nil && !bytes.Contains(out, []byte(`\`)) && !isCanonical(out) {
+			t.Fatalf("canonical %q (from %q) not recognized", out, in)
+		}
+	})
+}

@@ -16,7 +16,14 @@ import (
 // (plus the hash).
 func eventJSON(rec audit.Record) []byte {
 	b := rec.Body
-	hash, _ := json.Marshal(rec.EventHash) // hex, but a tampered column could hold anything
+	var hash []byte
+	if audit.IsHash(rec.EventHash) {
+		// What json.Marshal writes for hex, without its reflection, in the
+		// writer's serial section (issue 20).
+		hash = append(append(append(make([]byte, 0, 66), '"'), rec.EventHash...), '"')
+	} else {
+		hash, _ = json.Marshal(rec.EventHash) // a tampered column could hold anything
+	}
 	out := make([]byte, 0, len(b)+len(`,"event_hash":`)+len(hash))
 	out = append(out, b[:len(b)-1]...)
 	if len(b) > 2 {
