@@ -10,6 +10,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/policy"
+	"github.com/govkit/govkit/pkg/termtext"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -30,7 +31,7 @@ func (s *Server) RequestApproval(ctx context.Context, id token.Identity, in gova
 	case len(in.PolicyDecision) > 0:
 		return approval.Request{}, badField("policy_decision", "is the evaluation auditd makes itself; remove it")
 	case !approval.ValidAction(in.Action):
-		return approval.Request{}, badField("action", "%q is not one of %s", truncate(in.Action, 40), strings.Join(approval.Actions, ", "))
+		return approval.Request{}, badField("action", "%q is not one of %s", termtext.Truncate(in.Action, 40), strings.Join(approval.Actions, ", "))
 	}
 	if err := checkName("resource.type", in.Resource.Type, true); err != nil {
 		return approval.Request{}, err

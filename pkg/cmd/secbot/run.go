@@ -18,6 +18,7 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/respond"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // The wiring of secbot's run: the engine is pkg/respond (issue 20
@@ -158,7 +159,7 @@ func (s *secbot) print(in govapi.IncidentInput, ev *govapi.EventRef, now time.Ti
 			agent = "-"
 		}
 		line = fmt.Appendf(nil, "%s %s %s %s agent=%s: %s (%s)",
-			at.Local().Format(time.TimeOnly), verb, in.Severity, in.Type, respond.Clean(agent, 64), respond.Clean(in.Message, 300), in.IncidentID)
+			at.Local().Format(time.TimeOnly), verb, in.Severity, in.Type, termtext.Clean(agent, 64), termtext.Clean(in.Message, 300), in.IncidentID)
 	}
 	if _, err := s.o.IO.Out.Write(append(line, '\n')); err != nil {
 		s.log.logf("error: writing the output: %v", err)
