@@ -2,7 +2,6 @@ package govreport
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -15,20 +14,13 @@ import (
 	"github.com/govkit/govkit/pkg/termtext"
 )
 
-// WriteJSON writes the report as one JSON object on one line (DESIGN §3).
-func WriteJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
-}
-
 // maxTextRows bounds the rows of a text table: the report is read in a
 // terminal and in cron mail, and JSON carries the rest.
 const maxTextRows = 50
 
 // WriteText writes the report for people: a terminal or a cron mail, so
 // plain ASCII layout, no colour, one section per phase. Every string that
-// came from a client is made safe for a terminal (cli.OneLine).
+// came from a client is made safe for a terminal (termtext.OneLine).
 func WriteText(w io.Writer, r *Report) error {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }

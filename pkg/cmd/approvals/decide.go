@@ -88,7 +88,7 @@ func decideRun(o *DecideOptions) error {
 		return o.apiError(err, o.ID)
 	}
 	if o.format() == cli.FormatJSON {
-		return writeJSON(o.IO.Out, r)
+		return cli.WriteJSON(o.IO.Out, r)
 	}
 	if _, err := fmt.Fprintln(o.IO.Out, decisionLine(r, o.Verb)); err != nil {
 		return cli.Failf("writing the output: %v", err)

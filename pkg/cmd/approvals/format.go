@@ -1,7 +1,6 @@
 package approvals
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -12,17 +11,6 @@ import (
 	"github.com/govkit/govkit/pkg/table"
 	"github.com/govkit/govkit/pkg/termtext"
 )
-
-// writeJSON writes r as one line: the request object as auditd sent it
-// (with schema_version and id). Commands stay readable (& < > unescaped).
-func writeJSON(w io.Writer, r approval.Request) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return cli.Failf("writing the output: %v", err)
-	}
-	return nil
-}
 
 // writeTable writes requests as an aligned table without borders, one
 // request per line, with relative times from now.

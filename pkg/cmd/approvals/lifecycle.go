@@ -178,7 +178,7 @@ func stepRun(o *StepOptions, refusedExit int, step func(context.Context, *client
 		return o.apiError(err, o.ID)
 	}
 	if o.format() == cli.FormatJSON {
-		return writeJSON(o.IO.Out, r)
+		return cli.WriteJSON(o.IO.Out, r)
 	}
 	if _, err := fmt.Fprintf(o.IO.Out, "approval %s is %s\n", termtext.OneLine(r.ID), outcome(r)); err != nil {
 		return cli.Failf("writing the output: %v", err)

@@ -166,7 +166,7 @@ func requestRun(o *RequestOptions) error {
 	jsonOut := o.format() == cli.FormatJSON
 	if o.Wait == 0 {
 		if jsonOut {
-			return writeJSON(o.IO.Out, r)
+			return cli.WriteJSON(o.IO.Out, r)
 		}
 		_, err := fmt.Fprintf(o.IO.Out, "requested approval %s to %s (quorum %d, expires in %s)\napprove with: %s\ndeny with:    %s\n",
 			termtext.OneLine(r.ID), summary(r), r.Quorum, cli.Approx(r.ExpiresAt.Sub(o.now())),
@@ -192,7 +192,7 @@ func (o *Options) waitOutcome(r approval.Request, waitErr error) error {
 		return waitErr // an error, not an outcome: nothing on stdout
 	}
 	if o.format() == cli.FormatJSON {
-		if err := writeJSON(o.IO.Out, r); err != nil {
+		if err := cli.WriteJSON(o.IO.Out, r); err != nil {
 			return err
 		}
 	} else if r.Status != approval.Pending {

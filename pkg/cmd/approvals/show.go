@@ -74,7 +74,7 @@ func showRun(o *ShowOptions) error {
 		return o.apiError(err, o.ID)
 	}
 	if o.format() == cli.FormatJSON {
-		return writeJSON(o.IO.Out, r)
+		return cli.WriteJSON(o.IO.Out, r)
 	}
 	var b strings.Builder
 	writeDetails(&b, o.Options, r)

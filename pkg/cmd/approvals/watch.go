@@ -168,7 +168,7 @@ func (w *watcher) print(r approval.Request, initial bool) error {
 	}
 	w.seen[r.ID] = state
 	if w.jsonOut {
-		return writeJSON(w.o.IO.Out, r)
+		return cli.WriteJSON(w.o.IO.Out, r)
 	}
 	if _, err := fmt.Fprintln(w.o.IO.Out, changeLine(r, initial, w.o.now())); err != nil {
 		return cli.Failf("writing the output: %v", err)

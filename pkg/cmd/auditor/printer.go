@@ -1,13 +1,14 @@
 package auditor
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/termtext"
 )
@@ -27,11 +28,11 @@ type printer struct {
 func (p *printer) print(a detect.Alert) error {
 	var line []byte
 	if p.json {
-		b, err := json.Marshal(a)
-		if err != nil {
+		var b bytes.Buffer
+		if err := cli.WriteJSON(&b, a); err != nil {
 			return err
 		}
-		line = append(b, '\n')
+		line = b.Bytes()
 	} else {
 		line = []byte(textLine(a, p.loc) + "\n")
 	}

@@ -152,10 +152,8 @@ func receiptVerifyRun(o *ReceiptVerifyOptions) error {
 		results[i] = r
 	}
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetEscapeHTML(false)
 		for _, r := range results {
-			if err := enc.Encode(r); err != nil {
+			if err := cli.WriteJSON(o.IO.Out, r); err != nil {
 				return err
 			}
 		}

@@ -65,11 +65,10 @@ func run(o *Options) error {
 		histErr = o.keep(ctx, hist, r, now)
 	}
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		err = govreport.WriteJSON(o.IO.Out, r)
-	} else {
-		err = govreport.WriteText(o.IO.Out, r)
-	}
-	if err != nil {
+		if err := cli.WriteJSON(o.IO.Out, r); err != nil {
+			return err
+		}
+	} else if err := govreport.WriteText(o.IO.Out, r); err != nil {
 		return cli.Failf("writing the report: %v", err)
 	}
 	if o.Webhook != "" {

@@ -5,7 +5,6 @@ package verifychain
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -257,11 +256,10 @@ func verifyRun(o *VerifyOptions) error {
 		results = ck.results
 	}
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		err = writeJSON(o.IO.Out, rep, results)
-	} else {
-		err = writeText(o.IO.Out, rep, broken, results)
-	}
-	if err != nil {
+		if err := writeJSON(o.IO.Out, rep, results); err != nil {
+			return err
+		}
+	} else if err := writeText(o.IO.Out, rep, broken, results); err != nil {
 		return cli.Failf("writing the report: %v", err)
 	}
 	if !rep.Verified {
@@ -437,9 +435,7 @@ type report struct {
 }
 
 func writeJSON(w io.Writer, rep audit.Report, results []*CheckpointResult) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(report{SchemaVersion: 1, Report: rep, Checkpoints: results})
+	return cli.WriteJSON(w, report{SchemaVersion: 1, Report: rep, Checkpoints: results})
 }
 
 // writeText prints a summary line, and for a broken chain a table of the
