@@ -60,8 +60,7 @@ func Quote(s string, n int) string {
 	if len(s) <= n {
 		return strconv.Quote(s)
 	}
-	t := Truncate(s, n)
-	return strconv.Quote(t[:len(t)-len(Ellipsis)]) + Ellipsis
+	return strconv.Quote(Cut(s, n)) + Ellipsis
 }
 
 // Truncate cuts s to at most n bytes on a character boundary, marking the
@@ -72,11 +71,20 @@ func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	return Cut(s, n) + Ellipsis
+}
+
+// Cut is s cut to at most n bytes on a character boundary, unmarked: for a
+// caller that says the cut its own way (a byte count, a closing quote).
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
 	n = max(n, 0)
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return s[:n] + Ellipsis
+	return s[:n]
 }
 
 // Printable is s with every rune that is not safe to show, and every

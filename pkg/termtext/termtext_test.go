@@ -134,6 +134,9 @@ func FuzzText(f *testing.F) {
 		if got := Quote(s, n); !allShown(got) || len(got) > 4*n+2+len(Ellipsis) {
 			t.Errorf("Quote(%q, %d) = %q", s, n, got)
 		}
+		if got := Cut(s, n); len(got) > n || !strings.HasPrefix(s, got) || utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Errorf("Cut(%q, %d) = %q", s, n, got)
+		}
 		got := Truncate(s, n)
 		if len(got) > n+len(Ellipsis) || !strings.HasPrefix(s, strings.TrimSuffix(got, Ellipsis)) ||
 			utf8.ValidString(s) && !utf8.ValidString(got) {

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/mod/sumdb/note"
@@ -22,6 +20,7 @@ import (
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // MaxLine bounds one line of a JSONL export (DESIGN §3: 1 MiB per line).
@@ -574,16 +573,12 @@ const maxDetail = 600
 
 // shownUpTo is shown with a limit of maxShown bytes.
 func shownUpTo(s string, maxShown int) string {
-	suffix := ""
-	if len(s) > maxShown {
-		cut := maxShown
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s, suffix = s[:cut], "…"
+	t, suffix := termtext.Cut(s, maxShown), ""
+	if len(t) < len(s) {
+		suffix = termtext.Ellipsis
 	}
-	if s == "" || !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-		s = strconv.Quote(s)
+	if t == "" {
+		return `""` + suffix
 	}
-	return s + suffix
+	return termtext.OneLine(t) + suffix
 }
