@@ -86,6 +86,7 @@ func TestScripts(t *testing.T) {
 			"writebytes": cmdWritebytes,
 			"freeport":   cmdFreeport,
 			"readurl":    cmdReadurl,
+			"sockpath":   cmdSockpath,
 			"waitfor":    cmdWaitfor,
 			"auditpost":  cmdAuditpost,
 			"govpost":    cmdGovpost,
@@ -165,8 +166,10 @@ func cmdWritebytes(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(data), 0o644))
 }
 
-// freeport VAR: set VAR to a TCP port on 127.0.0.1 that is free now, for a
-// daemon started in the background (exec auditd --addr 127.0.0.1:$VAR &).
+// freeport VAR: set VAR to a TCP port on 127.0.0.1 that is free now: for
+// a "nobody listens there" test only. A daemon binds port 0 and names its
+// address in its --url-file instead (readurl): a port found free here can
+// be taken by another process before a daemon binds it (issue 20).
 func cmdFreeport(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: freeport VAR")
@@ -177,14 +180,14 @@ func cmdFreeport(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(l.Close())
 }
 
-// readurl VAR FILE [ADDRVAR]: wait up to 10 seconds for FILE, a daemon's
-// --url-file, and set VAR to the URL it holds (and ADDRVAR to its
-// host:port). With --addr 127.0.0.1:0 the daemon picks
-// its own port, so no other process can take it between the test's choice
-// and the daemon's bind, as a port freeport found free can be.
+// readurl VAR FILE [ADDRVAR [PORTVAR]]: wait up to 10 seconds for FILE, a
+// daemon's --url-file, and set VAR to the URL it holds (ADDRVAR to its
+// host:port, PORTVAR to the port alone). With --addr 127.0.0.1:0 the daemon
+// picks its own port, so no other process can take it between the test's
+// choice and the daemon's bind, as a port freeport found free can be.
 func cmdReadurl(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 || len(args) > 3 {
-		ts.Fatalf("usage: readurl VAR FILE [ADDRVAR]")
+	if neg || len(args) < 2 || len(args) > 4 {
+		ts.Fatalf("usage: readurl VAR FILE [ADDRVAR [PORTVAR]]")
 	}
 	path := ts.MkAbs(args[1])
 	deadline := time.Now().Add(10 * time.Second)
@@ -193,13 +196,20 @@ func cmdReadurl(ts *testscript.TestScript, neg bool, args []string) {
 		b, err := os.ReadFile(path)
 		if err == nil {
 			url := strings.TrimSpace(string(b))
-			if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+			_, addr, ok := strings.Cut(url, "://")
+			if !ok || !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 				ts.Fatalf("readurl: %s holds %q, not a URL", args[1], b)
 			}
+			_, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				ts.Fatalf("readurl: %s holds %q, not http://HOST:PORT", args[1], b)
+			}
 			ts.Setenv(args[0], url)
-			if len(args) == 3 {
-				_, addr, _ := strings.Cut(url, "://")
+			if len(args) >= 3 {
 				ts.Setenv(args[2], addr)
+			}
+			if len(args) == 4 {
+				ts.Setenv(args[3], port)
 			}
 			return
 		}
@@ -208,6 +218,20 @@ func cmdReadurl(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// sockpath VAR NAME: set VAR to a Unix socket path NAME.sock in a fresh
+// directory under /tmp, removed when the script ends. $WORK can be longer
+// than a socket path may be (108 bytes on Linux), and a fresh directory
+// makes the name unique without borrowing a port number for it.
+func cmdSockpath(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 || strings.Contains(args[1], "/") {
+		ts.Fatalf("usage: sockpath VAR NAME")
+	}
+	dir, err := os.MkdirTemp("/tmp", "gk-")
+	ts.Check(err)
+	ts.Defer(func() { os.RemoveAll(dir) })
+	ts.Setenv(args[0], filepath.Join(dir, args[1]+".sock"))
 }
 
 // waitfor URL [CAFILE]: wait up to 10 seconds for GET URL to answer 200;

@@ -8,9 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-
-	"github.com/spf13/cobra/doc"
 
 	"github.com/govkit/govkit/internal/cmdtree"
 	"github.com/govkit/govkit/pkg/cli"
@@ -35,28 +32,4 @@ func main() {
 }
 
 // generate replaces the man pages in dir with freshly generated ones.
-func generate(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	stale, err := filepath.Glob(filepath.Join(dir, "*.1"))
-	if err != nil {
-		return err
-	}
-	for _, f := range stale {
-		if err := os.Remove(f); err != nil {
-			return err
-		}
-	}
-	streams, _, _, _ := cli.Test() // the pages must not depend on this terminal
-	// cmdtree.Roots adds the completion command, which cobra adds only
-	// when it is invoked: the pages document it like any other.
-	for _, root := range cmdtree.Roots(streams) {
-		root.DisableAutoGenTag = true
-		header := &doc.GenManHeader{Section: "1", Source: "govkit", Manual: "govkit manual"}
-		if err := doc.GenManTree(root, header, dir); err != nil {
-			return fmt.Errorf("%s: %v", root.Name(), err)
-		}
-	}
-	return nil
-}
+func generate(dir string) error { return cmdtree.ManPages(dir) }

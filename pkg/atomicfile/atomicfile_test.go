@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"cmp"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,6 +55,68 @@ func TestWriteFailureKeepsOld(t *testing.T) {
 		t.Fatal("write into a missing directory succeeded")
 	}
 	assertOnly(t, dir, "blocked", "state")
+}
+
+// Keep carries an existing file's mode over to its replacement; a new
+// file gets Perm. Check sees the complete temporary file, with its final
+// mode, and its error abandons the write.
+func TestWriteWith(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		old      os.FileMode // 0: no file
+		o        Options
+		check    error
+		wantMode os.FileMode
+		want     string
+	}{
+		{name: "new file", o: Options{Perm: 0o600, Keep: true}, wantMode: 0o600, want: "new"},
+		{name: "keep", old: 0o640, o: Options{Perm: 0o600, Keep: true}, wantMode: 0o640, want: "new"},
+		{name: "keep private", old: 0o400, o: Options{Perm: 0o644, Keep: true}, wantMode: 0o400, want: "new"},
+		{name: "no keep", old: 0o640, o: Options{Perm: 0o600}, wantMode: 0o600, want: "new"},
+		{name: "check passes", old: 0o640, o: Options{Perm: 0o600, Keep: true}, wantMode: 0o640, want: "new"},
+		{name: "check fails", old: 0o640, o: Options{Perm: 0o600, Keep: true}, check: errors.New("disk on fire"), wantMode: 0o640, want: "old"},
+		{name: "check fails on a new file", o: Options{Perm: 0o600, Keep: true}, check: errors.New("disk on fire")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "tokens.yaml")
+			if tc.old != 0 {
+				if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(path, tc.old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var seen string
+			tc.o.Check = func(tmp string) error {
+				seen = tmp
+				b, err := os.ReadFile(tmp)
+				fi, serr := os.Stat(tmp)
+				if err != nil || serr != nil || string(b) != "new" || fi.Mode().Perm() != cmp.Or(tc.wantMode, tc.o.Perm) {
+					t.Errorf("temporary file: %q %v, %v; want new, mode %v", b, err, serr, tc.wantMode)
+				}
+				return tc.check
+			}
+			err := WriteWith(path, []byte("new"), tc.o)
+			if !errors.Is(err, tc.check) || (tc.check == nil) != (err == nil) {
+				t.Fatalf("WriteWith = %v, want %v", err, tc.check)
+			}
+			if filepath.Dir(seen) != dir {
+				t.Errorf("temporary file %q is not beside the file", seen)
+			}
+			if tc.want == "" {
+				assertOnly(t, dir)
+				return
+			}
+			assertOnly(t, dir, "tokens.yaml")
+			b, _ := os.ReadFile(path)
+			fi, _ := os.Stat(path)
+			if string(b) != tc.want || fi.Mode().Perm() != tc.wantMode {
+				t.Errorf("file %q mode %v; want %q mode %v", b, fi.Mode().Perm(), tc.want, tc.wantMode)
+			}
+		})
+	}
 }
 
 func assertOnly(t *testing.T, dir string, names ...string) {

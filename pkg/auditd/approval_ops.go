@@ -10,7 +10,6 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/policy"
-	"github.com/govkit/govkit/pkg/termtext"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -30,8 +29,11 @@ func (s *Server) RequestApproval(ctx context.Context, id token.Identity, in gova
 		return approval.Request{}, badField("quorum", "is set by the policy (the approval_quorum of the rule that requires approval); remove it")
 	case len(in.PolicyDecision) > 0:
 		return approval.Request{}, badField("policy_decision", "is the evaluation auditd makes itself; remove it")
-	case !approval.ValidAction(in.Action):
-		return approval.Request{}, badField("action", "%q is not one of %s", termtext.Truncate(in.Action, 40), strings.Join(approval.Actions, ", "))
+	}
+	// Any case, lower-cased, as every endpoint takes actions (issue 20): the
+	// request and its action_hash then name the action an execution records.
+	if err := checkAction("action", &in.Action); err != nil {
+		return approval.Request{}, err
 	}
 	if err := checkName("resource.type", in.Resource.Type, true); err != nil {
 		return approval.Request{}, err

@@ -550,3 +550,27 @@ func TestApprovalLongPollEndsAtShutdown(t *testing.T) {
 		}
 	}
 }
+
+// POST /v1/approvals takes an action in any case, as the decisions and
+// explain endpoints do (issue 20), and records it lower-cased: the
+// request's action_hash is that of the write an execution records.
+func TestApprovalActionAnyCase(t *testing.T) {
+	d := startApprovals(t, "", nil)
+	ctx := ctxT(t)
+	in := prodWrite()
+	in.Action = "WRITE"
+	req, err := d.as(t, "alice").RequestApproval(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := approval.ActionHash(in.Resource, "write", in.Tool, in.RawCommand)
+	if req.Action != "write" || req.ActionHash != want {
+		t.Fatalf("action %q, action_hash %s; want write, %s", req.Action, req.ActionHash, want)
+	}
+	in.Action = "WRTIE"
+	_, err = d.as(t, "alice").RequestApproval(ctx, in)
+	var e *client.Error
+	if !errors.As(err, &e) || e.StatusCode != http.StatusBadRequest || !strings.Contains(e.Message, `action "WRTIE" is not read, write or destructive`) {
+		t.Errorf("action WRTIE = %v, want 400 naming action", err)
+	}
+}

@@ -38,13 +38,16 @@ func UnreachableNotice(reason string, now time.Time) *notify.Notice {
 }
 
 // SlackSummary is phase 7 as a Slack message: the status, the counts of
-// each phase, and the findings, with every client-supplied string escaped
+// each phase, and the findings (alerts, warnings, then notices), with every client-supplied string escaped
 // so that it cannot mention @channel or smuggle in a link.
 func SlackSummary(r *Report) *slack.WebhookMessage {
 	s := r.Summary
 	status := strings.ToUpper(s.Status)
 	title := fmt.Sprintf("govbot compliance report: %s", status)
 	counts := fmt.Sprintf("%s, %s", cli.Plural(int64(len(s.Alerts)), "alert", "alerts"), cli.Plural(int64(len(s.Warnings)), "warning", "warnings"))
+	if len(s.Notices) > 0 {
+		counts += ", " + cli.Plural(int64(len(s.Notices)), "notice", "notices")
+	}
 
 	chain := "verified"
 	if !r.Chain.Verified {
@@ -74,6 +77,12 @@ func SlackSummary(r *Report) *slack.WebhookMessage {
 	}
 	for _, f := range s.Warnings {
 		add("warning", f)
+	}
+	// Notices (DEAD_RULES) change neither the status nor the exit code,
+	// but they are what an auditor reviews: the channel sees them as the
+	// text report lists them, last, so that the bound cuts them first.
+	for _, f := range s.Notices {
+		add("notice", f)
 	}
 	if len(lines) > maxSlackFindings {
 		lines = append(lines[:maxSlackFindings], fmt.Sprintf("… and %d more (see govbot -o json)", len(lines)-maxSlackFindings))

@@ -18,8 +18,15 @@ const (
 	ResultDropped = "dropped" // never attempted: the notifier's queue was full or the dispatcher closed
 )
 
-// Options tune a Dispatcher; the zero Options are the defaults.
+// Options tune a Dispatcher. Now is required; for the rest the zero
+// values are the defaults.
 type Options struct {
+	// Now is the clock of the queue's bookkeeping: the Now of a message
+	// sent without one, and how long a message has waited, which keeps
+	// its Now current on each retry (a request's "expires in"). The
+	// caller's clock (pkg/cmd passes time.Now), so that tests control it.
+	Now func() time.Time
+
 	Attempts int // tries per message and notifier; default 5
 	// Backoff is the delay before the first retry, doubling after each,
 	// capped at MaxBackoff, minus up to 20% jitter; default 1s.
@@ -116,7 +123,12 @@ type queued struct {
 }
 
 // NewDispatcher starts one goroutine per notifier; stop them with Close.
+// It panics when o.Now is nil: a dispatcher without a clock is a
+// programming error.
 func NewDispatcher(ns []Notifier, o Options) *Dispatcher {
+	if o.Now == nil {
+		panic("notify: NewDispatcher without Options.Now")
+	}
 	o.defaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{o: o, ctx: ctx, cancel: cancel}
@@ -138,7 +150,7 @@ func NewDispatcher(ns []Notifier, o Options) *Dispatcher {
 // set to the current time. After Close, or when a notifier's queue is
 // full, the message is dropped for it (logged and observed).
 func (d *Dispatcher) Send(m Message) {
-	q := queued{m: m, queued: time.Now()}
+	q := queued{m: m, queued: d.o.Now()}
 	if q.m.Now.IsZero() {
 		q.m.Now = q.queued
 	}
@@ -204,7 +216,7 @@ func (d *Dispatcher) deliver(n Notifier, q queued) {
 			d.o.Failed(name, m, errors.New("gave up: the dispatcher closed"))
 			return
 		}
-		m.Now = q.m.Now.Add(time.Since(q.queued))
+		m.Now = q.m.Now.Add(d.o.Now().Sub(q.queued))
 		err := d.attempt(n, m)
 		if err == nil {
 			d.o.Observe(name, ResultSent)

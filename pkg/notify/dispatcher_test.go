@@ -23,18 +23,33 @@ type funcNotifier struct {
 func (f *funcNotifier) Name() string                                { return f.name }
 func (f *funcNotifier) Notify(ctx context.Context, m Message) error { return f.fn(ctx, m) }
 
-// record collects Observe and Logf calls.
+// record collects Observe and Logf calls, and is the dispatcher's clock:
+// it starts at now and moves only when the dispatcher sleeps.
 type record struct {
 	mu      sync.Mutex
 	results map[string][]string // notifier → results in order
 	logs    []string
 	sleeps  []time.Duration
+	clock   time.Time
 }
 
-func newRecord() *record { return &record{results: map[string][]string{}} }
+func newRecord() *record { return &record{results: map[string][]string{}, clock: now} }
+
+func (r *record) now() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.clock
+}
+
+func (r *record) advance(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clock = r.clock.Add(d)
+}
 
 func (r *record) options() Options {
 	return Options{
+		Now: r.now,
 		Observe: func(n, res string) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
@@ -49,7 +64,11 @@ func (r *record) options() Options {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.sleeps = append(r.sleeps, d)
-			return ctx.Err()
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r.clock = r.clock.Add(d)
+			return nil
 		},
 	}
 }
@@ -324,24 +343,61 @@ func TestDispatcherAttemptTimeoutAndPanic(t *testing.T) {
 	}
 }
 
-// A retried message shows the TTL at delivery, not at Send.
+// A retried message shows the TTL at delivery, not at Send: its Now
+// moves on by the time it spent queued and waiting, on the dispatcher's
+// clock (here one that moves only when the dispatcher sleeps, or when the
+// test says so).
 func TestDispatcherAdvancesNow(t *testing.T) {
-	o := newRecord().options()
-	o.Sleep = func(context.Context, time.Duration) error { time.Sleep(50 * time.Millisecond); return nil }
+	rec := newRecord()
 	var nows []time.Time
 	n := &funcNotifier{"slack", func(_ context.Context, m Message) error {
 		nows = append(nows, m.Now)
-		if len(nows) == 1 {
+		if len(nows) < 3 {
+			rec.advance(time.Second) // the failing attempt's own time
 			return errors.New("try again")
 		}
 		return nil
 	}}
-	d := NewDispatcher([]Notifier{n}, o)
+	d := NewDispatcher([]Notifier{n}, rec.options())
 	d.Send(msg("apr_n"))
 	closeNow(t, d)
-	if len(nows) != 2 || nows[0].Before(now) || nows[1].Sub(nows[0]) < 50*time.Millisecond {
-		t.Errorf("Now per attempt = %v; want it to start at %v and advance by the wait", nows, now)
+	if len(rec.sleeps) != 2 || len(nows) != 3 {
+		t.Fatalf("%d attempts, sleeps %v; want 3 and 2", len(nows), rec.sleeps)
 	}
+	want := []time.Time{now, now.Add(time.Second + rec.sleeps[0]), now.Add(2*time.Second + rec.sleeps[0] + rec.sleeps[1])}
+	for i := range want {
+		if !nows[i].Equal(want[i]) {
+			t.Errorf("attempt %d: Now %v, want %v (sleeps %v)", i+1, nows[i], want[i], rec.sleeps)
+		}
+	}
+}
+
+// A message sent without a Now gets the dispatcher's clock's, never the
+// wall clock's; one sent with its own keeps it.
+func TestDispatcherStampsNow(t *testing.T) {
+	rec := newRecord()
+	rec.advance(time.Hour)
+	var got []time.Time
+	n := &funcNotifier{"slack", func(_ context.Context, m Message) error {
+		got = append(got, m.Now)
+		return nil
+	}}
+	d := NewDispatcher([]Notifier{n}, rec.options())
+	d.Send(Message{Kind: KindNotice, Notice: &Notice{Subject: "x"}})
+	d.Send(msg("apr_own"))
+	closeNow(t, d)
+	if len(got) != 2 || !got[0].Equal(now.Add(time.Hour)) || !got[1].Equal(now) {
+		t.Errorf("Now = %v; want %v, then the message's own %v", got, now.Add(time.Hour), now)
+	}
+}
+
+func TestDispatcherNeedsAClock(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("NewDispatcher without Options.Now did not panic")
+		}
+	}()
+	NewDispatcher(nil, Options{})
 }
 
 // End to end through the real Slack notifier: the log names the notifier,

@@ -315,7 +315,7 @@ func TestEnvelopeThreeRejections(t *testing.T) {
 // of it kept (B-05a/b).
 func TestEnvelopeCancel(t *testing.T) {
 	r := newEnvelopeRig(t,
-		llmfake.Step{Text: `{"tool":"bash","args":{"command":"sleep 30"},"nonce":"{{nonce}}"}`},
+		llmfake.Step{Text: `{"tool":"bash","args":{"command":"sleep 600"},"nonce":"{{nonce}}"}`},
 		llmfake.Step{Hang: true},
 		llmfake.Step{Text: "Fresh."})
 	c := r.create("unrestricted")

@@ -225,26 +225,25 @@ func TestBusyAndCancelLLM(t *testing.T) {
 }
 
 // cancelRunningTool cancels the tool conversation id runs once it has
-// started, and returns the conversation back in idle; the cancel must
-// take well under the 100 ms of B-05b (asserted with a CI margin of 1 s,
-// the figure logged).
+// started (the command "sleep 600"), and returns the conversation back in
+// idle. The cancel must kill the command's process group rather than wait
+// for it: the command is seen gone (/proc) within waitFor's 20 s, where it
+// would have run 600 s. That holds on however loaded a machine; how fast
+// the kill is (B-05b asks ≤ 100 ms) is BenchmarkCancelToGone's in
+// pkg/convtools, and the figure here is logged.
 func (r *rig) cancelRunningTool(id string) serve.ConversationView {
 	r.t.Helper()
 	r.waitState(id, conversation.ToolExecuting)
 	// The cancel must find the command running (its process group to
 	// kill), not about to start.
-	waitFor(r.t, "the tool's command (sleep 30) to start", func() bool { return childRunning("sleep", "30") })
+	waitFor(r.t, "the tool's command (sleep 600) to start", func() bool { return childRunning("sleep", "600") })
 	start := time.Now()
 	if err := r.post(serve.PathCancel, id, nil); err != nil {
 		r.t.Fatal(err)
 	}
-	v := r.waitState(id, conversation.Idle)
-	took := time.Since(start)
-	r.t.Logf("cancel to idle (the command's group killed and confirmed): %s", took)
-	if took > time.Second {
-		r.t.Errorf("cancel took %s", took)
-	}
-	return v
+	waitFor(r.t, "the cancel to kill the tool's command (sleep 600)", func() bool { return !childRunning("sleep", "600") })
+	r.t.Logf("cancel to the command gone: %s", time.Since(start))
+	return r.waitState(id, conversation.Idle)
 }
 
 // childRunning reports whether a process that descends from this test
@@ -285,11 +284,11 @@ func childRunning(argv ...string) bool {
 }
 
 // Cancel during a running tool: the process group is killed, the call and
-// the queued one get cancelled results, and the conversation is idle,
-// quickly (B-05b; the kill itself is measured in pkg/convtools).
+// the queued one get cancelled results, and the conversation is idle
+// (B-05b; the kill's speed is measured in pkg/convtools).
 func TestCancelTool(t *testing.T) {
 	r := newRig(t, llmfake.Step{ToolCalls: []llmfake.FakeCall{
-		{ID: "s", Name: "bash", Args: args(map[string]string{"command": "sleep 30"})},
+		{ID: "s", Name: "bash", Args: args(map[string]string{"command": "sleep 600"})},
 		{ID: "q", Name: "bash", Args: args(map[string]string{"command": "echo queued"})}}})
 	c := r.create("unrestricted")
 	if err := r.send(c.ID, "sleep"); err != nil {

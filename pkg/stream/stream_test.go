@@ -199,13 +199,22 @@ func (m *memLog) replay(ctx context.Context, after int64, fn func(Item) error) e
 }
 
 func startServer(t *testing.T, buffer int) (*memLog, string, *Server) {
+	return startServerWith(t, buffer, nil)
+}
+
+// startServerWith is startServer with edit applied to the server's Config.
+func startServerWith(t *testing.T, buffer int, edit func(*Config)) (*memLog, string, *Server) {
 	log := &memLog{hub: NewHub(buffer, 0)}
 	path := filepath.Join(shortDir(t), "s.sock")
 	l, err := Listen(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(Config{Hub: log.hub, Replay: log.replay, RequestWait: 50 * time.Millisecond})
+	cfg := Config{Hub: log.hub, Replay: log.replay, RequestWait: 50 * time.Millisecond}
+	if edit != nil {
+		edit(&cfg)
+	}
+	srv := NewServer(cfg)
 	go srv.Serve(l)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -314,9 +323,13 @@ func TestServerBadRequest(t *testing.T) {
 }
 
 // A subscriber that stops reading is dropped with an error line, and the
-// publisher never waits for it.
+// publisher never waits for it. No clock is asserted: the write timeout is
+// an hour, so the drop cannot come from a write that timed out, and the hub
+// counting it (Dropped) means the publisher dropped it itself, with a full
+// channel, within the loop. A publisher that waited would hang the test
+// (go test's -timeout reports it) instead of finishing it.
 func TestServerDropsStalledSubscriber(t *testing.T) {
-	log, path, _ := startServer(t, 16)
+	log, path, _ := startServerWith(t, 16, func(c *Config) { c.WriteTimeout = time.Hour })
 	conn, err := net.Dial("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +337,6 @@ func TestServerDropsStalledSubscriber(t *testing.T) {
 	defer conn.Close()
 	fmt.Fprintln(conn, `{"subscribe":{"since_seq":0}}`)
 	waitSubscribers(t, log.hub, 1)
-	start := time.Now()
 	// Lines are ~12 bytes: enough to fill the socket buffers and then the
 	// 16-event channel.
 	for range 20000 {
@@ -335,9 +347,6 @@ func TestServerDropsStalledSubscriber(t *testing.T) {
 	}
 	if log.hub.Dropped() != 1 {
 		t.Fatal("stalled subscriber was not dropped")
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Fatalf("publishing took %s: the publisher waited for the subscriber", d)
 	}
 	// Now read: events in order, then the error line, then EOF.
 	sc := bufio.NewScanner(conn)

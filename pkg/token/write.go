@@ -13,6 +13,8 @@ import (
 	"slices"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/govkit/govkit/pkg/atomicfile"
 )
 
 // ErrNameTaken is wrapped by Create's error for a name the file already
@@ -107,11 +109,11 @@ func update(path string, create bool, edit func([]byte) ([]byte, error)) error {
 	}
 	defer unlock()
 
-	data, old, err := readFile(real)
+	data, _, err := readFile(real)
 	switch {
 	case err == nil:
 	case create && errors.Is(err, fs.ErrNotExist):
-		data, old = nil, nil
+		data = nil
 	default:
 		if real != path {
 			// readFile names the target; the user knows the link.
@@ -123,7 +125,7 @@ func update(path string, create bool, edit func([]byte) ([]byte, error)) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(real, out, old); err != nil {
+	if err := writeAtomic(real, out); err != nil {
 		return fmt.Errorf("writing tokens file %s: %w (it was left unchanged)", path, err)
 	}
 	return nil
@@ -133,57 +135,14 @@ func update(path string, create bool, edit func([]byte) ([]byte, error)) error {
 // and before it replaces the tokens file (tests inject failures with it).
 var testHookBeforeRename func(tmp string) error
 
-// writeAtomic replaces path with data: a crash or an error leaves either
-// the old file or the new one, never a part. old is the file's FileInfo
-// (nil for a new file, which gets mode 0600).
-func writeAtomic(path string, data []byte, old fs.FileInfo) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return unwrapPathError(err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	perm := fs.FileMode(0o600)
-	if old != nil {
-		perm = old.Mode().Perm()
-		if err := keepOwner(tmp, old); err != nil {
-			return err
-		}
-	}
-	// Chmod after any chown: chown may clear set-id bits, and the umask
-	// played no part in CreateTemp's 0600.
-	if err := tmp.Chmod(perm); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if testHookBeforeRename != nil {
-		if err := testHookBeforeRename(tmp.Name()); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return unwrapPathError(err)
-	}
-	// Best effort: the rename is done and visible, and the token must still
-	// be printed, so a failed directory fsync is not reported.
-	syncDir(dir)
-	return nil
+// writeAtomic replaces path with data (pkg/atomicfile): a crash or an error
+// leaves either the old file or the new one, never a part. The new file
+// keeps the old one's owner, group and mode (root rewriting the tokens file
+// of the user auditd runs as must leave it readable by that user); a new
+// tokens file gets mode 0600.
+func writeAtomic(path string, data []byte) error {
+	err := atomicfile.WriteWith(path, data, atomicfile.Options{Perm: 0o600, Keep: true, Check: testHookBeforeRename})
+	return unwrapPathError(err)
 }
 
 // appendEntry returns data, a tokens file named name in messages, with a

@@ -117,10 +117,15 @@ func (o *RequestOptions) validate() error {
 	switch {
 	case o.Action == "":
 		return cli.Failf("--action is required").WithHint("pass --action " + actions)
-	case !approval.ValidAction(o.Action):
+	case !approval.ValidAction(strings.ToLower(o.Action)):
 		return cli.Failf("--action %s is not one of %s", termtext.OneLine(termtext.Truncate(o.Action, 40)), actions).
 			WithHint("pass --action " + actions)
 	}
+	// Any case, as the policy engine matches actions (issue 20: --action
+	// READ was refused). The request and its action_hash carry the lower
+	// case, as every execution's action_class does, so that an approval
+	// asked for as WRITE releases the write it names.
+	o.Action = strings.ToLower(o.Action)
 	if o.TTL != 0 && (o.TTL < approval.MinTTL || o.TTL > approval.MaxTTL) {
 		return cli.Failf("--ttl %s is not between %s and %s", o.TTL, approval.MinTTL, approval.MaxTTL).
 			WithHint("pass --ttl like 15m, or leave it out for auditd's default")

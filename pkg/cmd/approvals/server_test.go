@@ -795,30 +795,23 @@ func TestUnreachable(t *testing.T) {
 
 // auditd going away while a request is waited on: the waiter says so once,
 // retries no faster than once a second, and sees the decision made after
-// auditd is back.
+// auditd is back. The address stays bound throughout (a restartable front):
+// closing the listener and listening again on its port would race with any
+// other process given that port meanwhile (issue 20 "tests that don't
+// flake").
 func TestWaitSurvivesRestart(t *testing.T) {
 	isolate(t)
 	srv := newAuditd(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	url := "http://" + addr
-	serve := func(ln net.Listener) *http.Server {
-		hs := &http.Server{Handler: srv.Handler()}
-		go hs.Serve(ln)
-		t.Cleanup(func() { hs.Close() })
-		return hs
-	}
-	hs := serve(ln)
+	front := newRestartable(t)
+	url := "http://" + front.addr()
+	front.start(srv.Handler())
 
 	clk := newSteppedClock(time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC))
 	t.Cleanup(clk.release)
 	w := &run{user: "alice", pacing: clk}
 	done := w.background(url, append(reqArgs, "--wait", "30s", "-o", "text")...)
 	id := waitingFor(t, w, done)
-	hs.Close() // the listener and the long-poll in flight
+	front.stop() // the server and the long-poll in flight
 	// A few retries while auditd is away, each a second after the last
 	// (refusals take no time on the waiter's clock).
 	for i := range 3 {
@@ -826,11 +819,7 @@ func TestWaitSurvivesRestart(t *testing.T) {
 			t.Errorf("retry %d: slept %s, want 1s", i+1, d)
 		}
 	}
-	ln, err = net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve(ln)
+	front.start(srv.Handler())
 	clk.release()
 	approvals(t, url, "bob", "approve", id).want(t, 0)
 	finish(t, done)
@@ -845,6 +834,110 @@ func TestWaitSurvivesRestart(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
+
+// restartable is a loopback address that stays bound while the HTTP server
+// behind it stops and starts again, as auditd restarting would look to a
+// client: while no server runs, each connection is reset at once.
+type restartable struct {
+	ln  net.Listener
+	mu  sync.Mutex
+	cur *connQueue   // the running server's listener; nil while stopped
+	hs  *http.Server // the running server
+}
+
+func newRestartable(t *testing.T) *restartable {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &restartable{ln: ln}
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			q := r.cur
+			r.mu.Unlock()
+			if q == nil {
+				reset(c)
+				continue
+			}
+			select {
+			case q.conns <- c:
+			case <-q.closed:
+				reset(c)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		r.stop()
+		ln.Close()
+		<-accepted
+	})
+	return r
+}
+
+func (r *restartable) addr() string { return r.ln.Addr().String() }
+
+// start serves h behind the address.
+func (r *restartable) start(h http.Handler) {
+	q := &connQueue{conns: make(chan net.Conn), closed: make(chan struct{}), addr: r.ln.Addr()}
+	hs := &http.Server{Handler: h}
+	go hs.Serve(q)
+	r.mu.Lock()
+	r.cur, r.hs = q, hs
+	r.mu.Unlock()
+}
+
+// stop closes the server and every connection it holds (a long-poll in
+// flight too); the address stays bound, and refuses until start.
+func (r *restartable) stop() {
+	r.mu.Lock()
+	hs := r.hs
+	r.cur, r.hs = nil, nil
+	r.mu.Unlock()
+	if hs != nil {
+		hs.Close()
+	}
+}
+
+// reset closes c with a TCP reset, the nearest a bound port comes to
+// refusing a connection.
+func reset(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	c.Close()
+}
+
+// connQueue is a net.Listener whose connections restartable hands over.
+type connQueue struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+	addr   net.Addr
+}
+
+func (q *connQueue) Accept() (net.Conn, error) {
+	select {
+	case c := <-q.conns:
+		return c, nil
+	case <-q.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (q *connQueue) Close() error {
+	q.once.Do(func() { close(q.closed) })
+	return nil
+}
+
+func (q *connQueue) Addr() net.Addr { return q.addr }
 
 // With tokens, the identity is the token's name; a refused token ends a
 // wait at once (no retries), and the token is never printed.

@@ -601,7 +601,7 @@ func serveRun(o *ServeOptions) (err error) {
 		return cli.Fail(err, "check --default-effect and --policy")
 	}
 	if len(notifiers) > 0 {
-		dispatch = notify.NewDispatcher(notifiers, notify.Options{Logf: log.logf, Observe: srv.ObserveNotification})
+		dispatch = notify.NewDispatcher(notifiers, notify.Options{Now: time.Now, Logf: log.logf, Observe: srv.ObserveNotification})
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

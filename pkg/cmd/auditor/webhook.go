@@ -43,6 +43,7 @@ func newWebhook(o *Options, logf func(format string, args ...any)) (*webhook, er
 		backoff = webhookBackoff
 	}
 	d := notify.NewDispatcher([]notify.Notifier{n}, notify.Options{
+		Now:      o.now,
 		Attempts: webhookAttempts, Backoff: backoff, MaxBackoff: webhookMaxWait, AttemptTimeout: webhookTimeout, QueueSize: webhookQueue,
 		// "notify: webhook: attempt 1/4 to deliver the high_volume alert of
 		// seq 7 failed: …", in auditor's voice.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/analytics"
+	"github.com/govkit/govkit/pkg/atomicfile"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/receiptkey"
 	"github.com/govkit/govkit/pkg/session"
@@ -28,6 +29,7 @@ type SessionOptions struct {
 	Replay           string
 	Emit             bool
 	MetricsAddr      string
+	MetricsURLFile   string
 	ReceiptKey       string
 	StrictResolution bool
 }
@@ -87,6 +89,7 @@ stdout went away.`,
 	f.StringVar(&so.Replay, "replay", "", "replay the recorded `LOG` (- for standard input) and report the first divergence (exit 1)")
 	f.BoolVar(&so.Emit, "emit", false, "with --replay: print the effects the log's events produce instead of comparing them")
 	f.StringVar(&so.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (HOST:PORT) at /metrics")
+	f.StringVar(&so.MetricsURLFile, "metrics-url-file", "", "once serving --metrics-addr, write its URL (http://HOST:PORT) to `FILE`, replaced atomically, removed at the end: with port 0, how a script learns the address")
 	f.StringVar(&so.ReceiptKey, "receipt-key", "", "sign receipts with the key in `FILE`, created 0600 if absent (default: govkit's receipt key)")
 	f.BoolVar(&so.StrictResolution, "strict-resolution", true, "block writes on resources not resolved first, unless session_start's config says otherwise (GOVKIT_STRICT_RESOLUTION)")
 	cli.SkipConfig(f, "record", "force", "replay", "emit")
@@ -97,6 +100,10 @@ func (o *SessionOptions) run() error {
 	if o.Replay != "" && (o.Record != "" || o.MetricsAddr != "") {
 		return cli.Failf("--replay compares a recorded log; it records nothing and serves no metrics").
 			WithHint("drop --record and --metrics-addr, or --replay")
+	}
+	if o.MetricsURLFile != "" && o.MetricsAddr == "" {
+		return cli.Failf("--metrics-url-file needs --metrics-addr: it names the address the metrics are served on").
+			WithHint("pass --metrics-addr 127.0.0.1:0 with --metrics-url-file, or leave --metrics-url-file out")
 	}
 	if o.Emit && o.Replay == "" {
 		return cli.Failf("--emit only applies to --replay").WithHint("pass --replay LOG --emit")
@@ -210,11 +217,17 @@ func (o *SessionOptions) live(ctx context.Context, opts session.Options) (err er
 		m := sessionloop.NewMetrics(o.IO.ErrOut)
 		m.WatchQueue(queue)
 		cfg.Metrics = m
-		shutdown, err := serveMetrics(o.MetricsAddr, m.Handler())
+		addr, shutdown, err := serveMetrics(o.MetricsAddr, m.Handler())
 		if err != nil {
 			return cli.Failf("--metrics-addr %s: %v", o.MetricsAddr, err).WithHint("pass --metrics-addr HOST:PORT that is free, e.g. 127.0.0.1:9464")
 		}
 		defer shutdown()
+		if o.MetricsURLFile != "" {
+			if err := atomicfile.Write(o.MetricsURLFile, []byte("http://"+addr+"\n"), 0o644); err != nil {
+				return cli.Failf("--metrics-url-file: %v", err).WithHint("pass a FILE in a directory gate can write")
+			}
+			defer os.Remove(o.MetricsURLFile)
+		}
 	}
 	var receipts *sessionloop.ReceiptLog
 	if o.urlGiven() {
@@ -257,17 +270,18 @@ func (o *SessionOptions) live(ctx context.Context, opts session.Options) (err er
 	return nil
 }
 
-// serveMetrics serves h at /metrics on addr until shutdown.
-func serveMetrics(addr string, h http.Handler) (shutdown func(), err error) {
+// serveMetrics serves h at /metrics on addr until shutdown, and returns
+// the address it bound (port 0 picks one).
+func serveMetrics(addr string, h http.Handler) (bound string, shutdown func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, errors.Unwrap(err)
+		return "", nil, errors.Unwrap(err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return func() {
+	return ln.Addr().String(), func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)

@@ -122,6 +122,7 @@ func (o *Options) post(n *notify.Notice) {
 	var mu sync.Mutex
 	var failure error
 	d := notify.NewDispatcher([]notify.Notifier{hook}, notify.Options{
+		Now:            o.now,
 		Attempts:       webhookAttempts,
 		Backoff:        o.WebhookBackoff,
 		AttemptTimeout: webhookTimeout,

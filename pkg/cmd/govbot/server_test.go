@@ -657,8 +657,8 @@ func TestWebhook(t *testing.T) {
 	}
 	b, _ := json.Marshal(got[0])
 	body := string(b)
-	for _, want := range []string{`"text":"govbot compliance report: WARNINGS (0 alerts, 1 warning)"`, `"type":"header"`,
-		"NO_MATCH_DECISIONS", "database:legacy-db", "gateway " + d.URL} {
+	for _, want := range []string{`"text":"govbot compliance report: WARNINGS (0 alerts, 1 warning, 1 notice)"`, `"type":"header"`,
+		"NO_MATCH_DECISIONS", "database:legacy-db", "• *notice* `DEAD_RULES` 6 enabled policies decided nothing", "gateway " + d.URL} {
 		if !strings.Contains(body, want) {
 			t.Errorf("posted message lacks %q: %s", want, body)
 		}

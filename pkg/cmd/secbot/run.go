@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/govkit/govkit/pkg/atomicfile"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
@@ -118,6 +120,12 @@ func run(o *Options) error {
 		addr := ln.Addr().String()
 		if !isLoopback(addr) {
 			log.logf("warning: --listen %s is not loopback: /callback and /metrics answer anyone who can reach it", o.Listen)
+		}
+		if o.URLFile != "" {
+			if err := atomicfile.Write(o.URLFile, []byte("http://"+addr+"\n"), 0o644); err != nil {
+				return cli.Failf("--url-file: %v", err).WithHint("pass a FILE in a directory secbot can write")
+			}
+			defer os.Remove(o.URLFile)
 		}
 		log.logf("serving /health, /metrics and /callback on http://%s", addr)
 		if o.Ready != nil {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -615,6 +618,27 @@ func TestListenTaken(t *testing.T) {
 		!strings.HasPrefix(stderr.String(), "secbot: error: --listen "+ln.Addr().String()+": listen tcp") ||
 		!strings.Contains(stderr.String(), "secbot: hint: pass another --listen") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestURLFile: --url-file holds the URL --listen serves on once it does
+// (port 0 in scripts), and is removed at a clean stop.
+func TestURLFile(t *testing.T) {
+	d := startAuditd(t)
+	file := filepath.Join(t.TempDir(), "secbot.url")
+	b := startSecbot(t, d, "--url-file", file)
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "http://" + b.addr + "\n"; string(got) != want {
+		t.Errorf("--url-file holds %q, want %q", got, want)
+	}
+	if code := b.stop(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, b.stderr.String())
+	}
+	if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after a clean stop: %v, want the file removed", err)
 	}
 }
 

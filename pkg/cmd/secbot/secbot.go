@@ -35,11 +35,14 @@ const maxCooldown = 24 * time.Hour
 
 // Options are secbot's flags and the dependencies tests replace.
 type Options struct {
-	IO       *cli.IOStreams
-	Socket   string
-	Gateway  string
-	Token    string
-	Listen   string
+	IO      *cli.IOStreams
+	Socket  string
+	Gateway string
+	Token   string
+	Listen  string
+	// URLFile receives the URL --listen serves on, once it does
+	// (--url-file): with port 0, how a script learns the address.
+	URLFile  string
 	Cooldown time.Duration
 	DryRun   bool
 	// Once is --once: one pass through the HTTP API, for cron (once.go).
@@ -163,6 +166,7 @@ Exit status:
 	f.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN` (auditd with a tokens file); prefer GOVKIT_TOKEN, a flag shows in ps")
 	cli.AddCACertFlag(f, &opts.CACert)
 	f.StringVar(&opts.Listen, "listen", DefaultListen, "serve /health, /metrics and /callback on `HOST:PORT` ('' serves nothing)")
+	f.StringVar(&opts.URLFile, "url-file", "", "once serving, write the URL of --listen (http://HOST:PORT) to `FILE`, replaced atomically, removed at a clean stop: with --listen port 0, how a script learns the address")
 	f.DurationVar(&opts.Cooldown, "cooldown", detect.DefaultCooldown, "at most one incident per pattern and agent per `DURATION`")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the incidents secbot would create, and create none")
 	f.BoolVar(&opts.Once, "once", false, "check the events after --since-seq (default: all) up to the head once, then exit (0: no new incident, 2: new incidents)")
@@ -202,6 +206,10 @@ func (o *Options) validate(flags *pflag.FlagSet) error {
 			return cli.Failf("%s %q: %v", name("listen"), o.Listen, err).
 				WithHint("pass --listen HOST:PORT such as 127.0.0.1:9091, or --listen '' to serve nothing")
 		}
+	}
+	if o.URLFile != "" && (o.Listen == "" || o.Once) {
+		return cli.Failf("%s needs --listen: it names the address secbot serves on", name("url-file")).
+			WithHint("pass --listen 127.0.0.1:0 with --url-file, or leave --url-file out")
 	}
 	if o.Cooldown <= 0 || o.Cooldown > maxCooldown {
 		return cli.Failf("%s %s must be positive and at most 24h", name("cooldown"), o.Cooldown).

@@ -79,6 +79,15 @@ func TestFlags(t *testing.T) {
 			errLine: `--url (from GOVKIT_AUDIT_URL): auditd URL "ftp://x" is not http://HOST:PORT`},
 		{name: "bad listen", args: []string{"--socket", "/tmp/s", "--listen", "9091"}, errLine: `--listen "9091": not HOST:PORT`, hint: "--listen ''"},
 		{name: "bad listen port", args: []string{"--socket", "/tmp/s", "--listen", "127.0.0.1:http"}, errLine: `--listen "127.0.0.1:http": port "http" is not a number from 0 to 65535`},
+		{name: "url-file", args: []string{"--socket", "/tmp/s", "--listen", "127.0.0.1:0", "--url-file", "/tmp/u"}, want: func(t *testing.T, o *Options) {
+			if o.URLFile != "/tmp/u" {
+				t.Errorf("options = %+v", o)
+			}
+		}},
+		{name: "url-file without listen", args: []string{"--socket", "/tmp/s", "--listen", "", "--url-file", "/tmp/u"},
+			errLine: "--url-file needs --listen: it names the address secbot serves on", hint: "--listen 127.0.0.1:0"},
+		{name: "url-file with once", args: []string{"--once", "--url-file", "/tmp/u"},
+			errLine: "--url-file needs --listen: it names the address secbot serves on"},
 		{name: "zero cooldown", args: []string{"--socket", "/tmp/s", "--cooldown", "0s"}, errLine: "--cooldown 0s must be positive and at most 24h", hint: "--cooldown"},
 		{name: "long cooldown", args: []string{"--socket", "/tmp/s", "--cooldown", "25h"}, errLine: "--cooldown 25h0m0s must be positive and at most 24h"},
 		{name: "cooldown not a duration", args: []string{"--socket", "/tmp/s", "--cooldown", "5"}, errLine: `invalid argument "5" for "--cooldown" flag: time: missing unit in duration "5"`},
