@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // The chain is the source of truth for approvals (DESIGN §11, issue 13):
@@ -596,20 +597,12 @@ func withDiffs(head string, diffs []string) string {
 // clip bounds a detail to maxDetail bytes, at a rune boundary, and keeps
 // it on one line.
 func clip(s string) string {
-	s = strings.Map(func(r rune) rune {
+	return termtext.Truncate(strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\r' || r == '\t' {
 			return ' '
 		}
 		return r
-	}, s)
-	if len(s) <= maxDetail {
-		return s
-	}
-	i := maxDetail
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	}, s), maxDetail)
 }
 
 func verb(n int) string {

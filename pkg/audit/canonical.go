@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/govkit/govkit/pkg/termtext"
 	"math"
 	"slices"
 	"strconv"
@@ -341,17 +342,7 @@ func (p *parser) object() (node, error) {
 
 // quoteName quotes an untrusted member name for an error message, bounded so
 // that an error never echoes a whole hostile input.
-func quoteName(s string) string {
-	const max = 64
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		return strconv.Quote(s[:cut]) + "…"
-	}
-	return strconv.Quote(s)
-}
+func quoteName(s string) string { return termtext.Quote(s, 64) }
 
 // sortMembers puts an object's members in JCS order and reports a duplicate
 // name. Input that is sorted already (every canonical body) costs one pass.

@@ -20,6 +20,7 @@ import (
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/strictjson"
+	"github.com/govkit/govkit/pkg/termtext"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -362,7 +363,7 @@ func (s *Server) Event(ctx context.Context, id string) (StoredEvent, error) {
 	case err != nil:
 		return StoredEvent{}, fmt.Errorf("reading the event: %w", err)
 	case !ok:
-		return StoredEvent{}, refuse(NotFound, "", "no event with event_id %q", truncate(id, 100))
+		return StoredEvent{}, refuse(NotFound, "", "no event with event_id %q", termtext.Truncate(id, 100))
 	}
 	line, err := storedJSON(rec)
 	return StoredEvent{id, line}, err
@@ -581,6 +582,3 @@ func writeJSON(w http.ResponseWriter, code int, body []byte) {
 	w.Write(body)
 	w.Write([]byte{'\n'})
 }
-
-// truncate bounds untrusted input echoed in an error (DESIGN §3).
-func truncate(s string, n int) string { return govapi.Truncate(s, n) }

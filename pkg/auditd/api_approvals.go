@@ -10,6 +10,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/termtext"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -171,7 +172,7 @@ func (s *Server) PendingApprovals(ctx context.Context, caller token.Identity) (g
 
 func (s *Server) approvalList(ctx context.Context, caller token.Identity, f store.ApprovalFilter, wait time.Duration) (govapi.ApprovalList, error) {
 	if f.Status != "" && !f.Status.Valid() {
-		return govapi.ApprovalList{}, badField("status", "%q is not an approval status", truncate(string(f.Status), 40))
+		return govapi.ApprovalList{}, badField("status", "%q is not an approval status", termtext.Truncate(string(f.Status), 40))
 	}
 	if ownOnly(caller) {
 		f.RequestedBy = caller.Name

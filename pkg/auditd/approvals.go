@@ -13,6 +13,7 @@ import (
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // approvals runs the approval workflow (DESIGN §7) over the store. Every
@@ -143,7 +144,7 @@ func (a *approvals) change(ctx context.Context, id, by string, caller *audit.Cal
 		return approval.Request{}, err
 	}
 	if !ok {
-		return approval.Request{}, fmt.Errorf("%w %q", errNotFound, truncate(id, 100))
+		return approval.Request{}, fmt.Errorf("%w %q", errNotFound, termtext.Truncate(id, 100))
 	}
 	r := row.Request
 	now := a.s.cfg.Now()
@@ -173,7 +174,7 @@ func (a *approvals) get(ctx context.Context, id string) (store.ApprovalRow, erro
 		return store.ApprovalRow{}, err
 	}
 	if !ok {
-		return store.ApprovalRow{}, fmt.Errorf("%w %q", errNotFound, truncate(id, 100))
+		return store.ApprovalRow{}, fmt.Errorf("%w %q", errNotFound, termtext.Truncate(id, 100))
 	}
 	if row.Request.Due(a.s.cfg.Now()) && !a.s.cfg.ReadOnly {
 		if err := a.expireDue(ctx); err != nil {

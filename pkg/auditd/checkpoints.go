@@ -16,6 +16,7 @@ import (
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Checkpoint defaults (issue 19).
@@ -460,7 +461,7 @@ func proofQuery(r *http.Request, required []string, known ...string) (map[string
 		}
 		n, err := strconv.ParseInt(raw[0], 10, 64)
 		if err != nil || n < least {
-			return nil, badField(name, "must be an integer ≥ %d, not %q", least, truncate(raw[0], 30))
+			return nil, badField(name, "must be an integer ≥ %d, not %q", least, termtext.Truncate(raw[0], 30))
 		}
 		out[name] = n
 	}

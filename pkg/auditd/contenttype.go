@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 	"mime"
 	"net/http"
 	"strings"
@@ -49,17 +50,17 @@ func acceptsBodyType(ct string, accepted []string) (bool, string) {
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return false, fmt.Sprintf("Content-Type %q does not parse: %v", truncate(ct, 80), err)
+		return false, fmt.Sprintf("Content-Type %q does not parse: %v", termtext.Truncate(ct, 80), err)
 	}
 	found := false
 	for _, a := range accepted {
 		found = found || mt == a
 	}
 	if !found {
-		return false, fmt.Sprintf("this one is %q", truncate(mt, 80))
+		return false, fmt.Sprintf("this one is %q", termtext.Truncate(mt, 80))
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
-		return false, fmt.Sprintf("charset %q is not UTF-8", truncate(cs, 40))
+		return false, fmt.Sprintf("charset %q is not UTF-8", termtext.Truncate(cs, 40))
 	}
 	return true, ""
 }

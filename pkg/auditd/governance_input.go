@@ -12,6 +12,7 @@ import (
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Limits on the governance API's input (DESIGN §3 "Bad input": bounded,
@@ -99,7 +100,7 @@ func checkEventID(field, id string) error {
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.:-", c) >= 0) {
-			return badField(field, "%q is not 1 to %d of A-Z a-z 0-9 _ . : -", truncate(id, 40), audit.MaxEventIDLen)
+			return badField(field, "%q is not 1 to %d of A-Z a-z 0-9 _ . : -", termtext.Truncate(id, 40), audit.MaxEventIDLen)
 		}
 	}
 	return nil
@@ -115,7 +116,7 @@ func checkAction(field string, a *string) error {
 	}
 	lower := strings.ToLower(*a)
 	if !approval.ValidAction(lower) {
-		return badField(field, "%q is not read, write or destructive", truncate(*a, 40))
+		return badField(field, "%q is not read, write or destructive", termtext.Truncate(*a, 40))
 	}
 	*a = lower
 	return nil
@@ -198,7 +199,7 @@ func validateDecision(in *govapi.DecisionRequest) error {
 	if in.ApprovalTTL != "" {
 		d, err := time.ParseDuration(in.ApprovalTTL)
 		if err != nil {
-			return badField("approval_ttl", "%q is not a duration such as 15m", truncate(in.ApprovalTTL, 40))
+			return badField("approval_ttl", "%q is not a duration such as 15m", termtext.Truncate(in.ApprovalTTL, 40))
 		}
 		if d < approval.MinTTL || d > approval.MaxTTL {
 			return badField("approval_ttl", "%s is not between %s and %s", d, approval.MinTTL, approval.MaxTTL)
@@ -219,14 +220,14 @@ func validateIncident(in *govapi.IncidentInput) error {
 	if len(in.Type) > 64 || strings.IndexFunc(in.Type, func(c rune) bool {
 		return !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_')
 	}) >= 0 {
-		return badField("type", "%q is not 1 to 64 of a-z 0-9 _ (such as chain_tampering)", truncate(in.Type, 70))
+		return badField("type", "%q is not 1 to 64 of a-z 0-9 _ (such as chain_tampering)", termtext.Truncate(in.Type, 70))
 	}
 	switch in.Severity {
 	case govapi.SeverityInfo, govapi.SeverityWarning, govapi.SeverityCritical:
 	case "":
 		return badField("severity", "is required: info, warning or critical")
 	default:
-		return badField("severity", "%q is not info, warning or critical", truncate(in.Severity, 40))
+		return badField("severity", "%q is not info, warning or critical", termtext.Truncate(in.Severity, 40))
 	}
 	for _, f := range [...]struct {
 		name, v  string

@@ -10,6 +10,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/policy"
+	"github.com/govkit/govkit/pkg/termtext"
 	"github.com/govkit/govkit/pkg/token"
 )
 
@@ -70,13 +71,13 @@ func (s *Server) principalFor(id token.Identity, asserted policy.RequestPrincipa
 	}
 	switch {
 	case asserted.UserID != "" && asserted.UserID != own.UserID:
-		return policy.RequestPrincipal{}, "", notAllowed(id, "principal.user_id %q: the token acts for %q", truncate(asserted.UserID, 64), own.UserID)
+		return policy.RequestPrincipal{}, "", notAllowed(id, "principal.user_id %q: the token acts for %q", termtext.Truncate(asserted.UserID, 64), own.UserID)
 	case len(asserted.Roles) > 0 && !sameSet(asserted.Roles, own.Roles):
 		return policy.RequestPrincipal{}, "", notAllowed(id, "principal.roles [%s]: the token's principal has %s", strings.Join(truncateAll(asserted.Roles), ", "), rolesText(own.Roles))
 	case asserted.Service != "" && asserted.Service != own.Service:
-		return policy.RequestPrincipal{}, "", notAllowed(id, "principal.service %q: the token's principal has %s", truncate(asserted.Service, 64), orNone(own.Service))
+		return policy.RequestPrincipal{}, "", notAllowed(id, "principal.service %q: the token's principal has %s", termtext.Truncate(asserted.Service, 64), orNone(own.Service))
 	case agent != "" && id.Name != "" && agent != id.Name:
-		return policy.RequestPrincipal{}, "", notAllowed(id, "agent %q: requests are recorded as the token's own name, %q", truncate(agent, 64), id.Name)
+		return policy.RequestPrincipal{}, "", notAllowed(id, "agent %q: requests are recorded as the token's own name, %q", termtext.Truncate(agent, 64), id.Name)
 	}
 	if agent == "" {
 		agent = id.Name
@@ -104,7 +105,7 @@ func (s *Server) tagsFor(id token.Identity, g *governance, typ, name string, giv
 			if _, listed := g.Infra.Lookup(typ, name); listed {
 				return nil, "", refuse(Forbidden, govapi.CodeTagsNotAllowed,
 					"resource %s:%s is listed in the infra file %s, which is authoritative for its tags: remove tags from the request",
-					truncate(typ, 64), truncate(name, 64), g.InfraFile)
+					termtext.Truncate(typ, 64), termtext.Truncate(name, 64), g.InfraFile)
 			}
 		}
 		if !actsForOthers(id) {
@@ -114,7 +115,7 @@ func (s *Server) tagsFor(id token.Identity, g *governance, typ, name string, giv
 			}
 			return nil, "", refuse(Forbidden, govapi.CodeTagsNotAllowed,
 				"tags for resource %s:%s are accepted only from a gateway token, and %s: add the resource and its tags to the infra file, or remove tags from the request",
-				truncate(typ, 64), truncate(name, 64), where)
+				termtext.Truncate(typ, 64), termtext.Truncate(name, 64), where)
 		}
 	}
 	tags, note = g.tagsFor(typ, name, given)
@@ -221,7 +222,7 @@ func truncateAll(ss []string) []string {
 			out = append(out, "…")
 			break
 		}
-		out = append(out, truncate(s, 64))
+		out = append(out, termtext.Truncate(s, 64))
 	}
 	return out
 }

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 
 	"github.com/spf13/cobra"
 )
@@ -52,4 +54,18 @@ func AddOutputFlag(cmd *cobra.Command, f *Format) {
 	cmd.Flags().VarP(f, "output", "o", "output `format`: text or json (default: text on a terminal, json otherwise)")
 	_ = cmd.RegisterFlagCompletionFunc("output",
 		cobra.FixedCompletions([]string{string(FormatText), string(FormatJSON)}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// WriteJSON writes v as one line of JSON, the form of every command's JSON
+// output (DESIGN §3: one object, or one object a line for streams and
+// batches): compact, newline-terminated, with & < > left as they are so
+// that commands and URLs read as written. The schema_version is v's to
+// carry. A failure to write is an exit-3 error.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return Failf("writing the output: %v", err)
+	}
+	return nil
 }

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -62,5 +65,26 @@ func TestOutputFlag(t *testing.T) {
 				t.Errorf("format = %q, want %q", f, tt.want)
 			}
 		})
+	}
+}
+
+// Every command's JSON is one compact line, with commands readable.
+func TestWriteJSON(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{map[string]any{"schema_version": 1, "command": "a && b > c <d>"}, `{"command":"a && b > c <d>","schema_version":1}` + "\n"},
+		{[]int{1, 2}, "[1,2]\n"},
+		{"line\nbreak\x1b", `"line\nbreak\u001b"` + "\n"},
+	} {
+		var b bytes.Buffer
+		if err := WriteJSON(&b, tc.v); err != nil || b.String() != tc.want {
+			t.Errorf("WriteJSON(%v) = %q, %v; want %q", tc.v, b.String(), err, tc.want)
+		}
+	}
+	var ee *ExitError
+	if err := WriteJSON(&bytes.Buffer{}, math.NaN()); !errors.As(err, &ee) || ee.Code != ExitFailure {
+		t.Errorf("WriteJSON(NaN) = %v, want an exit-3 error", err)
 	}
 }

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Text for people: what commands print in their text output and messages.
+// Untrusted text is made safe to show by package termtext.
 
 // Approx is a duration as people read it at a glance, precise to the second
 // under ten minutes (an approver racing an expiry needs that), coarser
@@ -36,31 +35,6 @@ func Approx(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d/time.Hour))
 	}
 	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
-}
-
-// OneLine makes untrusted text (a name, a reason, a command from a client)
-// safe to show on one terminal line: text with control or other
-// non-printing characters is shown Go-quoted, so it cannot move the cursor
-// or recolour the terminal.
-func OneLine(s string) string {
-	for _, c := range s {
-		if !unicode.IsPrint(c) && c != ' ' {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
-
-// Truncate cuts s to at most n bytes on a character boundary, marking the
-// cut with "…".
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // Plural is "1 policy" or "2 policies": a count and its noun.

@@ -21,37 +21,6 @@ func TestApprox(t *testing.T) {
 	}
 }
 
-// Untrusted text is shown so that it cannot drive the terminal.
-func TestOneLine(t *testing.T) {
-	for in, want := range map[string]string{
-		"prod-db":       "prod-db",
-		"two words":     "two words",
-		"db\x1b[2J":     `"db\x1b[2J"`,
-		"line\nbreak":   `"line\nbreak"`,
-		"tab\there":     `"tab\there"`,
-		"zero\u200bwid": `"zero\u200bwid"`,
-		"":              "",
-	} {
-		if got := OneLine(in); got != want {
-			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestTruncate(t *testing.T) {
-	for _, tc := range []struct {
-		s    string
-		n    int
-		want string
-	}{
-		{"abc", 3, "abc"}, {"abcd", 3, "abc…"}, {"ééé", 3, "é…"}, {"ééé", 1, "…"},
-	} {
-		if got := Truncate(tc.s, tc.n); got != tc.want {
-			t.Errorf("Truncate(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
-		}
-	}
-}
-
 func TestPlural(t *testing.T) {
 	for _, c := range []struct {
 		got, want string

@@ -6,6 +6,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // MaxCitations bounds the events Citations reads: every citation of an
@@ -43,7 +44,7 @@ func citations(ctx context.Context, page func(context.Context, govapi.EventQuery
 				return out, nil
 			}
 			if len(out) == MaxCitations {
-				return nil, fmt.Errorf("approval %s is cited by more than %d events before seq %d", govapi.Truncate(id, 64), MaxCitations, before)
+				return nil, fmt.Errorf("approval %s is cited by more than %d events before seq %d", termtext.Truncate(id, 64), MaxCitations, before)
 			}
 			out = append(out, ev)
 		}

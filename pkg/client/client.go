@@ -22,6 +22,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // DefaultURL is auditd's default address (DESIGN §7: GOVKIT_AUDIT_URL).
@@ -412,10 +413,7 @@ func responseError(code int, data []byte) *Error {
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
 		return &Error{StatusCode: code, Message: e.Error, Code: e.Code, Detail: e.Detail}
 	}
-	msg := strings.TrimSpace(string(data))
-	if len(msg) > 200 {
-		msg = msg[:200] + "…"
-	}
+	msg := termtext.Truncate(strings.TrimSpace(string(data)), 200)
 	if msg == "" {
 		msg = "empty answer"
 	}

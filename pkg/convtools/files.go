@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/session/response"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Bounds of the file tools besides Runner.MaxOutput.
@@ -320,15 +321,7 @@ func (r *Runner) search(ctx context.Context, call Call, a searchArgs) Result {
 // maxLineShown bytes at a rune boundary, valid UTF-8.
 func shownLine(line []byte) string {
 	line = bytes.TrimRight(line, "\r")
-	s := strings.ToValidUTF8(string(line), "\uFFFD")
-	if len(s) <= maxLineShown {
-		return s
-	}
-	cut := maxLineShown
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return termtext.Truncate(strings.ToValidUTF8(string(line), "\uFFFD"), maxLineShown)
 }
 
 // patch replaces the one occurrence of old_text in a file under cwd, or

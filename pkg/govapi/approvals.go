@@ -7,6 +7,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/policy"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // ApprovalInput is the body of POST /v1/approvals. auditd evaluates the
@@ -79,7 +80,7 @@ func ParseApprovalQuery(v url.Values) (ApprovalQuery, error) {
 	}
 	q := ApprovalQuery{Status: approval.Status(v.Get("status"))}
 	if q.Status != "" && !q.Status.Valid() {
-		return ApprovalQuery{}, fmt.Errorf("status=%q is not pending, approved, denied, expired, cancelled or consumed", Truncate(v.Get("status"), 40))
+		return ApprovalQuery{}, fmt.Errorf("status=%q is not pending, approved, denied, expired, cancelled or consumed", termtext.Truncate(v.Get("status"), 40))
 	}
 	var err error
 	if q.Wait, err = ParseWait(v); err != nil {
@@ -99,7 +100,7 @@ func ParseWait(v url.Values) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 || d > MaxWait {
-		return 0, fmt.Errorf("wait=%q is not a duration between 0s and %s", Truncate(s, 40), MaxWait)
+		return 0, fmt.Errorf("wait=%q is not a duration between 0s and %s", termtext.Truncate(s, 40), MaxWait)
 	}
 	return d, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // EventQuery selects events for GET PathEvents (and PathGovernanceEvents):
@@ -68,7 +69,7 @@ func ParseEventQuery(v url.Values) (EventQuery, error) {
 		if s := v.Get(t.name); s != "" {
 			at, err := time.Parse(time.RFC3339Nano, s)
 			if err != nil {
-				return EventQuery{}, fmt.Errorf("%s=%q is not an RFC 3339 time (like 2026-03-09T14:00:00Z)", t.name, Truncate(s, 40))
+				return EventQuery{}, fmt.Errorf("%s=%q is not an RFC 3339 time (like 2026-03-09T14:00:00Z)", t.name, termtext.Truncate(s, 40))
 			}
 			*t.at = at
 		}

@@ -3,6 +3,7 @@ package govapi
 import (
 	"errors"
 	"fmt"
+	"github.com/govkit/govkit/pkg/termtext"
 	"net/url"
 	"strconv"
 	"strings"
@@ -86,7 +87,7 @@ func ParseExplainQuery(v url.Values) (ExplainQuery, error) {
 			continue
 		}
 		if *c.n, err = strconv.Atoi(s); err != nil || *c.n < 0 {
-			return ExplainQuery{}, fmt.Errorf("%s %q is not a count (an integer >= 0)", c.name, Truncate(s, 40))
+			return ExplainQuery{}, fmt.Errorf("%s %q is not a count (an integer >= 0)", c.name, termtext.Truncate(s, 40))
 		}
 	}
 	return q, nil

@@ -2,6 +2,7 @@ package govapi
 
 import (
 	"fmt"
+	"github.com/govkit/govkit/pkg/termtext"
 	"net/url"
 	"strconv"
 	"strings"
@@ -29,20 +30,20 @@ func ParseQuery(raw string) (url.Values, error) {
 		}
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("query parameter %q is not URL-encoded: %v", Truncate(name, 40), err)
+			return nil, fmt.Errorf("query parameter %q is not URL-encoded: %v", termtext.Truncate(name, 40), err)
 		case strings.Contains(pair, ";"):
-			return nil, fmt.Errorf("query parameter %q holds a ';': separate parameters with '&', and encode a ';' in a value as %%3B", Truncate(name, 40))
+			return nil, fmt.Errorf("query parameter %q holds a ';': separate parameters with '&', and encode a ';' in a value as %%3B", termtext.Truncate(name, 40))
 		}
 		val, err := url.QueryUnescape(v)
 		if err != nil {
-			return nil, fmt.Errorf("query parameter %s: the value is not URL-encoded: %v", strconv.Quote(Truncate(name, 40)), err)
+			return nil, fmt.Errorf("query parameter %s: the value is not URL-encoded: %v", strconv.Quote(termtext.Truncate(name, 40)), err)
 		}
 		for _, s := range [2]string{name, val} {
 			if !utf8.ValidString(s) {
-				return nil, fmt.Errorf("query parameter %q is not valid UTF-8", Truncate(strings.ToValidUTF8(name, "\ufffd"), 40))
+				return nil, fmt.Errorf("query parameter %q is not valid UTF-8", termtext.Truncate(strings.ToValidUTF8(name, "\ufffd"), 40))
 			}
 			if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
-				return nil, fmt.Errorf("query parameter %q has a control character at byte %d", Truncate(strings.Map(printable, name), 40), i)
+				return nil, fmt.Errorf("query parameter %q has a control character at byte %d", termtext.Truncate(termtext.Printable(name), 40), i)
 			}
 		}
 		q[name] = append(q[name], val)
@@ -50,20 +51,12 @@ func ParseQuery(raw string) (url.Values, error) {
 	return q, nil
 }
 
-// printable replaces a control character, for echoing a name in an error.
-func printable(r rune) rune {
-	if unicode.IsControl(r) {
-		return '?'
-	}
-	return r
-}
-
 // CheckParams refuses a query parameter that is not one of known, or is
 // repeated, naming it.
 func CheckParams(q url.Values, known ...string) error {
 	for k, v := range q {
 		if !contains(known, k) {
-			return fmt.Errorf("unknown query parameter %q (known: %s)", Truncate(k, 40), strings.Join(known, ", "))
+			return fmt.Errorf("unknown query parameter %q (known: %s)", termtext.Truncate(k, 40), strings.Join(known, ", "))
 		}
 		if len(v) > 1 {
 			return fmt.Errorf("query parameter %q given more than once", k)
@@ -103,21 +96,13 @@ func parseCursor(q url.Values) (Cursor, error) {
 	var err error
 	if v := q.Get("after_seq"); v != "" {
 		if c.AfterSeq, err = strconv.ParseInt(v, 10, 64); err != nil || c.AfterSeq < 0 {
-			return Cursor{}, fmt.Errorf("after_seq=%q is not a seq (an integer >= 0)", Truncate(v, 40))
+			return Cursor{}, fmt.Errorf("after_seq=%q is not a seq (an integer >= 0)", termtext.Truncate(v, 40))
 		}
 	}
 	if v := q.Get("limit"); v != "" {
 		if c.Limit, err = strconv.Atoi(v); err != nil || c.Limit < 1 || c.Limit > MaxLimit {
-			return Cursor{}, fmt.Errorf("limit=%q is not between 1 and %d", Truncate(v, 40), MaxLimit)
+			return Cursor{}, fmt.Errorf("limit=%q is not between 1 and %d", termtext.Truncate(v, 40), MaxLimit)
 		}
 	}
 	return c, nil
-}
-
-// Truncate bounds untrusted input echoed in an error (DESIGN §3).
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

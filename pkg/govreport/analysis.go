@@ -14,6 +14,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // The analysis is pure: it reads what auditd answered and never does I/O
@@ -639,14 +640,14 @@ func summarize(r *Report) Summary {
 	for _, typ := range sortedKeys(a.IncidentTypes) {
 		n := a.IncidentTypes[typ]
 		if !isTampering(typ) {
-			other = append(other, fmt.Sprintf("%s %d", cli.OneLine(typ), n))
+			other = append(other, fmt.Sprintf("%s %d", termtext.OneLine(typ), n))
 			continue
 		}
-		msg := fmt.Sprintf("%s in the window: the audit chain was altered", cli.Plural(n, cli.OneLine(typ)+" incident", cli.OneLine(typ)+" incidents"))
+		msg := fmt.Sprintf("%s in the window: the audit chain was altered", cli.Plural(n, termtext.OneLine(typ)+" incident", termtext.OneLine(typ)+" incidents"))
 		if last, ok := latestIncident(a.Incidents, typ); ok {
 			msg += fmt.Sprintf(" (latest: seq %d at %s", last.Seq, last.Timestamp.UTC().Format(time.RFC3339))
 			if last.Source != "" {
-				msg += " from " + cli.OneLine(last.Source)
+				msg += " from " + termtext.OneLine(last.Source)
 			}
 			if last.Message != "" {
 				msg += ": " + flatten(last.Message, 200)
@@ -664,10 +665,10 @@ func summarize(r *Report) Summary {
 			u := a.Unapproved[n-1]
 			msg += fmt.Sprintf(" (latest: seq %d", u.Seq)
 			if u.Agent != "" {
-				msg += " by " + cli.OneLine(u.Agent)
+				msg += " by " + termtext.OneLine(u.Agent)
 			}
 			if u.Resource != "" {
-				msg += " on " + cli.OneLine(u.Resource)
+				msg += " on " + termtext.OneLine(u.Resource)
 			}
 			if u.Command != "" {
 				msg += ": " + flatten(u.Command, 100)
@@ -710,7 +711,7 @@ func summarize(r *Report) Summary {
 				cli.Plural(n, "decision", "decisions"), len(unknown)-i)
 			break
 		}
-		msg := fmt.Sprintf("%s: %s matched no policy, so the default effect (%s) applied", cli.OneLine(rd.Resource),
+		msg := fmt.Sprintf("%s: %s matched no policy, so the default effect (%s) applied", termtext.OneLine(rd.Resource),
 			cli.Plural(rd.NoMatchUnknown, "decision", "decisions"), defaultEffect)
 		if rd.Note != "" {
 			msg += " (" + flatten(rd.Note, 200) + ")"
@@ -733,7 +734,7 @@ func summarize(r *Report) Summary {
 			tags = "tags " + flatten(strings.Join(rd.Tags, ", "), 200)
 		}
 		warn(CodeNoMatchUncovered, 4, "%s: %s matched no policy, so the default effect (%s) applied; auditd knows the resource (%s) but no policy rule decides these actions on it: add or widen a policy (its resources or its rules' actions), or see why each policy skipped it with govexplain --resource %s",
-			cli.OneLine(rd.Resource), cli.Plural(rd.NoMatch-rd.NoMatchUnknown, "decision", "decisions"), defaultEffect, tags, cli.OneLine(rd.Resource))
+			termtext.OneLine(rd.Resource), cli.Plural(rd.NoMatch-rd.NoMatchUnknown, "decision", "decisions"), defaultEffect, tags, termtext.OneLine(rd.Resource))
 	}
 
 	// Phase 4: write and destructive executions no decision stands behind.
@@ -749,7 +750,7 @@ func summarize(r *Report) Summary {
 			continue
 		}
 		warn(CodeStaleApproval, 5, "approval %s (%s %s, requested by %s) has been pending for %s, over %s: check that approval notifications reach the approvers",
-			cli.OneLine(q.ID), cli.OneLine(q.Action), cli.OneLine(q.Resource), cli.OneLine(q.RequestedBy),
+			termtext.OneLine(q.ID), termtext.OneLine(q.Action), termtext.OneLine(q.Resource), termtext.OneLine(q.RequestedBy),
 			cli.Approx(time.Duration(q.PendingForMS)*time.Millisecond), r.Approvals.StaleAfter)
 	}
 
@@ -759,7 +760,7 @@ func summarize(r *Report) Summary {
 		msg := fmt.Sprintf("the audit chain does not verify: %s in %d events", cli.Plural(int64(broken), "broken link", "broken links"), c.TotalEvents)
 		if len(c.BrokenLinks) > 0 && c.BrokenLinks[0].Kind != audit.KindApprovalMismatch {
 			b := c.BrokenLinks[0]
-			msg += fmt.Sprintf(", first at seq %d (%s)", b.Seq, cli.OneLine(b.Kind))
+			msg += fmt.Sprintf(", first at seq %d (%s)", b.Seq, termtext.OneLine(b.Kind))
 		}
 		msg += "; the audit log was altered: run verify-chain --db on the auditd host and investigate"
 		alert(CodeChainBroken, 6, "%s", msg)
@@ -774,7 +775,7 @@ func summarize(r *Report) Summary {
 				named = append(named, fmt.Sprintf("and %d more", c.ApprovalMismatches-maxNamedMismatches))
 				break
 			}
-			named = append(named, cli.OneLine(l.ApprovalID)+" ("+flatten(l.Detail, 120)+")")
+			named = append(named, termtext.OneLine(l.ApprovalID)+" ("+flatten(l.Detail, 120)+")")
 		}
 		alert(CodeApprovalMismatch, 6, "the approvals table disagrees with the audit chain for %s: %s; auditd serves the table to approvers and enforcement points: run verify-chain --db on the auditd host and investigate",
 			cli.Plural(int64(c.ApprovalMismatches), "approval", "approvals"), strings.Join(named, "; "))
@@ -809,9 +810,9 @@ func deadRules(p PolicyPhase) string {
 	for _, po := range p.Policies {
 		switch {
 		case po.Dead:
-			name(cli.OneLine(po.Name) + " (no decision)")
+			name(termtext.OneLine(po.Name) + " (no decision)")
 		case len(po.DeadRules) > 0:
-			name(cli.OneLine(po.Name) + " " + po.deadRules())
+			name(termtext.OneLine(po.Name) + " " + po.deadRules())
 		}
 	}
 	if more > 0 {
@@ -835,7 +836,7 @@ func (po PolicyOverview) deadRules() string {
 	for i, n := range po.DeadRules {
 		idx[i] = strconv.Itoa(n)
 		if n < len(po.RuleLabels) && po.RuleLabels[n] != "" {
-			idx[i] += " (" + cli.OneLine(po.RuleLabels[n]) + ")"
+			idx[i] += " (" + termtext.OneLine(po.RuleLabels[n]) + ")"
 		}
 	}
 	word := "rules"
@@ -858,10 +859,10 @@ func uncoveredMessage(cv Coverage) string {
 	for _, u := range lastN(cv.Uncovered, 5) {
 		s := fmt.Sprintf("seq %d", u.Seq)
 		if u.Agent != "" {
-			s += " by " + cli.OneLine(u.Agent)
+			s += " by " + termtext.OneLine(u.Agent)
 		}
 		if u.Resource != "" {
-			s += " on " + cli.OneLine(u.Resource)
+			s += " on " + termtext.OneLine(u.Resource)
 		}
 		if u.Command != "" {
 			s += ": " + flatten(u.Command, 80)

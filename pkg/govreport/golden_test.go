@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/govkit/govkit/pkg/cli"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -63,7 +65,7 @@ func TestGoldenText(t *testing.T) {
 
 func TestGoldenJSON(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteJSON(&b, full()); err != nil {
+	if err := cli.WriteJSON(&b, full()); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "report.json.golden", b.Bytes())

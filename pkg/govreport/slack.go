@@ -9,6 +9,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/notify"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Phase 7's optional Slack post (seed 003 "Compliance Reporting": "compliance
@@ -60,10 +61,10 @@ func SlackSummary(r *Report) *slack.WebhookMessage {
 		overview += fmt.Sprintf("\nsince the previous run (%s): alerts %s, warnings %s", t.Previous.GeneratedAt.UTC().Format(time.RFC3339),
 			signed(t.AlertsChange), signed(t.WarningsChange))
 		if len(t.NewCodes) > 0 {
-			overview += "; new " + notify.SlackEscape(cli.OneLine(strings.Join(t.NewCodes, ", ")))
+			overview += "; new " + notify.SlackEscape(termtext.OneLine(strings.Join(t.NewCodes, ", ")))
 		}
 		if len(t.ResolvedCodes) > 0 {
-			overview += "; resolved " + notify.SlackEscape(cli.OneLine(strings.Join(t.ResolvedCodes, ", ")))
+			overview += "; resolved " + notify.SlackEscape(termtext.OneLine(strings.Join(t.ResolvedCodes, ", ")))
 		}
 	}
 

@@ -2,7 +2,6 @@ package govreport
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,14 +11,8 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/table"
+	"github.com/govkit/govkit/pkg/termtext"
 )
-
-// WriteJSON writes the report as one JSON object on one line (DESIGN §3).
-func WriteJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
-}
 
 // maxTextRows bounds the rows of a text table: the report is read in a
 // terminal and in cron mail, and JSON carries the rest.
@@ -27,7 +20,7 @@ const maxTextRows = 50
 
 // WriteText writes the report for people: a terminal or a cron mail, so
 // plain ASCII layout, no colour, one section per phase. Every string that
-// came from a client is made safe for a terminal (cli.OneLine).
+// came from a client is made safe for a terminal (termtext.OneLine).
 func WriteText(w io.Writer, r *Report) error {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -88,8 +81,8 @@ func WriteText(w io.Writer, r *Report) error {
 				if !x.Enabled {
 					enabled = "no"
 				}
-				rows = append(rows, []string{cli.OneLine(x.Name), enabled, cli.OneLine(x.Enforcement),
-					strconv.Itoa(x.Rules), strconv.FormatInt(x.Decisions, 10), cli.OneLine(strings.Join(x.Resources, " "))})
+				rows = append(rows, []string{termtext.OneLine(x.Name), enabled, termtext.OneLine(x.Enforcement),
+					strconv.Itoa(x.Rules), strconv.FormatInt(x.Decisions, 10), termtext.OneLine(strings.Join(x.Resources, " "))})
 			}
 			writeTable(&b, []string{"POLICY", "ENABLED", "ENFORCEMENT", "RULES", "DECISIONS", "RESOURCES"}, rows)
 		}
@@ -105,10 +98,10 @@ func WriteText(w io.Writer, r *Report) error {
 					break
 				}
 				if x.Dead {
-					p("    %s: the whole policy", cli.OneLine(x.Name))
+					p("    %s: the whole policy", termtext.OneLine(x.Name))
 					continue
 				}
-				p("    %s: %s of %d", cli.OneLine(x.Name), x.deadRules(), x.Rules)
+				p("    %s: %s of %d", termtext.OneLine(x.Name), x.deadRules(), x.Rules)
 			}
 		}
 	}
@@ -136,8 +129,8 @@ func WriteText(w io.Writer, r *Report) error {
 		p("  incidents  %d: %s", a.IncidentsTotal, breakdown(a.IncidentTypes))
 		rows := [][]string{}
 		for _, in := range lastN(a.Incidents, maxTextRows) {
-			rows = append(rows, []string{strconv.FormatInt(in.Seq, 10), ts(in.Timestamp), cli.OneLine(in.Type),
-				cli.OneLine(in.Severity), cli.OneLine(in.Source), flatten(in.Message, 120)})
+			rows = append(rows, []string{strconv.FormatInt(in.Seq, 10), ts(in.Timestamp), termtext.OneLine(in.Type),
+				termtext.OneLine(in.Severity), termtext.OneLine(in.Source), flatten(in.Message, 120)})
 		}
 		writeTable(&b, []string{"SEQ", "TIME", "TYPE", "SEVERITY", "SOURCE", "MESSAGE"}, rows)
 	}
@@ -145,8 +138,8 @@ func WriteText(w io.Writer, r *Report) error {
 		p("  destructive actions without a consumed approval: %d", a.UnapprovedTotal)
 		rows := [][]string{}
 		for _, u := range lastN(a.Unapproved, maxTextRows) {
-			rows = append(rows, []string{strconv.FormatInt(u.Seq, 10), ts(u.Timestamp), cli.OneLine(u.Agent),
-				cli.OneLine(u.Resource), flatten(u.Command, 80)})
+			rows = append(rows, []string{strconv.FormatInt(u.Seq, 10), ts(u.Timestamp), termtext.OneLine(u.Agent),
+				termtext.OneLine(u.Resource), flatten(u.Command, 80)})
 		}
 		writeTable(&b, []string{"SEQ", "TIME", "AGENT", "RESOURCE", "COMMAND"}, rows)
 	}
@@ -160,7 +153,7 @@ func WriteText(w io.Writer, r *Report) error {
 	} else {
 		rows := [][]string{}
 		for _, rd := range firstN(d.Resources, maxTextRows) {
-			rows = append(rows, []string{cli.OneLine(rd.Resource), itoa(rd.Allow), itoa(rd.Deny),
+			rows = append(rows, []string{termtext.OneLine(rd.Resource), itoa(rd.Allow), itoa(rd.Deny),
 				itoa(rd.RequireApproval), itoa(rd.NoMatch), itoa(rd.Total)})
 		}
 		if n := len(d.Resources); n > maxTextRows {
@@ -186,8 +179,8 @@ func WriteText(w io.Writer, r *Report) error {
 		p("  coverage   %s, %d WITHOUT a policy decision", cli.Plural(cv.Executions, "write or destructive tool execution", "write or destructive tool executions"), cv.UncoveredTotal)
 		rows := [][]string{}
 		for _, u := range lastN(cv.Uncovered, maxTextRows) {
-			rows = append(rows, []string{strconv.FormatInt(u.Seq, 10), ts(u.Timestamp), cli.OneLine(u.Agent), cli.OneLine(u.ActionClass),
-				cli.OneLine(u.Resource), flatten(u.Command, 80)})
+			rows = append(rows, []string{strconv.FormatInt(u.Seq, 10), ts(u.Timestamp), termtext.OneLine(u.Agent), termtext.OneLine(u.ActionClass),
+				termtext.OneLine(u.Resource), flatten(u.Command, 80)})
 		}
 		writeTable(&b, []string{"SEQ", "TIME", "AGENT", "ACTION", "RESOURCE", "COMMAND"}, rows)
 	}
@@ -209,7 +202,7 @@ func WriteText(w io.Writer, r *Report) error {
 			if q.Stale {
 				stale = "yes"
 			}
-			rows = append(rows, []string{cli.OneLine(q.ID), cli.OneLine(q.Resource), cli.OneLine(q.Action), cli.OneLine(q.RequestedBy),
+			rows = append(rows, []string{termtext.OneLine(q.ID), termtext.OneLine(q.Resource), termtext.OneLine(q.Action), termtext.OneLine(q.RequestedBy),
 				cli.Approx(time.Duration(q.PendingForMS) * time.Millisecond), fmt.Sprintf("%d/%d", q.Approvals, q.Quorum), stale})
 		}
 		writeTable(&b, []string{"ID", "RESOURCE", "ACTION", "REQUESTED BY", "PENDING FOR", "VOTES", "STALE"}, rows)
@@ -231,10 +224,10 @@ func WriteText(w io.Writer, r *Report) error {
 			switch {
 			case l.Kind != audit.KindApprovalMismatch:
 				if len(links) < maxTextRows {
-					links = append(links, []string{strconv.FormatInt(l.Seq, 10), cli.OneLine(l.EventID), cli.OneLine(l.Kind)})
+					links = append(links, []string{strconv.FormatInt(l.Seq, 10), termtext.OneLine(l.EventID), termtext.OneLine(l.Kind)})
 				}
 			case len(mismatches) < maxTextRows:
-				mismatches = append(mismatches, []string{strconv.FormatInt(l.Seq, 10), cli.OneLine(l.ApprovalID), l.Kind, flatten(l.Detail, 200)})
+				mismatches = append(mismatches, []string{strconv.FormatInt(l.Seq, 10), termtext.OneLine(l.ApprovalID), l.Kind, flatten(l.Detail, 200)})
 			}
 		}
 		if len(links) > 0 || len(mismatches) == 0 {
@@ -289,15 +282,15 @@ func writeTrend(b *bytes.Buffer, t *Trend) {
 			plural(pr.Alerts, "alert", "alerts"), plural(pr.Warnings, "warning", "warnings"))
 		p("  change     alerts %s, warnings %s", signed(t.AlertsChange), signed(t.WarningsChange))
 		if len(t.NewCodes) > 0 {
-			p("  new        %s", cli.OneLine(strings.Join(t.NewCodes, ", ")))
+			p("  new        %s", termtext.OneLine(strings.Join(t.NewCodes, ", ")))
 		}
 		if len(t.ResolvedCodes) > 0 {
-			p("  resolved   %s", cli.OneLine(strings.Join(t.ResolvedCodes, ", ")))
+			p("  resolved   %s", termtext.OneLine(strings.Join(t.ResolvedCodes, ", ")))
 		}
 	}
 	rows := [][]string{}
 	for _, r := range t.Recent {
-		rows = append(rows, []string{ts(r.GeneratedAt), cli.OneLine(r.Since), strings.ToUpper(cli.OneLine(r.Status)),
+		rows = append(rows, []string{ts(r.GeneratedAt), termtext.OneLine(r.Since), strings.ToUpper(termtext.OneLine(r.Status)),
 			strconv.Itoa(r.Alerts), strconv.Itoa(r.Warnings), itoa(r.Events), itoa(r.Decisions)})
 	}
 	writeTable(b, []string{"RUN", "WINDOW", "STATUS", "ALERTS", "WARNINGS", "EVENTS", "DECISIONS"}, rows)
@@ -349,7 +342,7 @@ func breakdown(m map[string]int64) string {
 			parts = append(parts, fmt.Sprintf("… %d more", len(keys)-i))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %d", cli.OneLine(k), m[k]))
+		parts = append(parts, fmt.Sprintf("%s %d", termtext.OneLine(k), m[k]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -359,23 +352,23 @@ func lastN[T any](s []T, n int) []T  { return s[len(s)-min(len(s), n):] }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// cleanOr is cli.OneLine(s), or def when s is empty.
+// cleanOr is termtext.OneLine(s), or def when s is empty.
 func cleanOr(s, def string) string {
 	if s == "" {
 		return def
 	}
-	return cli.OneLine(s)
+	return termtext.OneLine(s)
 }
 
 // short is the first n characters of a hash, with "…" when cut.
 func short(s string, n int) string {
 	if len(s) <= n {
-		return cli.OneLine(s)
+		return termtext.OneLine(s)
 	}
-	return cli.OneLine(s[:n]) + "…"
+	return termtext.OneLine(s[:n]) + "…"
 }
 
 // flatten puts multi-line text on one safe line of at most n bytes.
 func flatten(s string, n int) string {
-	return cli.OneLine(cli.Truncate(strings.Join(strings.Fields(s), " "), n))
+	return termtext.OneLine(termtext.Truncate(strings.Join(strings.Fields(s), " "), n))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/cli"
 )
 
 // sample is a report with something in every phase.
@@ -96,7 +97,7 @@ func TestTextReport(t *testing.T) {
 
 func TestJSONReport(t *testing.T) {
 	var b strings.Builder
-	if err := WriteJSON(&b, sample()); err != nil {
+	if err := cli.WriteJSON(&b, sample()); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(b.String(), "\n") != 1 {

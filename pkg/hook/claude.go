@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Claude Code and OpenAI Codex share one PreToolUse event shape.
@@ -92,7 +93,7 @@ func decodeClaudeShape(raw []byte, shell string, events map[string]EventKind) (E
 	if e.HookEventName != "" {
 		k, ok := events[e.HookEventName]
 		if !ok {
-			return Event{}, errors.New("hook_event_name " + quoteShort(e.HookEventName) + " is not an event govkit answers")
+			return Event{}, errors.New("hook_event_name " + termtext.Quote(e.HookEventName, 60) + " is not an event govkit answers")
 		}
 		kind = k
 	}

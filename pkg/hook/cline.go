@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"github.com/govkit/govkit/pkg/termtext"
 	"strings"
 )
 
@@ -99,7 +100,7 @@ func (cline) Decode(raw []byte) (Event, error) {
 	case "TaskComplete":
 		ev.Kind = Stop
 	default:
-		return Event{}, errors.New("hookName " + quoteShort(e.HookName) + " is not a hook govkit answers")
+		return Event{}, errors.New("hookName " + termtext.Quote(e.HookName, 60) + " is not a hook govkit answers")
 	}
 	return ev, nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"github.com/govkit/govkit/pkg/termtext"
 	"strings"
 )
 
@@ -83,7 +84,7 @@ func (e copilotEvent) kind() (EventKind, error) {
 	if e.HookEventName != "" {
 		k, ok := copilotEvents[e.HookEventName]
 		if !ok {
-			return 0, errors.New("hook_event_name " + quoteShort(e.HookEventName) + " is not an event govkit answers")
+			return 0, errors.New("hook_event_name " + termtext.Quote(e.HookEventName, 60) + " is not an event govkit answers")
 		}
 		return k, nil
 	}

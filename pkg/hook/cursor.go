@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"github.com/govkit/govkit/pkg/termtext"
 	"strings"
 )
 
@@ -130,7 +131,7 @@ func (cursor) Decode(raw []byte) (Event, error) {
 	case "beforeSubmitPrompt":
 		return e.base(Prompt, Event{Prompt: e.Prompt})
 	}
-	return Event{}, errors.New("unsupported hook_event_name " + quoteShort(e.HookEventName))
+	return Event{}, errors.New("unsupported hook_event_name " + termtext.Quote(e.HookEventName, 60))
 }
 
 // base completes ev with what every Cursor event carries: the session (the
@@ -211,12 +212,4 @@ func cursorContext(ctx string) Answer {
 	return Answer{Stdout: encodeJSON(struct {
 		AdditionalContext string `json:"additional_context"`
 	}{ctx})}
-}
-
-func quoteShort(s string) string {
-	if len(s) > 60 {
-		s = s[:60] + "…"
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
 }

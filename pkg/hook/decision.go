@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/govkit/govkit/pkg/intent"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Permission is a hook's answer.
@@ -111,11 +112,7 @@ func findings(r intent.Result) string {
 		}
 		b.WriteString(string(x.Code) + ": " + x.Detail)
 	}
-	s := b.String()
-	if len(s) > 600 {
-		s = s[:600] + "…"
-	}
-	return s
+	return termtext.Truncate(b.String(), 600)
 }
 
 // DecideTool decides a non-shell tool by its kind (seed 000 P-34: an

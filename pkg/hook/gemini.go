@@ -3,6 +3,7 @@ package hook
 import (
 	"encoding/json"
 	"errors"
+	"github.com/govkit/govkit/pkg/termtext"
 	"path/filepath"
 )
 
@@ -65,7 +66,7 @@ func (gemini) Decode(raw []byte) (Event, error) {
 	if e.HookEventName != "" {
 		k, ok := geminiEvents[e.HookEventName]
 		if !ok {
-			return Event{}, errors.New("hook_event_name " + quoteShort(e.HookEventName) + " is not an event govkit answers")
+			return Event{}, errors.New("hook_event_name " + termtext.Quote(e.HookEventName, 60) + " is not an event govkit answers")
 		}
 		kind = k
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/govkit/govkit/pkg/session"
 	"github.com/govkit/govkit/pkg/session/resolved"
 	"github.com/govkit/govkit/pkg/session/response"
+	"github.com/govkit/govkit/pkg/termtext"
 	"github.com/govkit/govkit/pkg/toolgov"
 )
 
@@ -172,7 +173,7 @@ func (r *run) describe(ev hook.Event) (call, *hook.Decision) {
 	case roleFetch:
 		c.action = string(intent.ActionRead)
 		if u := stringIn(input, []string{"url", "query", "prompt"}); u != "" {
-			c.args["query"] = clip(u, 512)
+			c.args["query"] = termtext.Truncate(u, 512)
 		}
 	case roleWrite:
 		files := []string{stringIn(input, spec.paths)}
@@ -326,7 +327,7 @@ func (r *run) postTool(ctx context.Context, ev hook.Event) hook.Decision {
 			tr.Lines, tr.Chars = &lines, &chars
 		}
 	} else {
-		msg, _ := json.Marshal(clip(ev.ErrorText+content, 4096))
+		msg, _ := json.Marshal(termtext.Truncate(ev.ErrorText+content, 4096))
 		tr.Error = msg
 	}
 	var notes []string
@@ -374,9 +375,9 @@ func (r *run) postTool(ctx context.Context, ev hook.Event) hook.Decision {
 		rec.Call.Resource = govapi.Resource{Type: fileKind, Name: p.Path}
 	}
 	if ok {
-		rec.Result = clip(content, 500)
+		rec.Result = termtext.Truncate(content, 500)
 	} else {
-		rec.Error = clip(ev.ErrorText, 500)
+		rec.Error = termtext.Truncate(ev.ErrorText, 500)
 	}
 	d := hook.Decision{Permission: hook.Allow, Reason: "govkit gate: result recorded (receipt " + receiptID + ")"}
 	if err := r.recordErr(ctx, rec); err != nil {
@@ -509,16 +510,6 @@ func (r *run) recordErr(ctx context.Context, rec toolgov.Record) error {
 	return nil
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
-
 // rawOf is a call's text for auditd and its approval: the command or the
 // input itself when short, else its head and the digest of the whole, so
 // that an approval still releases exactly this call (approval.ActionHash)
@@ -528,7 +519,7 @@ func rawOf(s string) string {
 		return s
 	}
 	sum := sha256.Sum256([]byte(s))
-	return clip(s, 1024) + " (sha256 " + hex.EncodeToString(sum[:]) + ")"
+	return termtext.Truncate(s, 1024) + " (sha256 " + hex.EncodeToString(sum[:]) + ")"
 }
 
 // namedFiles are the words of a read-only command that name existing

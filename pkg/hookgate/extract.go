@@ -3,6 +3,7 @@ package hookgate
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,12 +30,12 @@ func toolText(raw json.RawMessage) string {
 	}
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
-		return clip(string(raw), maxToolText)
+		return termtext.Truncate(string(raw), maxToolText)
 	}
 	if t, ok := textOf(v); ok {
-		return clip(t, maxToolText)
+		return termtext.Truncate(t, maxToolText)
 	}
-	return clip(string(raw), maxToolText)
+	return termtext.Truncate(string(raw), maxToolText)
 }
 
 func textOf(v any) (string, bool) {
@@ -184,7 +185,7 @@ func LastAssistantText(path string) (string, error) {
 			continue
 		}
 		if t, ok := textOf(entry.Message.Content); ok && strings.TrimSpace(t) != "" {
-			return clip(t, maxFinalText), nil
+			return termtext.Truncate(t, maxFinalText), nil
 		}
 	}
 	return "", nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"net/http"
 	"net/url"
@@ -229,18 +230,8 @@ func errorMessage(data []byte) string {
 
 // bound keeps a message short and on one line, valid UTF-8.
 func bound(s string) string {
-	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
-	if len(s) <= maxErrorText {
-		return s
-	}
-	cut := maxErrorText
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return termtext.Truncate(strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " "), maxErrorText)
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // retryAfter reads a Retry-After header given in seconds; the HTTP-date
 // form would need a clock, and the caller's backoff covers it.

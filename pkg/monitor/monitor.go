@@ -23,6 +23,7 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 	"github.com/govkit/govkit/pkg/witness"
 )
 
@@ -462,7 +463,7 @@ func (m *Monitor) observe(ctx context.Context, ev audit.Event, live bool) {
 		if !live {
 			how = "replayed"
 		}
-		m.logf("event seq %d %s agent %q (%s)", ev.Seq, Printable(ev.EventType), Printable(ev.Agent), how)
+		m.logf("event seq %d %s agent %q (%s)", ev.Seq, termtext.Printable(ev.EventType), termtext.Printable(ev.Agent), how)
 	}
 	for _, a := range m.events.Observe(ev, live, m.lookup(ctx), m.now()) {
 		m.emit(a)
@@ -493,7 +494,7 @@ func (m *Monitor) lookup(ctx context.Context) detect.ApprovalLookup {
 		case client.IsNotFound(err), m.refused(err):
 			return approval.Request{}, nil, false
 		}
-		m.logf("cannot learn the status of approval %s from auditd (%s); counting it as not approved", Printable(ev.ApprovalID), client.Reason(err))
+		m.logf("cannot learn the status of approval %s from auditd (%s); counting it as not approved", termtext.Printable(ev.ApprovalID), client.Reason(err))
 		return approval.Request{}, nil, false
 	}
 }
@@ -686,7 +687,7 @@ func (m *Monitor) pinCheckpoint(cur checkpoint.Checkpoint, msg []byte) {
 	m.dirty = true
 	m.mu.Unlock()
 	if first {
-		m.logf("checkpoint pinned: %s at size %d", Printable(cur.Origin), cur.Size)
+		m.logf("checkpoint pinned: %s at size %d", termtext.Printable(cur.Origin), cur.Size)
 	}
 	m.flush()
 }

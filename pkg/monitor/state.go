@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/detect"
@@ -113,19 +112,4 @@ func ParseState(data []byte) (State, error) {
 func (st State) Marshal() []byte {
 	b, _ := json.MarshalIndent(st, "", "  ")
 	return append(b, '\n')
-}
-
-// Printable replaces control characters, which an agent name taken from an
-// event could use to rewrite a terminal (ESC sequences) or forge log
-// lines (newlines).
-func Printable(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return unicode.ReplacementChar
-		}
-		return r
-	}, s)
 }

@@ -3,9 +3,9 @@ package pgguard
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/getopt"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // invocation is what Plan keeps of a psql command line.
@@ -220,14 +220,4 @@ func psqlBool(v string) (on, ok bool) {
 }
 
 // clip shortens user text quoted in an error.
-func clip(s string) string {
-	const max = 40
-	if len(s) <= max {
-		return s
-	}
-	i := max
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
+func clip(s string) string { return termtext.Truncate(s, 40) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"regexp"
 	"sort"
@@ -390,13 +391,7 @@ func quoteNode(n *yaml.Node) string {
 
 // quote quotes a user value for a message, bounded so that an error never
 // echoes a whole untrusted input (DESIGN §3).
-func quote(s string) string {
-	const limit = 40
-	if utf8.RuneCountInString(s) > limit {
-		s = string([]rune(s)[:limit]) + "…"
-	}
-	return strconv.Quote(s)
-}
+func quote(s string) string { return termtext.Quote(s, 40) }
 
 func join(field, key string) string {
 	if field == "" {

@@ -2,6 +2,7 @@
 package redact
 
 import (
+	"github.com/govkit/govkit/pkg/termtext"
 	"regexp"
 	"slices"
 	"strings"
@@ -107,14 +108,19 @@ type PatternError struct {
 }
 
 func (e *PatternError) Error() string {
-	p := e.Pattern
-	if len(p) > 100 {
-		p = p[:100] + "…"
-	}
-	return "redaction pattern " + quote(p) + ": " + e.Msg
+	return "redaction pattern " + shownPattern(e.Pattern) + ": " + e.Msg
 }
 
-func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+// shownPattern quotes a pattern escaping only its quotes, so that a regular
+// expression's backslashes read as written; a pattern holding characters a
+// terminal would act on is Go-quoted instead (it once passed through as it
+// was).
+func shownPattern(p string) string {
+	if termtext.OneLine(p) != p {
+		return termtext.Quote(p, 100)
+	}
+	return `"` + strings.ReplaceAll(termtext.Truncate(p, 100), `"`, `\"`) + `"`
+}
 
 // Redact returns s with every secret replaced by "[REDACTED:kind]", and the
 // kinds it replaced, sorted and without repeats (nil when s holds none; s

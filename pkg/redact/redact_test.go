@@ -233,3 +233,19 @@ func BenchmarkRedactAdversarial(b *testing.B) {
 		})
 	}
 }
+
+// A refused pattern is echoed readable (backslashes as written), but never
+// with a character a terminal would act on, and never whole.
+func TestPatternErrorShown(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`a=\d+(`, `redaction pattern "a=\d+(": `},
+		{`a="(`, `redaction pattern "a=\"(": `},
+		{"a=\x1b[2J(", `redaction pattern "a=\x1b[2J(": `},
+		{"a=(" + strings.Repeat("x", 200), `redaction pattern "a=(` + strings.Repeat("x", 97) + `…": `},
+	} {
+		_, err := ParsePattern(c.in)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("ParsePattern(%q) error = %v, want one starting %s", c.in, err, c.want)
+		}
+	}
+}

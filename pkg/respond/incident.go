@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Incident is the incident for alert a about ev (seed 003: secbot
@@ -37,7 +37,7 @@ func Incident(a detect.Alert, ev audit.Event) govapi.IncidentInput {
 		Agent:      incidentName(ev.Agent),
 		SessionID:  incidentName(ev.SessionID),
 		TraceID:    incidentName(ev.TraceID),
-		Message:    Clean(a.Message, maxMessage),
+		Message:    termtext.Clean(a.Message, maxMessage),
 	}
 	if in.Agent != ev.Agent {
 		details["agent"], _ = json.Marshal(cutBytes(ev.Agent, detect.MaxExcerpt))
@@ -63,7 +63,7 @@ func incidentName(s string) string {
 	if s == "" {
 		return ""
 	}
-	s = Clean(s, maxName-len("…"))
+	s = termtext.Clean(s, maxName-len("…"))
 	if strings.TrimSpace(s) == "" {
 		return "(blank)"
 	}
@@ -99,19 +99,4 @@ func validEventID(id string) bool {
 func IncidentID(pattern string, ev audit.Event) string {
 	sum := sha256.Sum256([]byte(pattern + "\x00" + ev.EventID + "\x00" + strconv.FormatInt(ev.Seq, 10)))
 	return "secbot-" + pattern + "-" + hex.EncodeToString(sum[:16])
-}
-
-// Clean makes an untrusted string safe for one log or text line: control
-// characters become spaces, and it is cut to n bytes.
-func Clean(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(s, " "))
-	if len(s) > n {
-		s = strings.ToValidUTF8(s[:n], "") + "…"
-	}
-	return s
 }

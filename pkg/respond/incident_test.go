@@ -27,22 +27,4 @@ func TestIncidentID(t *testing.T) {
 	}
 }
 
-func TestClean(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"plain", 10, "plain"},
-		{"a\nb\x1bc\x00", 10, "a b c "},
-		{"bad \xff x", 20, "bad   x"},
-		{"ééééé", 5, "éé…"}, // never half a character
-	}
-	for _, tt := range tests {
-		if got := Clean(tt.in, tt.n); got != tt.want {
-			t.Errorf("Clean(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
-	}
-}
-
 func eventWithID(id string, seq int64) audit.Event { return audit.Event{EventID: id, Seq: seq} }

@@ -19,6 +19,7 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Source is the source of every incident secbot creates.
@@ -377,7 +378,7 @@ func (r *Responder) grant(ctx context.Context, ev audit.Event) detect.Grant {
 	case client.IsNotFound(err):
 		return detect.Grant{}
 	case err != nil:
-		r.logf("warning: cannot read approval %s from %s (%s); treating it as unknown", Clean(ev.ApprovalID, 128), r.cfg.Gateway, r.apiProblem(err))
+		r.logf("warning: cannot read approval %s from %s (%s); treating it as unknown", termtext.Clean(ev.ApprovalID, 128), r.cfg.Gateway, r.apiProblem(err))
 		return detect.Grant{}
 	}
 	// secbot did not see the events before its cursor (a restart, or an
@@ -386,7 +387,7 @@ func (r *Responder) grant(ctx context.Context, ev audit.Event) detect.Grant {
 	// approval", issue 13).
 	earlier, err := r.c.Citations(cctx, ev.ApprovalID, ev.Seq)
 	if err != nil {
-		r.logf("warning: cannot read the events citing approval %s from %s (%s); treating it as unknown", Clean(ev.ApprovalID, 128), r.cfg.Gateway, r.apiProblem(err))
+		r.logf("warning: cannot read the events citing approval %s from %s (%s); treating it as unknown", termtext.Clean(ev.ApprovalID, 128), r.cfg.Gateway, r.apiProblem(err))
 		return detect.Grant{}
 	}
 	// Later changes come on the stream, and Observe replaces this.
@@ -449,7 +450,7 @@ func (r *Responder) create(ctx context.Context, in govapi.IncidentInput) (govapi
 func (r *Responder) apiProblem(err error) string {
 	var ae *client.Error
 	if errors.As(err, &ae) {
-		msg := Clean(ae.Message, 200)
+		msg := termtext.Clean(ae.Message, 200)
 		switch ae.StatusCode {
 		case http.StatusUnauthorized:
 			return "auditd refused the credentials (" + msg + "): check --token (or GOVKIT_TOKEN)"
@@ -474,7 +475,7 @@ func streamProblem(err error, socket string) string {
 	var se *client.StreamError
 	switch {
 	case errors.As(err, &se):
-		return fmt.Sprintf("the stream ended after seq %d (%s)", se.LastSeq, Clean(se.Message, 200))
+		return fmt.Sprintf("the stream ended after seq %d (%s)", se.LastSeq, termtext.Clean(se.Message, 200))
 	case isDecodeError(err):
 		return err.Error()
 	}

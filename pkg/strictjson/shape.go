@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"github.com/govkit/govkit/pkg/termtext"
 	"math"
 	"reflect"
 	"strconv"
@@ -263,14 +264,14 @@ func walk(raw []byte, t reflect.Type, path string) *Error {
 			return wrong()
 		}
 		if !fitsInteger(string(raw), t) {
-			return &Error{Kind: Type, Path: path, Msg: fmt.Sprintf("%s must be %s%s, not %s", subject(path), Describe(t), intRange(t), truncate(string(raw), 40))}
+			return &Error{Kind: Type, Path: path, Msg: fmt.Sprintf("%s must be %s%s, not %s", subject(path), Describe(t), intRange(t), termtext.Truncate(string(raw), 40))}
 		}
 	case reflect.Float32, reflect.Float64:
 		if got != "a number" {
 			return wrong()
 		}
 		if _, err := strconv.ParseFloat(string(raw), t.Bits()); err != nil {
-			return &Error{Kind: Type, Path: path, Msg: fmt.Sprintf("%s is out of range: %s", subject(path), truncate(string(raw), 40))}
+			return &Error{Kind: Type, Path: path, Msg: fmt.Sprintf("%s is out of range: %s", subject(path), termtext.Truncate(string(raw), 40))}
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"net/http"
 	"reflect"
@@ -142,7 +143,7 @@ func Explain(err error, data []byte, t reflect.Type) error {
 		// never the Go type it was meant for.
 		return &Error{Kind: Type, Msg: fmt.Sprintf("a %s is not what the member at byte %d takes", jsonValueName(te.Value), te.Offset)}
 	case errors.As(err, &pe):
-		return &Error{Kind: Invalid, Msg: fmt.Sprintf("%q is not an RFC 3339 time such as 2006-01-02T15:04:05Z", truncate(pe.Value, 40))}
+		return &Error{Kind: Invalid, Msg: fmt.Sprintf("%q is not an RFC 3339 time such as 2006-01-02T15:04:05Z", termtext.Truncate(pe.Value, 40))}
 	}
 	// A type's own decoder refused a value; its message is ours
 	// (govkit's types) but may carry encoding/json's prefix.
@@ -172,11 +173,4 @@ func jsonValueName(v string) string {
 		return "number"
 	}
 	return v
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

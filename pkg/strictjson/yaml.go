@@ -3,6 +3,7 @@ package strictjson
 import (
 	"errors"
 	"fmt"
+	"github.com/govkit/govkit/pkg/termtext"
 	"reflect"
 	"regexp"
 	"strings"
@@ -66,9 +67,9 @@ func yamlMessage(e string, types map[string]reflect.Type) string {
 func yamlKind(tag, value string) string {
 	switch tag {
 	case "str":
-		return fmt.Sprintf("a string (%q)", truncate(value, 40))
+		return fmt.Sprintf("a string (%q)", termtext.Truncate(value, 40))
 	case "int", "float":
-		return "a number (" + truncate(value, 40) + ")"
+		return "a number (" + termtext.Truncate(value, 40) + ")"
 	case "bool":
 		return "a boolean (" + value + ")"
 	case "seq":

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"slices"
 	"strings"
@@ -215,10 +216,4 @@ func newToken(random io.Reader) (string, [sha256.Size]byte, error) {
 // quote quotes s for a message, cut to 40 bytes: names and keys come from a
 // file someone else may have written (DESIGN §3: never echo whole untrusted
 // inputs).
-func quote(s string) string {
-	const limit = 40
-	if len(s) > limit {
-		return fmt.Sprintf("%q…", s[:limit])
-	}
-	return fmt.Sprintf("%q", s)
-}
+func quote(s string) string { return termtext.Quote(s, 40) }

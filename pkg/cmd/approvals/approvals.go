@@ -20,6 +20,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Exit codes of request --wait (DESIGN §7); every other subcommand exits 0
@@ -324,7 +325,7 @@ func (o *Options) apiError(err error, id string) error {
 func (o *Options) outage(err error) string {
 	var ae *client.Error
 	if errors.As(err, &ae) {
-		return fmt.Sprintf("auditd at %s is unavailable (%d: %s)", o.URL, ae.StatusCode, cli.OneLine(cli.Truncate(ae.Message, 200)))
+		return fmt.Sprintf("auditd at %s is unavailable (%d: %s)", o.URL, ae.StatusCode, termtext.OneLine(termtext.Truncate(ae.Message, 200)))
 	}
 	return fmt.Sprintf("cannot reach auditd at %s (%s)", o.URL, client.NetReason(err))
 }

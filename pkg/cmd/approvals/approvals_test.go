@@ -242,7 +242,7 @@ func TestRelativeTimes(t *testing.T) {
 }
 
 // Text from requests is shown so that it cannot drive the terminal
-// (cli.OneLine, line by line).
+// (termtext.OneLine, line by line).
 func TestUntrustedText(t *testing.T) {
 	if got := lines("SELECT 1;\n\tDELETE\x07"); len(got) != 2 || got[0] != "SELECT 1;" || got[1] != `"    DELETE\a"` {
 		t.Errorf("lines: %q", got)

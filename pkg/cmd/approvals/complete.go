@@ -11,6 +11,7 @@ import (
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // completeTimeout bounds the question a completion asks auditd: a shell
@@ -58,9 +59,9 @@ func (o *Options) completeID(c *cobra.Command, args []string, toComplete string)
 	for _, r := range pending {
 		// Both come from auditd: an ID a shell would split, or a
 		// description with control characters, is not offered as is.
-		if strings.HasPrefix(r.ID, toComplete) && r.ID != "" && cli.OneLine(r.ID) == r.ID && !strings.ContainsAny(r.ID, " \t") {
+		if strings.HasPrefix(r.ID, toComplete) && r.ID != "" && termtext.OneLine(r.ID) == r.ID && !strings.ContainsAny(r.ID, " \t") {
 			desc := fmt.Sprintf("%s %s:%s, requested by %s", r.Action, r.Resource.Type, r.Resource.Name, r.RequestedBy)
-			out = append(out, cobra.CompletionWithDesc(r.ID, cli.Truncate(cli.OneLine(desc), 120)))
+			out = append(out, cobra.CompletionWithDesc(r.ID, termtext.Truncate(termtext.OneLine(desc), 120)))
 		}
 	}
 	return out, none

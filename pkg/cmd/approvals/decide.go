@@ -8,6 +8,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // The two decisions, as subcommand names.
@@ -87,7 +88,7 @@ func decideRun(o *DecideOptions) error {
 		return o.apiError(err, o.ID)
 	}
 	if o.format() == cli.FormatJSON {
-		return writeJSON(o.IO.Out, r)
+		return cli.WriteJSON(o.IO.Out, r)
 	}
 	if _, err := fmt.Fprintln(o.IO.Out, decisionLine(r, o.Verb)); err != nil {
 		return cli.Failf("writing the output: %v", err)
@@ -97,7 +98,7 @@ func decideRun(o *DecideOptions) error {
 
 // decisionLine says where a request stands after the caller's vote.
 func decisionLine(r approval.Request, verb string) string {
-	id := cli.OneLine(r.ID)
+	id := termtext.OneLine(r.ID)
 	n := r.Approvals()
 	switch {
 	case r.Status == approval.Approved:

@@ -1,7 +1,6 @@
 package approvals
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,18 +9,8 @@ import (
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/table"
+	"github.com/govkit/govkit/pkg/termtext"
 )
-
-// writeJSON writes r as one line: the request object as auditd sent it
-// (with schema_version and id). Commands stay readable (& < > unescaped).
-func writeJSON(w io.Writer, r approval.Request) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return cli.Failf("writing the output: %v", err)
-	}
-	return nil
-}
 
 // writeTable writes requests as an aligned table without borders, one
 // request per line, with relative times from now.
@@ -29,7 +18,7 @@ func writeTable(w io.Writer, reqs []approval.Request, now time.Time) error {
 	rows := make([][]string, len(reqs))
 	for i, r := range reqs {
 		rows[i] = []string{
-			cli.OneLine(r.ID), string(r.Status), resource(r), cli.OneLine(r.Action), cli.OneLine(r.RequestedBy),
+			termtext.OneLine(r.ID), string(r.Status), resource(r), termtext.OneLine(r.Action), termtext.OneLine(r.RequestedBy),
 			ago(r.CreatedAt, now), expires(r, now), fmt.Sprintf("%d/%d", r.Approvals(), r.Quorum),
 		}
 	}
@@ -45,7 +34,7 @@ func writeTable(w io.Writer, reqs []approval.Request, now time.Time) error {
 
 // resource is TYPE:NAME.
 func resource(r approval.Request) string {
-	return cli.OneLine(r.Resource.Type + ":" + r.Resource.Name)
+	return termtext.OneLine(r.Resource.Type + ":" + r.Resource.Name)
 }
 
 // expires says when a pending request expires or when an expired one did;
@@ -76,14 +65,14 @@ func lines(s string) []string {
 	var out []string
 	for l := range strings.Lines(s) {
 		l = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
-		out = append(out, cli.OneLine(strings.ReplaceAll(l, "\t", "    ")))
+		out = append(out, termtext.OneLine(strings.ReplaceAll(l, "\t", "    ")))
 	}
 	return out
 }
 
 // summary is a request's action in a few words: "write database:prod-db".
 func summary(r approval.Request) string {
-	return cli.OneLine(r.Action) + " " + resource(r)
+	return termtext.OneLine(r.Action) + " " + resource(r)
 }
 
 // approvers names who approved, in vote order: "bob, carol".
@@ -91,7 +80,7 @@ func approvers(r approval.Request) string {
 	var names []string
 	for _, v := range r.Votes {
 		if v.Decision == approval.Approve {
-			names = append(names, cli.OneLine(v.By))
+			names = append(names, termtext.OneLine(v.By))
 		}
 	}
 	return strings.Join(names, ", ")
@@ -115,21 +104,21 @@ func outcome(r approval.Request) string {
 		return "approved by " + approvers(r)
 	case approval.Denied:
 		v, _ := denial(r)
-		return "denied by " + cli.OneLine(v.By) + ": " + flatten(v.Reason)
+		return "denied by " + termtext.OneLine(v.By) + ": " + flatten(v.Reason)
 	case approval.Expired:
 		if n := r.Approvals(); n > 0 {
 			return fmt.Sprintf("expired with %d of %d approvals", n, r.Quorum)
 		}
 		return "expired"
 	case approval.Cancelled:
-		return "cancelled by " + cli.OneLine(r.CancelledBy)
+		return "cancelled by " + termtext.OneLine(r.CancelledBy)
 	case approval.Consumed:
-		return "approved by " + approvers(r) + ", consumed by " + cli.OneLine(r.ConsumedBy)
+		return "approved by " + approvers(r) + ", consumed by " + termtext.OneLine(r.ConsumedBy)
 	}
 	return string(r.Status)
 }
 
 // flatten puts multi-line text on one line.
 func flatten(s string) string {
-	return cli.OneLine(strings.Join(strings.Fields(s), " "))
+	return termtext.OneLine(strings.Join(strings.Fields(s), " "))
 }

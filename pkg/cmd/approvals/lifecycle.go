@@ -12,6 +12,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // exitRefused is consume's exit status when auditd refuses the consumption
@@ -79,7 +80,7 @@ func waitRun(o *StepOptions) error {
 	}
 	if r.Status == approval.Pending {
 		fmt.Fprintf(o.IO.ErrOut, "waiting for approval %s (expires in %s); approve with: %s\n",
-			cli.OneLine(r.ID), cli.Approx(r.ExpiresAt.Sub(o.now())), o.command("approve "+r.ID))
+			termtext.OneLine(r.ID), cli.Approx(r.ExpiresAt.Sub(o.now())), o.command("approve "+r.ID))
 	}
 	r, waitErr := o.follow(ctx, c, r, o.Timeout, "--timeout")
 	return o.waitOutcome(r, waitErr)
@@ -177,9 +178,9 @@ func stepRun(o *StepOptions, refusedExit int, step func(context.Context, *client
 		return o.apiError(err, o.ID)
 	}
 	if o.format() == cli.FormatJSON {
-		return writeJSON(o.IO.Out, r)
+		return cli.WriteJSON(o.IO.Out, r)
 	}
-	if _, err := fmt.Fprintf(o.IO.Out, "approval %s is %s\n", cli.OneLine(r.ID), outcome(r)); err != nil {
+	if _, err := fmt.Fprintf(o.IO.Out, "approval %s is %s\n", termtext.OneLine(r.ID), outcome(r)); err != nil {
 		return cli.Failf("writing the output: %v", err)
 	}
 	return nil

@@ -94,7 +94,7 @@ func listRun(o *ListOptions) error {
 
 	if o.format() == cli.FormatJSON {
 		for _, r := range reqs {
-			if err := writeJSON(o.IO.Out, r); err != nil {
+			if err := cli.WriteJSON(o.IO.Out, r); err != nil {
 				return err
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // holdMargin separates a long-poll's end from the expiry or the deadline it
@@ -108,7 +109,7 @@ func (o *RequestOptions) validate() error {
 	case o.Resource == "":
 		return cli.Failf("--resource is required").WithHint("pass --resource TYPE:NAME, e.g. --resource database:prod-db")
 	case !ok || strings.TrimSpace(typ) == "" || strings.TrimSpace(name) == "":
-		return cli.Failf("--resource %s is not TYPE:NAME", cli.OneLine(cli.Truncate(o.Resource, 100))).
+		return cli.Failf("--resource %s is not TYPE:NAME", termtext.OneLine(termtext.Truncate(o.Resource, 100))).
 			WithHint("pass --resource TYPE:NAME, e.g. --resource database:prod-db")
 	}
 	o.resType, o.resName = typ, name
@@ -117,7 +118,7 @@ func (o *RequestOptions) validate() error {
 	case o.Action == "":
 		return cli.Failf("--action is required").WithHint("pass --action " + actions)
 	case !approval.ValidAction(strings.ToLower(o.Action)):
-		return cli.Failf("--action %s is not one of %s", cli.OneLine(cli.Truncate(o.Action, 40)), actions).
+		return cli.Failf("--action %s is not one of %s", termtext.OneLine(termtext.Truncate(o.Action, 40)), actions).
 			WithHint("pass --action " + actions)
 	}
 	// Any case, as the policy engine matches actions (issue 20: --action
@@ -157,7 +158,7 @@ func requestRun(o *RequestOptions) error {
 	var ae *client.Error
 	if errors.As(err, &ae) && ae.Code == govapi.CodeApprovalNotRequired {
 		// Nothing to approve: the policy allows the action as it is.
-		fmt.Fprintf(o.IO.ErrOut, "approvals: %s\n", cli.OneLine(ae.Message))
+		fmt.Fprintf(o.IO.ErrOut, "approvals: %s\n", termtext.OneLine(ae.Message))
 		return nil
 	}
 	if errors.As(err, &ae) && ae.Code == govapi.CodePolicyDenied {
@@ -170,10 +171,10 @@ func requestRun(o *RequestOptions) error {
 	jsonOut := o.format() == cli.FormatJSON
 	if o.Wait == 0 {
 		if jsonOut {
-			return writeJSON(o.IO.Out, r)
+			return cli.WriteJSON(o.IO.Out, r)
 		}
 		_, err := fmt.Fprintf(o.IO.Out, "requested approval %s to %s (quorum %d, expires in %s)\napprove with: %s\ndeny with:    %s\n",
-			cli.OneLine(r.ID), summary(r), r.Quorum, cli.Approx(r.ExpiresAt.Sub(o.now())),
+			termtext.OneLine(r.ID), summary(r), r.Quorum, cli.Approx(r.ExpiresAt.Sub(o.now())),
 			o.command("approve "+r.ID), o.command("deny "+r.ID+" --reason TEXT"))
 		if err != nil {
 			return cli.Failf("writing the output: %v", err)
@@ -182,7 +183,7 @@ func requestRun(o *RequestOptions) error {
 	}
 
 	fmt.Fprintf(o.IO.ErrOut, "waiting for approval %s (expires in %s); approve with: %s\n",
-		cli.OneLine(r.ID), cli.Approx(r.ExpiresAt.Sub(o.now())), o.command("approve "+r.ID))
+		termtext.OneLine(r.ID), cli.Approx(r.ExpiresAt.Sub(o.now())), o.command("approve "+r.ID))
 	r, waitErr := o.Options.follow(ctx, c, r, o.Wait, "--wait")
 	return o.Options.waitOutcome(r, waitErr)
 }
@@ -196,7 +197,7 @@ func (o *Options) waitOutcome(r approval.Request, waitErr error) error {
 		return waitErr // an error, not an outcome: nothing on stdout
 	}
 	if o.format() == cli.FormatJSON {
-		if err := writeJSON(o.IO.Out, r); err != nil {
+		if err := cli.WriteJSON(o.IO.Out, r); err != nil {
 			return err
 		}
 	} else if r.Status != approval.Pending {
@@ -236,7 +237,7 @@ func (o *Options) follow(ctx context.Context, c *client.Client, r approval.Reque
 		switch {
 		case err == nil:
 			if outage {
-				fmt.Fprintf(o.IO.ErrOut, "approvals: auditd answers again; still waiting for approval %s\n", cli.OneLine(r.ID))
+				fmt.Fprintf(o.IO.ErrOut, "approvals: auditd answers again; still waiting for approval %s\n", termtext.OneLine(r.ID))
 				outage = false
 			}
 			r = got
@@ -269,7 +270,7 @@ func (o *Options) follow(ctx context.Context, c *client.Client, r approval.Reque
 	}
 	hint := fmt.Sprintf("%s; an approver can still run '%s'", left, o.command("approve "+r.ID))
 	if ctx.Err() != nil {
-		return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("interrupted while waiting for approval %s", cli.OneLine(r.ID)), Hint: hint}
+		return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("interrupted while waiting for approval %s", termtext.OneLine(r.ID)), Hint: hint}
 	}
-	return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("no decision on approval %s within %s %s", cli.OneLine(r.ID), flag, wait), Hint: hint}
+	return r, &cli.ExitError{Code: exitNoGrant, Err: fmt.Errorf("no decision on approval %s within %s %s", termtext.OneLine(r.ID), flag, wait), Hint: hint}
 }

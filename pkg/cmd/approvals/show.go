@@ -11,6 +11,7 @@ import (
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/cli"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // ShowOptions are the arguments of show.
@@ -73,7 +74,7 @@ func showRun(o *ShowOptions) error {
 		return o.apiError(err, o.ID)
 	}
 	if o.format() == cli.FormatJSON {
-		return writeJSON(o.IO.Out, r)
+		return cli.WriteJSON(o.IO.Out, r)
 	}
 	var b strings.Builder
 	writeDetails(&b, o.Options, r)
@@ -98,7 +99,7 @@ func writeDetails(w io.Writer, o *Options, r approval.Request) {
 	}
 	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-	field("ID", cli.OneLine(r.ID))
+	field("ID", termtext.OneLine(r.ID))
 	status := string(r.Status)
 	switch {
 	case r.Status == approval.Pending && now.Before(r.ExpiresAt):
@@ -112,19 +113,19 @@ func writeDetails(w io.Writer, o *Options, r approval.Request) {
 		status += fmt.Sprintf(" — %s (%s)", ago(*r.DecidedAt, now), stamp(*r.DecidedAt))
 	}
 	field("Status", status)
-	field("Requested by", fmt.Sprintf("%s, %s (%s)", cli.OneLine(r.RequestedBy), ago(r.CreatedAt, now), stamp(r.CreatedAt)))
+	field("Requested by", fmt.Sprintf("%s, %s (%s)", termtext.OneLine(r.RequestedBy), ago(r.CreatedAt, now), stamp(r.CreatedAt)))
 	res := resource(r)
 	if len(r.Resource.Tags) > 0 {
 		tags := make([]string, len(r.Resource.Tags))
 		for i, t := range r.Resource.Tags {
-			tags[i] = cli.OneLine(t)
+			tags[i] = termtext.OneLine(t)
 		}
 		res += " (tags: " + strings.Join(tags, ", ") + ")"
 	}
 	field("Resource", res)
-	field("Action", cli.OneLine(r.Action))
+	field("Action", termtext.OneLine(r.Action))
 	if r.Tool != "" {
-		field("Tool", cli.OneLine(r.Tool))
+		field("Tool", termtext.OneLine(r.Tool))
 	}
 	if r.RawCommand != "" {
 		field("Command", lines(r.RawCommand)...)
@@ -138,7 +139,7 @@ func writeDetails(w io.Writer, o *Options, r approval.Request) {
 	} else {
 		var votes []string
 		for _, v := range r.Votes {
-			line := fmt.Sprintf("%s %s, %s (%s)", cli.OneLine(v.By), voteWord(v.Decision), ago(v.At, now), stamp(v.At))
+			line := fmt.Sprintf("%s %s, %s (%s)", termtext.OneLine(v.By), voteWord(v.Decision), ago(v.At, now), stamp(v.At))
 			if v.Reason != "" {
 				line += ": " + flatten(v.Reason)
 			}
@@ -146,7 +147,7 @@ func writeDetails(w io.Writer, o *Options, r approval.Request) {
 		}
 		field("Votes", votes...)
 	}
-	field("Action hash", cli.OneLine(r.ActionHash))
+	field("Action hash", termtext.OneLine(r.ActionHash))
 	if p := policyLines(r.PolicyDecision); len(p) > 0 {
 		field("Policy", p...)
 	}
@@ -164,7 +165,7 @@ func voteWord(d approval.Decision) string {
 	case approval.Deny:
 		return "denied"
 	}
-	return cli.OneLine(string(d))
+	return termtext.OneLine(string(d))
 }
 
 // policyLines describes the policy decision that required the approval:
@@ -188,7 +189,7 @@ func policyLines(raw json.RawMessage) []string {
 		Explanation string    `json:"explanation"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return []string{"(not readable: " + cli.OneLine(err.Error()) + ")"}
+		return []string{"(not readable: " + termtext.OneLine(err.Error()) + ")"}
 	}
 	d := p.decision
 	if p.Decision != nil {
@@ -196,15 +197,15 @@ func policyLines(raw json.RawMessage) []string {
 	}
 	var out []string
 	if d.Effect != "" {
-		line := cli.OneLine(d.Effect)
+		line := termtext.OneLine(d.Effect)
 		if d.DryRun && d.EnforcedEffect != "" && d.EnforcedEffect != d.Effect {
 			// An enforcement: audit policy's outcome is only recorded:
 			// say what is enforced first, as the explanation's headline
 			// does (issue 20).
-			line = cli.OneLine(d.EnforcedEffect) + " (enforced); audit-only: " + line
+			line = termtext.OneLine(d.EnforcedEffect) + " (enforced); audit-only: " + line
 		}
 		if d.PolicyName != "" {
-			line += " by policy " + cli.OneLine(d.PolicyName)
+			line += " by policy " + termtext.OneLine(d.PolicyName)
 			if d.RuleIndex != nil {
 				line += fmt.Sprintf(", rule %d", *d.RuleIndex)
 			}
@@ -219,7 +220,7 @@ func policyLines(raw json.RawMessage) []string {
 	}
 	if len(out) == 0 {
 		// Something we do not know how to read: show it compact, bounded.
-		out = append(out, flatten(cli.Truncate(string(raw), 300)))
+		out = append(out, flatten(termtext.Truncate(string(raw), 300)))
 	}
 	return out
 }

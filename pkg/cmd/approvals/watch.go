@@ -12,6 +12,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // WatchOptions are the flags of watch.
@@ -167,7 +168,7 @@ func (w *watcher) print(r approval.Request, initial bool) error {
 	}
 	w.seen[r.ID] = state
 	if w.jsonOut {
-		return writeJSON(w.o.IO.Out, r)
+		return cli.WriteJSON(w.o.IO.Out, r)
 	}
 	if _, err := fmt.Fprintln(w.o.IO.Out, changeLine(r, initial, w.o.now())); err != nil {
 		return cli.Failf("writing the output: %v", err)
@@ -195,28 +196,28 @@ func changeLine(r approval.Request, initial bool, now time.Time) string {
 		at = *r.DecidedAt
 	}
 	stamp := at.In(now.Location()).Format(time.TimeOnly)
-	id, what := cli.OneLine(r.ID), summary(r)
+	id, what := termtext.OneLine(r.ID), summary(r)
 	n := r.Approvals()
 	switch {
 	case r.Status == approval.Pending && initial:
 		return fmt.Sprintf("%s pending %s %s by %s (%d of %d approvals, %s)",
-			r.CreatedAt.In(now.Location()).Format(time.TimeOnly), id, what, cli.OneLine(r.RequestedBy), n, r.Quorum, expiresIn(r, now))
+			r.CreatedAt.In(now.Location()).Format(time.TimeOnly), id, what, termtext.OneLine(r.RequestedBy), n, r.Quorum, expiresIn(r, now))
 	case r.Status == approval.Pending && approval.ChangeType(&r) == audit.TypeApprovalVoted:
 		v := r.Votes[len(r.Votes)-1]
 		return fmt.Sprintf("%s voted %s %s: %s %s (%d of %d; waiting for %d more)",
-			stamp, id, what, cli.OneLine(v.By), voteWord(v.Decision), n, r.Quorum, r.Quorum-n)
+			stamp, id, what, termtext.OneLine(v.By), voteWord(v.Decision), n, r.Quorum, r.Quorum-n)
 	case r.Status == approval.Pending:
 		return fmt.Sprintf("%s requested %s %s by %s (quorum %d, %s)",
-			stamp, id, what, cli.OneLine(r.RequestedBy), r.Quorum, expiresIn(r, now))
+			stamp, id, what, termtext.OneLine(r.RequestedBy), r.Quorum, expiresIn(r, now))
 	case r.Status == approval.Approved:
 		return fmt.Sprintf("%s approved %s %s by %s (%d of %d)", stamp, id, what, approvers(r), n, r.Quorum)
 	case r.Status == approval.Denied:
 		v, _ := denial(r)
-		return fmt.Sprintf("%s denied %s %s by %s: %s", stamp, id, what, cli.OneLine(v.By), flatten(v.Reason))
+		return fmt.Sprintf("%s denied %s %s by %s: %s", stamp, id, what, termtext.OneLine(v.By), flatten(v.Reason))
 	case r.Status == approval.Expired:
 		return fmt.Sprintf("%s expired %s %s (%d of %s)", stamp, id, what, n, cli.Plural(r.Quorum, "approval", "approvals"))
 	}
-	return fmt.Sprintf("%s %s %s %s", stamp, cli.OneLine(string(r.Status)), id, what)
+	return fmt.Sprintf("%s %s %s %s", stamp, termtext.OneLine(string(r.Status)), id, what)
 }
 
 // expiresIn is "expires in 5m", or "expired" for a request whose time has

@@ -2,7 +2,6 @@ package auditd
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -239,15 +238,14 @@ func tokenListRun(o *TokenListOptions) error {
 	}
 	ids := f.Identities()
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		enc := json.NewEncoder(o.IO.Out)
 		for _, id := range ids {
-			if err := enc.Encode(struct {
+			if err := cli.WriteJSON(o.IO.Out, struct {
 				SchemaVersion int              `json:"schema_version"`
 				Name          string           `json:"name"`
 				Roles         []token.Role     `json:"roles"`
 				Principal     *token.Principal `json:"principal,omitempty"`
 			}{1, id.Name, id.Roles, id.Principal}); err != nil {
-				return cli.Fail(err, "")
+				return err
 			}
 		}
 		return nil

@@ -1,15 +1,16 @@
 package auditor
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/detect"
-	"github.com/govkit/govkit/pkg/monitor"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // printer writes alerts to standard output, one line each: the alert's JSON
@@ -27,11 +28,11 @@ type printer struct {
 func (p *printer) print(a detect.Alert) error {
 	var line []byte
 	if p.json {
-		b, err := json.Marshal(a)
-		if err != nil {
+		var b bytes.Buffer
+		if err := cli.WriteJSON(&b, a); err != nil {
 			return err
 		}
-		line = append(b, '\n')
+		line = b.Bytes()
 	} else {
 		line = []byte(textLine(a, p.loc) + "\n")
 	}
@@ -46,15 +47,11 @@ func textLine(a detect.Alert, loc *time.Location) string {
 	b.WriteString(a.Timestamp.In(loc).Format(time.DateTime))
 	b.WriteString(" " + strings.ToUpper(a.Severity) + " " + a.Type)
 	if a.Agent != "" {
-		b.WriteString(" agent " + printable(a.Agent))
+		b.WriteString(" agent " + termtext.Printable(a.Agent))
 	}
 	if a.Seq != 0 {
 		fmt.Fprintf(&b, " seq %d", a.Seq)
 	}
-	b.WriteString(": " + printable(a.Message))
+	b.WriteString(": " + termtext.Printable(a.Message))
 	return b.String()
 }
-
-// printable is monitor.Printable: one way to make event text safe for a
-// terminal.
-func printable(s string) string { return monitor.Printable(s) }

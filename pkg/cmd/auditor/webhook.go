@@ -9,6 +9,7 @@ import (
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/detect"
 	"github.com/govkit/govkit/pkg/notify"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Delivery limits of the incident webhook (seed 003 "Webhook Alerts").
@@ -71,7 +72,7 @@ func alertNotice(a detect.Alert) *notify.Notice {
 	if a.Seq != 0 {
 		subject += fmt.Sprintf(" of seq %d", a.Seq)
 	}
-	return &notify.Notice{Subject: printable(subject), Payload: a, Text: slackText(a)}
+	return &notify.Notice{Subject: termtext.Printable(subject), Payload: a, Text: slackText(a)}
 }
 
 // slackText is the Slack message's text: mrkdwn whose client-supplied

@@ -6,11 +6,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/intent"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // printer writes results as JSON Lines or as text blocks:
@@ -97,17 +96,9 @@ func writeError(err error) error {
 // shown returns s as text output shows it: trimmed to maxShown bytes, and
 // Go-quoted when it holds a character that does not print as itself.
 func shown(s string) string {
-	suffix := ""
-	if len(s) > maxShown {
-		cut := maxShown
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		suffix = fmt.Sprintf("… (%d bytes)", len(s))
-		s = s[:cut]
+	t, suffix := termtext.Cut(s, maxShown), ""
+	if len(t) < len(s) {
+		suffix = fmt.Sprintf("%s (%d bytes)", termtext.Ellipsis, len(s))
 	}
-	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-		s = strconv.Quote(s)
-	}
-	return s + suffix
+	return termtext.OneLine(t) + suffix
 }

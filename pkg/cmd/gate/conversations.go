@@ -263,9 +263,8 @@ func (o *ConversationsOptions) state(v serve.StateView) error {
 
 // lines writes each item as one line of JSON.
 func lines[T any](w io.Writer, items []T) error {
-	enc := json.NewEncoder(w)
 	for _, it := range items {
-		if err := enc.Encode(it); err != nil {
+		if err := cli.WriteJSON(w, it); err != nil {
 			return err
 		}
 	}

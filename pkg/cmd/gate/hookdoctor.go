@@ -13,6 +13,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/hook"
 	"github.com/govkit/govkit/pkg/hookrun"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // isGateHook tells a gate hook registration from classify hook's.
@@ -180,8 +181,5 @@ func walkSession(s hook.Setup, agent string, argv []string, good, bad, info func
 
 func firstAnswerLine(b []byte) string {
 	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+	return termtext.Truncate(s, 300)
 }

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -339,9 +338,8 @@ func (o *MCPOptions) printKinds(ctx context.Context, cfg *mcpgate.Config) error 
 	}
 	kinds := cfg.Kinds(tools)
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		enc := json.NewEncoder(o.IO.Out)
 		for _, k := range kinds {
-			if err := enc.Encode(kindRow{SchemaVersion: 1, Tool: k.Name, Kind: k.Kind, Action: k.Action,
+			if err := cli.WriteJSON(o.IO.Out, kindRow{SchemaVersion: 1, Tool: k.Name, Kind: k.Kind, Action: k.Action,
 				Source: k.Source, Idempotent: k.Idempotent, Listed: listed[k.Name]}); err != nil {
 				return err
 			}

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/receiptkey"
 	"github.com/govkit/govkit/pkg/session/receipt"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // maxReceiptLine bounds one line of input, and a receipt written over
@@ -144,7 +144,7 @@ func receiptVerifyRun(o *ReceiptVerifyOptions) error {
 	results := make([]receiptResult, len(entries))
 	bad := 0
 	for i, e := range entries {
-		r := receiptResult{SchemaVersion: 1, Line: e.line, ReceiptID: short(e.r.ReceiptID), Valid: true}
+		r := receiptResult{SchemaVersion: 1, Line: e.line, ReceiptID: termtext.Truncate(e.r.ReceiptID, maxShown), Valid: true}
 		if err := receipt.Verify(e.r, key); err != nil {
 			r.Valid, r.Reason = false, err.Error()
 			bad++
@@ -152,10 +152,8 @@ func receiptVerifyRun(o *ReceiptVerifyOptions) error {
 		results[i] = r
 	}
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetEscapeHTML(false)
 		for _, r := range results {
-			if err := enc.Encode(r); err != nil {
+			if err := cli.WriteJSON(o.IO.Out, r); err != nil {
 				return err
 			}
 		}
@@ -237,7 +235,7 @@ func parseReceiptLine(line []byte) (receipt.Receipt, error) {
 	}
 	var t string
 	if err := json.Unmarshal(typ, &t); err != nil || t != "receipt" {
-		return receipt.Receipt{}, fmt.Errorf("field %q: want %q, got %s", "type", "receipt", short(string(typ)))
+		return receipt.Receipt{}, fmt.Errorf("field %q: want %q, got %s", "type", "receipt", termtext.Truncate(string(typ), maxShown))
 	}
 	raw, ok := top["receipt"]
 	if !ok {
@@ -275,16 +273,6 @@ func readBoundedLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// short bounds an untrusted value for output (DESIGN §3: never echo whole
-// inputs): at most 80 bytes, cut at a character boundary.
-func short(s string) string {
-	const max = 80
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// maxShown bounds an untrusted value in the output (DESIGN §3: never echo
+// whole inputs).
+const maxShown = 80

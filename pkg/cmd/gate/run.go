@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -198,12 +197,7 @@ func exitFor(res gate.Result) error {
 // printCheck prints check's verdict.
 func (o *RunOptions) printCheck(res gate.Result) error {
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		b, err := json.Marshal(res)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(o.IO.Out, "%s\n", b)
-		return err
+		return cli.WriteJSON(o.IO.Out, res)
 	}
 	verdict := "would run"
 	switch res.ExitCode {

@@ -20,6 +20,7 @@ import (
 	"github.com/govkit/govkit/pkg/govreport"
 	"github.com/govkit/govkit/pkg/govreport/history"
 	"github.com/govkit/govkit/pkg/notify"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // run makes the report, adds its trend from --history, prints it, posts
@@ -50,7 +51,7 @@ func run(o *Options) error {
 			// A run that found no auditd is part of the trend too.
 			cutoff := now.Add(-time.Duration(o.HistoryRetention))
 			if _, err := hist.Record(ctx, govreport.UnreachableRun(o.Gateway, time.Duration(o.Since), now), cutoff); err != nil {
-				fmt.Fprintf(o.IO.ErrOut, "govbot: error: cannot record this run in the history file %s: %s\n", o.History, cli.OneLine(err.Error()))
+				fmt.Fprintf(o.IO.ErrOut, "govbot: error: cannot record this run in the history file %s: %s\n", o.History, termtext.OneLine(err.Error()))
 			}
 		}
 		if ee.Code == exitUnreachable && o.Webhook != "" {
@@ -64,11 +65,10 @@ func run(o *Options) error {
 		histErr = o.keep(ctx, hist, r, now)
 	}
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		err = govreport.WriteJSON(o.IO.Out, r)
-	} else {
-		err = govreport.WriteText(o.IO.Out, r)
-	}
-	if err != nil {
+		if err := cli.WriteJSON(o.IO.Out, r); err != nil {
+			return err
+		}
+	} else if err := govreport.WriteText(o.IO.Out, r); err != nil {
 		return cli.Failf("writing the report: %v", err)
 	}
 	if o.Webhook != "" {
@@ -103,7 +103,7 @@ func (o *Options) keep(ctx context.Context, hist *history.Store, r *govreport.Re
 // historyError is a failure of --history: exit 3, naming the file (a
 // path the operator chose, not a secret).
 func (o *Options) historyError(what string, err error) error {
-	return cli.Failf("%s the history file %s: %s", what, o.History, cli.OneLine(err.Error())).
+	return cli.Failf("%s the history file %s: %s", what, o.History, termtext.OneLine(err.Error())).
 		WithHint("pass --history with a writable path for a SQLite file govbot owns (or leave it out)")
 }
 
@@ -149,7 +149,7 @@ func (o *Options) post(n *notify.Notice) {
 		failure = closeErr
 	}
 	if failure != nil {
-		fmt.Fprintf(o.IO.ErrOut, "govbot: error: posting the summary to --webhook (%s): %s\n", notify.RedactURL(o.Webhook), cli.OneLine(failure.Error()))
+		fmt.Fprintf(o.IO.ErrOut, "govbot: error: posting the summary to --webhook (%s): %s\n", notify.RedactURL(o.Webhook), termtext.OneLine(failure.Error()))
 		fmt.Fprintf(o.IO.ErrOut, "govbot: hint: the report is complete and the exit status is unchanged; check the webhook URL (--webhook or GOVKIT_GOVBOT_WEBHOOK)\n")
 	}
 }
@@ -404,14 +404,14 @@ func (o *Options) gatewayError(err error) *cli.ExitError {
 		if o.Token != "" {
 			hint = "the token was refused: check --token (or GOVKIT_TOKEN); 'auditd token create --roles auditor' makes one"
 		}
-		return cli.Failf("%s refused govbot's credentials (%s): %s", where, what, cli.OneLine(ae.Message)).WithHint(hint)
+		return cli.Failf("%s refused govbot's credentials (%s): %s", where, what, termtext.OneLine(ae.Message)).WithHint(hint)
 	case errors.As(err, &ae) && ae.StatusCode == http.StatusForbidden:
-		return cli.Failf("%s refused %s: %s", where, what, cli.OneLine(ae.Message)).
+		return cli.Failf("%s refused %s: %s", where, what, termtext.OneLine(ae.Message)).
 			WithHint("use a token with the auditor role ('auditd token create --roles auditor')")
 	case errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound && phase == 1:
 		return unreachable("%s does not serve auditd's governance API: %s answered 404", where, what)
 	case errors.As(err, &ae):
-		return unreachable("%s answered %s with %d: %s", where, what, ae.StatusCode, cli.OneLine(cli.Truncate(strings.Join(strings.Fields(ae.Message), " "), 200)))
+		return unreachable("%s answered %s with %d: %s", where, what, ae.StatusCode, termtext.OneLine(termtext.Truncate(strings.Join(strings.Fields(ae.Message), " "), 200)))
 	case errors.Is(err, errNotAuditd), errors.As(err, &syntax), errors.As(err, &typ):
 		return unreachable("%s does not answer like auditd: %s did not return auditd's JSON", where, what)
 	case client.IsTransient(err):

@@ -5,9 +5,7 @@ package govexplain
 
 import (
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -292,7 +290,7 @@ func explainRun(o *ExplainOptions) error {
 // through it, so that local and gateway answers look alike.
 func printTrace(io_ *cli.IOStreams, format cli.Format, asJSON any, explanation, note string) error {
 	if format == cli.FormatJSON {
-		return writeJSON(io_.Out, asJSON)
+		return cli.WriteJSON(io_.Out, asJSON)
 	}
 	fmt.Fprintln(io_.Out, strings.TrimRight(explanation, "\n"))
 	if note != "" {
@@ -310,13 +308,4 @@ func exitFor(e policy.Effect) error {
 		return cli.Silent(2)
 	}
 	return cli.Silent(1)
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return cli.Failf("encoding output: %v", err)
-	}
-	return nil
 }

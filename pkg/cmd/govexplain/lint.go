@@ -36,7 +36,7 @@ Exit status: 0 clean, 1 findings, 3 the file cannot be loaded or a usage error.`
 			findings := policy.Lint(cfg)
 			if output.Resolve(streams) == cli.FormatJSON {
 				for _, f := range findings {
-					if err := writeJSON(streams.Out, struct {
+					if err := cli.WriteJSON(streams.Out, struct {
 						SchemaVersion int    `json:"schema_version"`
 						File          string `json:"file"`
 						policy.Finding

@@ -55,7 +55,7 @@ or a usage error.`,
 			}
 			rep := policy.RunCases(e, cfg, cases)
 			if output.Resolve(streams) == cli.FormatJSON {
-				if err := writeJSON(streams.Out, struct {
+				if err := cli.WriteJSON(streams.Out, struct {
 					SchemaVersion int  `json:"schema_version"`
 					Passed        bool `json:"passed"`
 					policy.Report

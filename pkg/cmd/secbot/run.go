@@ -2,7 +2,6 @@ package secbot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/respond"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // The wiring of secbot's run: the engine is pkg/respond (issue 20
@@ -153,22 +153,23 @@ type output struct {
 
 // print writes one incident line on standard output.
 func (s *secbot) print(in govapi.IncidentInput, ev *govapi.EventRef, now time.Time) {
-	var line []byte
 	if s.jsonOut {
-		line, _ = json.Marshal(output{SchemaVersion: audit.SchemaVersion, DryRun: s.o.DryRun, IncidentInput: in, Event: ev})
-	} else {
-		verb, at := "would create", now
-		if ev != nil {
-			verb, at = "created", ev.Timestamp
+		if err := cli.WriteJSON(s.o.IO.Out, output{SchemaVersion: audit.SchemaVersion, DryRun: s.o.DryRun, IncidentInput: in, Event: ev}); err != nil {
+			s.log.logf("error: %v", err)
 		}
-		agent := in.Agent
-		if agent == "" {
-			agent = "-"
-		}
-		line = fmt.Appendf(nil, "%s %s %s %s agent=%s: %s (%s)",
-			at.Local().Format(time.TimeOnly), verb, in.Severity, in.Type, respond.Clean(agent, 64), respond.Clean(in.Message, 300), in.IncidentID)
+		return
 	}
-	if _, err := s.o.IO.Out.Write(append(line, '\n')); err != nil {
+	verb, at := "would create", now
+	if ev != nil {
+		verb, at = "created", ev.Timestamp
+	}
+	agent := in.Agent
+	if agent == "" {
+		agent = "-"
+	}
+	line := fmt.Appendf(nil, "%s %s %s %s agent=%s: %s (%s)\n",
+		at.Local().Format(time.TimeOnly), verb, in.Severity, in.Type, termtext.Clean(agent, 64), termtext.Clean(in.Message, 300), in.IncidentID)
+	if _, err := s.o.IO.Out.Write(line); err != nil {
 		s.log.logf("error: writing the output: %v", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/govkit/govkit/pkg/audit"
-	"github.com/govkit/govkit/pkg/respond"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // maxCallbackBody bounds a callback's body (DESIGN §3: 1 MiB per request).
@@ -88,7 +88,7 @@ func (s *secbot) serveCallback(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	s.m.callbacks.WithLabelValues("accepted").Inc()
-	id, status := respond.Clean(cb.IncidentID, 128), respond.Clean(cb.Status, 64)
+	id, status := termtext.Clean(cb.IncidentID, 128), termtext.Clean(cb.Status, 64)
 	if id == "" {
 		id = "(no incident_id)"
 	}
@@ -115,6 +115,6 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 type logWriter struct{ l *logger }
 
 func (w logWriter) Write(p []byte) (int, error) {
-	w.l.logf("%s", respond.Clean(string(p), 300))
+	w.l.logf("%s", termtext.Clean(string(p), 300))
 	return len(p), nil
 }

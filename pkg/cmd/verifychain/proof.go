@@ -2,7 +2,6 @@ package verifychain
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -143,15 +142,11 @@ func proofRun(o *VerifyOptions) error {
 }
 
 func writeProof(o *VerifyOptions, rep ProofReport) error {
-	var err error
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(rep)
-	} else {
-		err = writeProofText(o.IO.Out, rep)
-	}
-	if err != nil {
+		if err := cli.WriteJSON(o.IO.Out, rep); err != nil {
+			return err
+		}
+	} else if err := writeProofText(o.IO.Out, rep); err != nil {
 		return cli.Failf("writing the report: %v", err)
 	}
 	if !rep.Included {

@@ -5,7 +5,6 @@ package verifychain
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/mod/sumdb/note"
@@ -23,6 +20,7 @@ import (
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/store"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // MaxLine bounds one line of a JSONL export (DESIGN §3: 1 MiB per line).
@@ -257,11 +255,10 @@ func verifyRun(o *VerifyOptions) error {
 		results = ck.results
 	}
 	if o.Output.Resolve(o.IO) == cli.FormatJSON {
-		err = writeJSON(o.IO.Out, rep, results)
-	} else {
-		err = writeText(o.IO.Out, rep, broken, results)
-	}
-	if err != nil {
+		if err := writeJSON(o.IO.Out, rep, results); err != nil {
+			return err
+		}
+	} else if err := writeText(o.IO.Out, rep, broken, results); err != nil {
 		return cli.Failf("writing the report: %v", err)
 	}
 	if !rep.Verified {
@@ -437,9 +434,7 @@ type report struct {
 }
 
 func writeJSON(w io.Writer, rep audit.Report, results []*CheckpointResult) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(report{SchemaVersion: 1, Report: rep, Checkpoints: results})
+	return cli.WriteJSON(w, report{SchemaVersion: 1, Report: rep, Checkpoints: results})
 }
 
 // writeText prints a summary line, and for a broken chain a table of the
@@ -578,16 +573,12 @@ const maxDetail = 600
 
 // shownUpTo is shown with a limit of maxShown bytes.
 func shownUpTo(s string, maxShown int) string {
-	suffix := ""
-	if len(s) > maxShown {
-		cut := maxShown
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s, suffix = s[:cut], "…"
+	t, suffix := termtext.Cut(s, maxShown), ""
+	if len(t) < len(s) {
+		suffix = termtext.Ellipsis
 	}
-	if s == "" || !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-		s = strconv.Quote(s)
+	if t == "" {
+		return `""` + suffix
 	}
-	return s + suffix
+	return termtext.OneLine(t) + suffix
 }

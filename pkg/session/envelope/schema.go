@@ -2,6 +2,7 @@ package envelope
 
 import (
 	"errors"
+	"github.com/govkit/govkit/pkg/termtext"
 	"math"
 	"slices"
 	"sort"
@@ -230,16 +231,4 @@ func (a ArgSpec) accepts(v any) string {
 // quoteName quotes a model-supplied name for a rejection's detail, cut to
 // 64 bytes: a detail names the key, it never echoes a whole input
 // (DESIGN §3).
-func quoteName(s string) string {
-	const max = 64
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8RuneStart(s[cut]) {
-			cut--
-		}
-		return strconv.Quote(s[:cut]) + "…"
-	}
-	return strconv.Quote(s)
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+func quoteName(s string) string { return termtext.Quote(s, 64) }

@@ -69,6 +69,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/session/receipt"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Buckets, seed 002 "Telemetry (Rejections + Tokens)" (G-26). Check uses
@@ -493,14 +494,4 @@ func invalid(detail string) *Rejection {
 
 // excerpt quotes at most 60 bytes of s, cut at a character boundary: a
 // rejection names what it refuses without echoing the answer (DESIGN §3).
-func excerpt(s string) string {
-	const max = 60
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut] + "…")
-}
+func excerpt(s string) string { return strconv.Quote(termtext.Truncate(s, 60)) }

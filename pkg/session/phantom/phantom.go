@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"slices"
 	"strings"
@@ -256,13 +257,4 @@ func toLower(s string) string {
 }
 
 // clip bounds an echoed config value in an error.
-func clip(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	i := 64
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
+func clip(s string) string { return termtext.Truncate(s, 64) }

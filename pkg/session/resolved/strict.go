@@ -1,9 +1,8 @@
 package resolved
 
 import (
-	"unicode/utf8"
-
 	"github.com/govkit/govkit/pkg/session/response"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // maxEcho bounds the untrusted id and action a block echoes back (DESIGN
@@ -36,13 +35,4 @@ func StrictResolution(resourceID, action string) response.ToolResponse {
 }
 
 // clip cuts s to maxEcho bytes at a UTF-8 boundary.
-func clip(s string) string {
-	if len(s) <= maxEcho {
-		return s
-	}
-	i := maxEcho
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
+func clip(s string) string { return termtext.Truncate(s, maxEcho) }

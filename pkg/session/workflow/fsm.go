@@ -1,9 +1,8 @@
 package workflow
 
 import (
-	"unicode/utf8"
-
 	"github.com/govkit/govkit/pkg/session/response"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // FSM is a session's workflow state machine (seed 000 §7). It is a value:
@@ -134,13 +133,4 @@ func (f *FSM) ResetKeepProgress() {
 }
 
 // clip bounds a model-chosen name echoed in a block, at a rune boundary.
-func clip(s string) string {
-	if len(s) <= maxNameInBlock {
-		return s
-	}
-	i := maxNameInBlock
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
+func clip(s string) string { return termtext.Truncate(s, maxNameInBlock) }
