@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -45,6 +46,26 @@ func rawDB(t testing.TB, path string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// pagedDatabase creates an empty WAL database with size-byte pages, as a
+// build that chose another page size left it.
+func pagedDatabase(t testing.TB, size int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "paged.db")
+	conn, err := rawDB(t, path).Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var mode string
+	if _, err := conn.ExecContext(context.Background(), fmt.Sprintf("PRAGMA page_size=%d", size)); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(context.Background(), "PRAGMA journal_mode=WAL").Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal_mode %q, %v", mode, err)
+	}
+	return path
 }
 
 // oldDatabase creates a database at schema version v holding records, as

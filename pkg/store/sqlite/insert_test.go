@@ -19,8 +19,8 @@ import (
 )
 
 // Append's own connection is as durable as the read-write pool, and both
-// checkpoint at the same WAL size, ~40 MB in the file's pages: 2,500 of a
-// new database's 16 KiB, 10,000 of an older file's 4 KiB.
+// checkpoint at the same WAL size, ~40 MB in the file's pages: 10,000 of
+// 4 KiB, 2,500 of 16 KiB (a file made by the first issue-20 builds).
 func TestAppenderPragmas(t *testing.T) {
 	s, _ := openTest(t)
 	old, err := Open(oldDatabase(t, 5, nil), Options{})
@@ -28,10 +28,15 @@ func TestAppenderPragmas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer old.Close()
+	big, err := Open(pagedDatabase(t, 16384), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
 	for _, c := range []struct {
 		s          *Store
 		checkpoint string
-	}{{s, "2500"}, {old, "10000"}} {
+	}{{s, "10000"}, {old, "10000"}, {big, "2500"}} {
 		for _, tt := range []struct{ pragma, want string }{
 			{"journal_mode", "wal"},
 			{"synchronous", "2"}, // FULL

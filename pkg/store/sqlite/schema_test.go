@@ -107,8 +107,8 @@ func TestMigrateDropsUnneededIndexes(t *testing.T) {
 	}
 }
 
-// A new database has 16 KiB pages (issue 20: fewer pages for verify-chain
-// to read); an existing one keeps the size it was created with.
+// A new database has pageSize pages (set before WAL writes the header);
+// an existing one keeps the size it was created with.
 func TestPageSize(t *testing.T) {
 	pageSizeOf := func(path string) int {
 		var n int
