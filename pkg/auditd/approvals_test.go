@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -95,6 +96,24 @@ func refusal(t *testing.T, err error, status int, code string) {
 	var e *client.Error
 	if !errors.As(err, &e) || e.StatusCode != status || e.Code != code {
 		t.Fatalf("err = %v, want %d with code %q", err, status, code)
+	}
+}
+
+// exactlyOne checks that of errs, the answers to one step raced through
+// several callers, exactly one is nil and every other is the refusal
+// status/code; what names the step in the failure.
+func exactlyOne(t *testing.T, errs []error, status int, code, what string) {
+	t.Helper()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+		} else {
+			refusal(t, err, status, code)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%s: %d succeeded, want exactly 1", what, ok)
 	}
 }
 
@@ -351,17 +370,7 @@ func TestApprovalRacingApprovers(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		ok := 0
-		for _, err := range errs {
-			if err == nil {
-				ok++
-			} else {
-				refusal(t, err, http.StatusConflict, approval.RefusedNotPending)
-			}
-		}
-		if ok != 1 {
-			t.Fatalf("round %d: %d approvals succeeded, want exactly 1", round, ok)
-		}
+		exactlyOne(t, errs, http.StatusConflict, approval.RefusedNotPending, fmt.Sprintf("round %d: approvals", round))
 		r, _ := d.c.Approval(ctx, req.ID)
 		if len(r.Votes) != 1 || r.Status != approval.Approved {
 			t.Fatalf("round %d: %+v", round, r)

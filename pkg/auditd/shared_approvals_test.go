@@ -52,34 +52,14 @@ func TestSharedApprovalRace(t *testing.T) {
 			wg.Go(func() { _, errs[i] = as(servers[i%2], who).Approve(ctx, req.ID, "") })
 		}
 		wg.Wait()
-		ok := 0
-		for _, err := range errs {
-			if err == nil {
-				ok++
-			} else {
-				refusal(t, err, http.StatusConflict, approval.RefusedNotPending)
-			}
-		}
-		if ok != 1 {
-			t.Fatalf("round %d: %d approvals succeeded, want exactly 1", round, ok)
-		}
+		exactlyOne(t, errs, http.StatusConflict, approval.RefusedNotPending, fmt.Sprintf("round %d: approvals", round))
 		hash := approval.ActionHash(prodWrite().Resource, "write", "psql", prodWrite().RawCommand)
 		errs = errs[:2]
 		for i := range errs {
 			wg.Go(func() { _, errs[i] = as(servers[i], "alice").ConsumeApproval(ctx, req.ID, hash) })
 		}
 		wg.Wait()
-		ok = 0
-		for _, err := range errs {
-			if err == nil {
-				ok++
-			} else {
-				refusal(t, err, http.StatusConflict, approval.RefusedConsumed)
-			}
-		}
-		if ok != 1 {
-			t.Fatalf("round %d: %d consumptions succeeded, want exactly 1", round, ok)
-		}
+		exactlyOne(t, errs, http.StatusConflict, approval.RefusedConsumed, fmt.Sprintf("round %d: consumptions", round))
 		for _, d := range servers {
 			r, err := d.c.Approval(ctx, req.ID)
 			if err != nil || r.Status != approval.Consumed || len(r.Votes) != 1 {

@@ -22,7 +22,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/approval"
-	"github.com/govkit/govkit/pkg/atomicfile"
 	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/checkpoint"
@@ -669,10 +668,11 @@ func serveRun(o *ServeOptions) (err error) {
 		url = "https://" + ln.Addr().String()
 	}
 	if o.URLFile != "" {
-		if err := atomicfile.Write(o.URLFile, []byte(url+"\n"), 0o644); err != nil {
-			return cli.Failf("--url-file: %v", err).WithHint("pass a FILE in a directory auditd can write")
+		remove, err := cli.WriteURLFile("--url-file", o.URLFile, url)
+		if err != nil {
+			return err
 		}
-		defer os.Remove(o.URLFile)
+		defer remove()
 	}
 	hup, stopHup := notifyHangup()
 	defer stopHup()

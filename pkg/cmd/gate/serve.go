@@ -17,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/govkit/govkit/pkg/atomicfile"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/convstore"
 	"github.com/govkit/govkit/pkg/convtools"
@@ -223,11 +222,12 @@ func (o *ServeOptions) run() error {
 		if o.TLSCert != "" {
 			scheme = "https://"
 		}
-		if err := atomicfile.Write(o.URLFile, []byte(scheme+ln.Addr().String()+"\n"), 0o644); err != nil {
+		remove, err := cli.WriteURLFile("--url-file", o.URLFile, scheme+ln.Addr().String())
+		if err != nil {
 			hs.Close()
-			return cli.Failf("--url-file: %v", err).WithHint("pass a FILE in a directory gate serve can write")
+			return err
 		}
-		defer os.Remove(o.URLFile)
+		defer remove()
 	}
 	fmt.Fprintf(o.IO.ErrOut, "gate serve: listening on %s, model %s at %s, database %s\n", ln.Addr(), o.Model, o.LLM, db)
 	select {

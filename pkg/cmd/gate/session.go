@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/govkit/govkit/pkg/analytics"
-	"github.com/govkit/govkit/pkg/atomicfile"
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/receiptkey"
 	"github.com/govkit/govkit/pkg/session"
@@ -223,10 +222,11 @@ func (o *SessionOptions) live(ctx context.Context, opts session.Options) (err er
 		}
 		defer shutdown()
 		if o.MetricsURLFile != "" {
-			if err := atomicfile.Write(o.MetricsURLFile, []byte("http://"+addr+"\n"), 0o644); err != nil {
-				return cli.Failf("--metrics-url-file: %v", err).WithHint("pass a FILE in a directory gate can write")
+			remove, err := cli.WriteURLFile("--metrics-url-file", o.MetricsURLFile, "http://"+addr)
+			if err != nil {
+				return err
 			}
-			defer os.Remove(o.MetricsURLFile)
+			defer remove()
 		}
 	}
 	var receipts *sessionloop.ReceiptLog

@@ -7,12 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/govkit/govkit/pkg/atomicfile"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
@@ -122,10 +120,11 @@ func run(o *Options) error {
 			log.logf("warning: --listen %s is not loopback: /callback and /metrics answer anyone who can reach it", o.Listen)
 		}
 		if o.URLFile != "" {
-			if err := atomicfile.Write(o.URLFile, []byte("http://"+addr+"\n"), 0o644); err != nil {
-				return cli.Failf("--url-file: %v", err).WithHint("pass a FILE in a directory secbot can write")
+			remove, err := cli.WriteURLFile("--url-file", o.URLFile, "http://"+addr)
+			if err != nil {
+				return err
 			}
-			defer os.Remove(o.URLFile)
+			defer remove()
 		}
 		log.logf("serving /health, /metrics and /callback on http://%s", addr)
 		if o.Ready != nil {

@@ -8,34 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/storetest"
 )
-
-// citing seals n events; event i cites the approval cite(i) ("" for none).
-func citing(t testing.TB, n int, cite func(i int) string) []audit.Record {
-	t.Helper()
-	recs := make([]audit.Record, 0, n)
-	prev := audit.ZeroHash
-	for i := range n {
-		e := audit.Event{
-			EventID: fmt.Sprintf("evt_%d", i+1), EventType: audit.TypeToolExecution, Agent: "agent-a",
-			ActionClass: audit.ActionRead, ApprovalID: cite(i),
-			// An approval_id that is not the event's own must not count.
-			Data: []byte(`{"approval_id":"apr-nested"}`),
-		}
-		rec, err := audit.Seal(&e, int64(i+1), prev, t0.Add(time.Duration(i)*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, rec)
-		prev = rec.EventHash
-	}
-	return recs
-}
 
 // every3 cites apr-1 from every third event, and apr-2 from the others
 // at an even index.
@@ -65,7 +42,7 @@ func wantCiting(id string, n int) []int64 {
 // cite none. What it returns is the conformance suite's QueryApprovalID.
 func TestApprovalIDIndex(t *testing.T) {
 	s, path := openTest(t)
-	appendAll(t, s, citing(t, 30, every3))
+	appendAll(t, s, storetest.Citing(t, 30, every3))
 	// The partial index answers it: most events cite no approval.
 	var plan strings.Builder
 	rows, err := rawDB(t, path).Query("EXPLAIN QUERY PLAN SELECT seq FROM events WHERE approval_id = ? ORDER BY seq", "apr-1")
@@ -92,7 +69,7 @@ func TestApprovalIDIndex(t *testing.T) {
 // failing (verify-chain reports it).
 func TestMigrateApprovalID(t *testing.T) {
 	ctx := context.Background()
-	recs := citing(t, 30, every3)
+	recs := storetest.Citing(t, 30, every3)
 	// A tampered row: not JSON, though it names an approval_id.
 	recs[3].Body = []byte(`{"approval_id":"apr-1",`)
 	path := oldDatabase(t, 3, recs)
@@ -127,7 +104,7 @@ func TestMigrateApprovalID(t *testing.T) {
 		t.Errorf("apr-2 after migration = %v, %v", storetest.Seqs(got), err)
 	}
 	// And appends after the migration fill it.
-	more := citing(t, 31, func(int) string { return "apr-3" })[30:]
+	more := storetest.Citing(t, 31, func(int) string { return "apr-3" })[30:]
 	more[0].PrevHash = recs[29].EventHash // not a valid chain; storage does not check
 	appendAll(t, s, more)
 	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-3"}); err != nil || !slices.Equal(storetest.Seqs(got), []int64{31}) {
@@ -168,7 +145,7 @@ func verdicts(t *testing.T, s *Store) audit.Report {
 // migrated, its backfilled column agrees.
 func TestVerifyApprovalIDColumn(t *testing.T) {
 	ctx := context.Background()
-	recs := citing(t, 30, every3)
+	recs := storetest.Citing(t, 30, every3)
 	s, path := openTest(t)
 	appendAll(t, s, recs)
 	if rep := verdicts(t, s); !rep.Verified {

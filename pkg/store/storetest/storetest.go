@@ -406,8 +406,9 @@ func testQueryFilters(t *testing.T, open Open) {
 	}
 }
 
-// citing seals n events; event i cites the approval cite(i) ("" for none).
-func citing(t testing.TB, n int, cite func(i int) string) []audit.Record {
+// Citing seals n events; event i cites the approval cite(i) ("" for none).
+// Each event's data names another approval_id, which must not count.
+func Citing(t testing.TB, n int, cite func(i int) string) []audit.Record {
 	t.Helper()
 	recs := make([]audit.Record, 0, n)
 	prev := audit.ZeroHash
@@ -444,7 +445,7 @@ func testQueryApprovalID(t *testing.T, open Open) {
 		return ""
 	}
 	const n = 30
-	recs := citing(t, n, every3)
+	recs := Citing(t, n, every3)
 	appendAll(t, s, recs)
 	citingSeqs := func(id string) []int64 {
 		var seqs []int64
