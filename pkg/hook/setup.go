@@ -66,7 +66,7 @@ var Setups = map[string]Setup{
 			return jsonSnippet(map[string]any{"hooks": map[string]any{"PreToolUse": []any{map[string]any{
 				"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": cmd, "timeout": 10}}}}}})
 		},
-		Notes:   []string{"merge the \"PreToolUse\" entry into the file's existing \"hooks\" object; /hooks in Claude Code lists what is active"},
+		Notes:   []string{"merge each entry of \"hooks\" into the file's existing \"hooks\" object; /hooks in Claude Code lists what is active"},
 		Sample:  preToolUseSample,
 		Outcome: preToolUseOutcome(true),
 	},

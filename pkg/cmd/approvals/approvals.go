@@ -131,12 +131,12 @@ Exit status:
        decision before the wait ended
     3  usage error, auditd unreachable or refusing, internal failure`,
 		Example: `  approvals list --pending
-  approvals show 01JQ7Z8X6V3M2N4B5C6D7E8F9G
-  approvals approve 01JQ7Z8X6V3M2N4B5C6D7E8F9G --reason "checked the migration"
-  approvals deny 01JQ7Z8X6V3M2N4B5C6D7E8F9G --reason "not during the freeze"
+  approvals show apr_2al33qaosuvdf2jaxgt5fxm46g
+  approvals approve apr_2al33qaosuvdf2jaxgt5fxm46g --reason "checked the migration"
+  approvals deny apr_2al33qaosuvdf2jaxgt5fxm46g --reason "not during the freeze"
   approvals request --resource database:prod-db --action write --reason "fix orders" --wait 15m
-  approvals wait 01JQ7Z8X6V3M2N4B5C6D7E8F9G --timeout 10m
-  approvals consume 01JQ7Z8X6V3M2N4B5C6D7E8F9G --action-hash "$hash"
+  approvals wait apr_2al33qaosuvdf2jaxgt5fxm46g --timeout 10m
+  approvals consume apr_2al33qaosuvdf2jaxgt5fxm46g --action-hash "$hash"
   approvals watch -o json | jq -r 'select(.status == "pending") | .id'`,
 		Version: build.String(),
 		Args:    cobra.NoArgs,

@@ -37,8 +37,8 @@ approve says how many more it needs.
 auditd refuses, and approve exits 3 with its reason, when you requested it
 yourself (another approver must decide), when you have voted on it already,
 when it is no longer pending, or when it has expired.`,
-		Example: `  approvals approve 01JQ7Z8X6V3M2N4B5C6D7E8F9G
-  approvals approve 01JQ7Z8X6V3M2N4B5C6D7E8F9G --reason "checked the migration plan"`,
+		Example: `  approvals approve apr_2al33qaosuvdf2jaxgt5fxm46g
+  approvals approve apr_2al33qaosuvdf2jaxgt5fxm46g --reason "checked the migration plan"`,
 	}
 	reasonHelp := "say why in `TEXT`, for the requester and the audit log"
 	if verb == verbDeny {
@@ -50,7 +50,7 @@ reason is required; the requester reads it, and the audit log keeps it.
 auditd refuses, and deny exits 3 with its reason, when you requested it
 yourself, when you have voted on it already, when it is no longer pending, or
 when it has expired.`
-		cmd.Example = `  approvals deny 01JQ7Z8X6V3M2N4B5C6D7E8F9G --reason "not during the change freeze"`
+		cmd.Example = `  approvals deny apr_2al33qaosuvdf2jaxgt5fxm46g --reason "not during the change freeze"`
 		reasonHelp = "say why in `TEXT` (required): the requester reads it"
 	}
 	cmd.Args = requireID(verb)

@@ -96,7 +96,7 @@ func newCmdCancel(opts *Options, runF func(*StepOptions) error) *cobra.Command {
 		Long: `Cancel withdraws a request: its requester may, and an admin. A pending request
 stops waiting for approvers; an approved one that was not consumed can no
 longer release its action. The cancellation is recorded in the audit chain.`,
-		Example: `  approvals cancel 01JQ7Z8X6V3M2N4B5C6D7E8F9G`,
+		Example: `  approvals cancel apr_2al33qaosuvdf2jaxgt5fxm46g`,
 		Args:    requireID("cancel"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.prepare(c)

@@ -31,8 +31,8 @@ action hash that binds an approval to exactly this action, and the policy
 decision that required the approval, with its explanation when it has one.
 While the request is pending it ends with the commands that approve or deny
 it. With -o json it prints the request object.`,
-		Example: `  approvals show 01JQ7Z8X6V3M2N4B5C6D7E8F9G
-  approvals show 01JQ7Z8X6V3M2N4B5C6D7E8F9G -o json | jq .votes`,
+		Example: `  approvals show apr_2al33qaosuvdf2jaxgt5fxm46g
+  approvals show apr_2al33qaosuvdf2jaxgt5fxm46g -o json | jq .votes`,
 		Args:              requireID("show"),
 		ValidArgsFunction: opts.completeID,
 		RunE: func(c *cobra.Command, args []string) error {

@@ -77,7 +77,7 @@ sent to auditd at the next successful contact.`,
   gate run --sandbox isolated -c 'grep -r TODO src | head'
   gate run --auto-rewrite -- tail -f /var/log/syslog
   gate run --mode fix --resource database:orders --wait 15m -- psql -c "DELETE FROM carts WHERE id = 42"
-  gate run --mode fix --resource database:orders --approval 01JQ7Z8X6V3M2N4B5C6D7E8F9G -- psql -c "..."
+  gate run --mode fix --resource database:orders --approval apr_2al33qaosuvdf2jaxgt5fxm46g -- psql -c "..."
   gate run --report /tmp/gate.json -- df -h`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
