@@ -822,7 +822,9 @@ func (t *tx) modeDecision(ev Event) {
 	c := t.c
 	r := c.Running
 	if c.State != AwaitingModeApproval || r == nil || r.Call.Name != ToolRequestModeUpgrade {
-		t.stale("mode_decision")
+		// Said in the user's words: the person who ran "mode ID approve"
+		// knows no event names (issue 20, answers not guesses).
+		t.fail(CodeStale, "no mode upgrade is pending (the conversation is "+string(c.State)+"): nothing to approve or deny")
 		return
 	}
 	c.Running = nil

@@ -616,6 +616,15 @@ var rows = []struct {
 			t.Fatal("expired into unrestricted")
 		}
 	}},
+	{"B-15d a decision with no upgrade pending says so, in the user's words", func(t *testing.T) {
+		h := start(t, parentCfg())
+		h.do(Event{Type: EvModeDecision, Approved: true})
+		e := h.eff[0]
+		if e.Type != EfError || e.Code != CodeStale || h.c.Mode != Restricted ||
+			!strings.Contains(e.Detail, "no mode upgrade is pending (the conversation is idle)") || strings.Contains(e.Detail, "mode_decision") {
+			t.Fatalf("effect %+v, mode %s", e, h.c.Mode)
+		}
+	}},
 	{"B-16 downgrade at once, persisted", func(t *testing.T) {
 		h := start(t, parentCfg())
 		h.user("fix it")
