@@ -150,7 +150,8 @@ through its own variables, read after the flag's. A shared variable or top-level
 that name in every binary, whatever it means there (auditd's ` + "`--socket`" + ` is the audit socket, gate
 serve's its own); where the meanings differ, use the binary's own variable or section. Flags marked
 *command line only* describe one invocation and read neither. ` + "`--help`" + `, ` + "`-v`/`--version`" + ` and
-` + "`--config FILE`" + ` are on every binary and read neither.
+` + "`--config FILE`" + ` are on every binary and read neither (the config file's own variable is
+` + "`GOVKIT_CONFIG`" + `, below).
 `
 
 const configFiles = `
