@@ -13,10 +13,12 @@ import (
 // dialect files.
 var gateSetups = map[string]Setup{
 	"claude": {
-		GateEvents: []string{"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionStart", "SessionEnd", "UserPromptSubmit"},
+		// SubagentStop too: a sub-agent's turn ends there, not at Stop, and
+		// would otherwise finish with its claims unchecked.
+		GateEvents: []string{"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "SessionStart", "SessionEnd", "UserPromptSubmit"},
 		GateSnippet: func(cmd string) string {
 			return claudeShapeSnippet(cmd, []string{"PreToolUse", "PostToolUse", "PostToolUseFailure"},
-				[]string{"Stop", "SessionStart", "SessionEnd", "UserPromptSubmit"}, nil)
+				[]string{"Stop", "SubagentStop", "SessionStart", "SessionEnd", "UserPromptSubmit"}, nil)
 		},
 		SampleEvent: func(k EventKind, session, cwd, tool string, input, output json.RawMessage, last string) []byte {
 			return claudeShapeSample(k, session, cwd, tool, input, output, last, nil)
@@ -31,10 +33,11 @@ var gateSetups = map[string]Setup{
 		},
 	},
 	"codex": {
-		GateEvents: []string{"PreToolUse", "PostToolUse", "Stop", "SessionStart", "UserPromptSubmit"},
+		// Thread-spawned sub-agents end at SubagentStop instead of Stop.
+		GateEvents: []string{"PreToolUse", "PostToolUse", "Stop", "SubagentStop", "SessionStart", "UserPromptSubmit"},
 		GateSnippet: func(cmd string) string {
 			return claudeShapeSnippet(cmd, []string{"PreToolUse", "PostToolUse"},
-				[]string{"Stop", "SessionStart", "UserPromptSubmit"}, nil)
+				[]string{"Stop", "SubagentStop", "SessionStart", "UserPromptSubmit"}, nil)
 		},
 		SampleEvent: func(k EventKind, session, cwd, tool string, input, output json.RawMessage, last string) []byte {
 			if k == SessionEnd {
@@ -130,10 +133,10 @@ var gateSetups = map[string]Setup{
 		},
 	},
 	"copilot": {
-		GateEvents: []string{"preToolUse", "postToolUse", "postToolUseFailure", "agentStop", "sessionStart", "sessionEnd", "userPromptSubmitted"},
+		GateEvents: []string{"preToolUse", "postToolUse", "postToolUseFailure", "agentStop", "subagentStop", "sessionStart", "sessionEnd", "userPromptSubmitted"},
 		GateSnippet: func(cmd string) string {
 			hooks := map[string]any{}
-			for _, ev := range []string{"preToolUse", "postToolUse", "postToolUseFailure", "agentStop", "sessionStart", "sessionEnd", "userPromptSubmitted"} {
+			for _, ev := range []string{"preToolUse", "postToolUse", "postToolUseFailure", "agentStop", "subagentStop", "sessionStart", "sessionEnd", "userPromptSubmitted"} {
 				hooks[ev] = []any{map[string]any{"type": "command", "bash": cmd, "timeoutSec": 10}}
 			}
 			return jsonSnippet(map[string]any{"version": 1, "hooks": hooks})
