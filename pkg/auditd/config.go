@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,6 +133,23 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// CheckAddr refuses a listen address that is not HOST:PORT, or whose
+// numeric port is not from 0 to 65535, so that a mistyped --addr is told as such, not as a
+// question of loopback or tokens.
+func CheckAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q is not HOST:PORT", addr)
+	}
+	// A name (localhost:http) is the resolver's to judge, at bind time.
+	if strings.Trim(port, "0123456789") == "" { // digits, or none
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return fmt.Errorf("address %q: port %q is not a number from 0 to 65535", addr, port)
+		}
+	}
+	return nil
+}
+
 // CheckLoopback refuses an address that is not on the loopback interface:
 // in local mode (no tokens file) anyone who can reach auditd can write to
 // the audit log and decide approvals, so it must not be reachable from the
@@ -140,10 +158,10 @@ func (c *Config) setDefaults() {
 // resolver knows what it means, and the address bound must then pass
 // servertls.IsLoopbackAddr (DESIGN §11 "Transport").
 func CheckLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("address %q is not HOST:PORT", addr)
+	if err := CheckAddr(addr); err != nil {
+		return err
 	}
+	host, _, _ := net.SplitHostPort(addr)
 	if strings.EqualFold(host, "localhost") {
 		return nil
 	}

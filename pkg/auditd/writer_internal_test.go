@@ -173,6 +173,26 @@ func TestCheckLoopback(t *testing.T) {
 	}
 }
 
+// TestCheckAddr: a mistyped address is named as one (a walkthrough got
+// "not a loopback address … authenticate clients with --tokens" for
+// 1.2.3), before any question of loopback.
+func TestCheckAddr(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:1199": "", "127.0.0.1:0": "", "0.0.0.0:65535": "", "[::1]:80": "", "localhost:http": "",
+		"1.2.3": "is not HOST:PORT", "0.0.0.0:99999": "is not a number", "127.0.0.1:": "is not a number",
+	} {
+		err := CheckAddr(addr)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("CheckAddr(%q) = %v, want %q", addr, err, want)
+		}
+		if want != "" {
+			if err := CheckLoopback(addr); err == nil || strings.Contains(err.Error(), "loopback") {
+				t.Errorf("CheckLoopback(%q) = %v, want the address error", addr, err)
+			}
+		}
+	}
+}
+
 func TestEventJSON(t *testing.T) {
 	rec := audit.Record{Seq: 1, Body: []byte(`{"a":1}`), EventHash: "ab"}
 	if got := string(eventJSON(rec)); got != `{"a":1,"event_hash":"ab"}` {

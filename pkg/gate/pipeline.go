@@ -96,7 +96,7 @@ func (r *run) startGovernance(ctx context.Context) bool {
 	}
 	if _, err := c.Health(ctx); err != nil {
 		r.res.refuse(ExitCannotRun, CodeGovernanceRequired,
-			"fix mode requires governance: auditd did not answer ("+client.Reason(err)+"): fix mode requires audit",
+			"fix mode requires audit: auditd did not answer ("+client.Reason(err)+")",
 			"start auditd, or pass --url (GOVKIT_URL) naming a running one")
 		return false
 	}
@@ -107,15 +107,17 @@ func (r *run) startGovernance(ctx context.Context) bool {
 			"check --token (GOVKIT_TOKEN): it needs the agent or gateway role")
 		return false
 	}
-	var why, hint string
+	// The seed's own words lead (H-24): "fix mode requires audit" above,
+	// "fix mode requires policy" here.
+	var needs, why, hint string
 	switch {
 	case !st.Policy.Loaded:
-		why, hint = "no policy is loaded: fix mode requires policy", "start auditd with --policy FILE"
+		needs, why, hint = "policy", "no policy is loaded", "start auditd with --policy FILE"
 	case st.Policy.DryRun:
-		why, hint = "the policy is in dry-run, which decides nothing", "restart auditd without --dry-run (GOVKIT_POLICY_DRY_RUN)"
+		needs, why, hint = "governance", "the policy is in dry-run, which decides nothing", "restart auditd without --dry-run (GOVKIT_POLICY_DRY_RUN)"
 	}
 	if why != "" {
-		r.res.refuse(ExitCannotRun, CodeGovernanceRequired, "fix mode requires governance: "+why, hint)
+		r.res.refuse(ExitCannotRun, CodeGovernanceRequired, "fix mode requires "+needs+": "+why, hint)
 		r.violation(ctx, why, govapi.SeverityCritical, "refused")
 		return false
 	}

@@ -320,6 +320,9 @@ func (o *ServeOptions) validate() error {
 		return cli.Failf("--tls-cert is required with --tls-key").
 			WithHint("pass --tls-cert FILE with the key's certificate (or set GOVKIT_TLS_CERT), or leave out --tls-key to serve plain HTTP on loopback")
 	}
+	if err := daemon.CheckAddr(o.Addr); err != nil {
+		return cli.Fail(err, "pass --addr HOST:PORT, such as 127.0.0.1:1199 (or set GOVKIT_AUDITD_ADDR)")
+	}
 	if o.Tokens == "" {
 		if err := daemon.CheckLoopback(o.Addr); err != nil {
 			return cli.Fail(err, "pass --addr 127.0.0.1:PORT (or set GOVKIT_AUDITD_ADDR), or authenticate clients with --tokens FILE (auditd token create)")

@@ -45,7 +45,7 @@ func newCmdRun(opts *Options, check bool) *cobra.Command {
   2. the operating mode: readonly (the default) refuses every command that may
      write (125, READONLY_MODE); fix lets writes through under governance, and
      at start requires auditd to answer with a policy in force that is not in
-     dry-run (else 127, "fix mode requires governance: ...");
+     dry-run (else 127, "fix mode requires audit: ...", "... requires policy: ...");
   3. in fix mode, auditd's policy decides (the decision is recorded): deny is
      125 with the explanation on stderr; rate limits and the circuit breaker
      of the policy's guardrails refuse with 125 and the time until they lift;
