@@ -172,7 +172,9 @@ func cut(s string, n int) string {
 	return r + "…"
 }
 
-// cutPlain shortens plain text to at most n runes.
+// cutPlain shortens plain text to at most n runes. cut and cutPlain count
+// characters, not bytes as termtext.Truncate does, because Slack's limits
+// (150 for a header, 3000 for a section) are in characters.
 func cutPlain(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s

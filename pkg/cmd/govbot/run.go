@@ -263,13 +263,10 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 
 // shortHash is the first 12 hex digits of a sha256, or "none".
 func shortHash(h string) string {
-	switch {
-	case h == "":
+	if h == "" {
 		return "none"
-	case len(h) > 12:
-		return h[:12] + "…"
 	}
-	return h
+	return termtext.Truncate(h, 12)
 }
 
 // coverageAnswers asks auditd, for each link of an execution the window
