@@ -34,6 +34,8 @@ func (s *slackNotifier) Notify(ctx context.Context, m Message) error {
 		msg = m.Notice.Slack
 	case m.Notice != nil:
 		msg = &slack.WebhookMessage{Text: cut(SlackEscape(m.Notice.Text), 2900)}
+	case m.Now.IsZero():
+		return permanent(fmt.Errorf("slack webhook: %w", errNoNow))
 	default:
 		msg = slackMessage(newView(m, s.baseURL))
 	}

@@ -84,12 +84,10 @@ type view struct {
 	Link          string
 }
 
+// newView is what every channel shows of an approval message; m.Now is
+// set (the notifiers refuse a message without it).
 func newView(m Message, baseURL string) view {
-	r := m.Request
-	now := m.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
+	r, now := m.Request, m.Now
 	v := view{
 		Kind:        m.Kind,
 		ID:          oneLine(r.ID, maxLine),
