@@ -165,7 +165,7 @@ and they over the config file's govbot section. The seed's one-dash spelling
 Exit status:
 
     0  healthy, or warnings only
-    1  the gateway is unreachable or does not answer like auditd
+    1  auditd is unreachable, or what answers at --url is not auditd
     2  alerts present
     3  usage error, refused credentials, an untrusted TLS certificate
        (--ca-cert), a --history file that cannot be used, internal failure`,
