@@ -578,7 +578,9 @@ func word(s string) string {
 	return s
 }
 
-// cut shortens s to n runes, marking the cut.
+// cut shortens s to n runes, marking the cut. It counts characters, not
+// bytes as termtext.Truncate does, so a non-ASCII value shows as much of
+// itself as an ASCII one; clip bounds the whole detail in bytes.
 func cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s

@@ -141,7 +141,9 @@ func canonicalRaw(raw *json.RawMessage) error {
 }
 
 // truncateRunes returns s cut to its first n characters (runes; a byte of
-// invalid UTF-8 counts as one).
+// invalid UTF-8 counts as one). Not termtext.Cut, which counts bytes: the
+// cut is part of the sealed event (tool.result keeps MaxResult
+// characters), so changing it would change the hashes of new events.
 func truncateRunes(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -3,10 +3,10 @@ package auditd
 import (
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/redact"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // maxRedactResult bounds the part of tool.result that redaction reads.
@@ -45,7 +45,7 @@ func redactEvent(ev *audit.Event, r *redact.Redactor) {
 		note("tool.parameters", kinds)
 	}
 	if t.Result != "" {
-		t.Result, kinds = r.Redact(cutUTF8(t.Result, maxRedactResult))
+		t.Result, kinds = r.Redact(termtext.Cut(t.Result, maxRedactResult))
 		note("tool.result", kinds)
 	}
 	if t.Error != "" {
@@ -63,16 +63,4 @@ func redactEvent(ev *audit.Event, r *redact.Redactor) {
 		return strings.Compare(a.Kind, b.Kind)
 	})
 	ev.Redactions = slices.Compact(out)
-}
-
-// cutUTF8 returns at most the first n bytes of s, not splitting a
-// character.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

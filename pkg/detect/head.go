@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Pin is a point of the audit log a watcher vouches for: the log had Size
@@ -125,12 +126,7 @@ func CheckHead(pin Pin, pinnedBy string, cur ChainHead, now time.Time) (Alert, b
 }
 
 // shortHash is the first 12 hex digits of a hash, for messages.
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12] + "…"
-	}
-	return h
-}
+func shortHash(h string) string { return termtext.Truncate(h, 12) }
 
 // HeadWatch is CheckHead that alerts once per pin and kind of regression:
 // a log that stays truncated is one alert, not one per check.

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // secbot's patterns (seed 003 "Security Responder Bot", "Detected Security
@@ -146,7 +147,7 @@ func lineEndAt[T string | []byte](b T, i int) int {
 	return i
 }
 
-// excerpt returns the line of text holding index at, trimmed, cut to at
+// lineExcerpt returns the line of text holding index at, trimmed, cut to at
 // most MaxExcerpt bytes of valid UTF-8 around at, "…" marking a cut.
 func lineExcerpt(text string, at int) string {
 	start, end := lineStartAt(text, at), lineEndAt(text, at)
@@ -448,15 +449,12 @@ func (m *PatternMatcher) Match(ev audit.Event, g Grant, now time.Time) []Alert {
 	return alerts
 }
 
-// cut bounds an untrusted string for an alert's details.
+// cutDetail bounds an untrusted string for an alert's details: at most
+// MaxExcerpt bytes of valid UTF-8, "…" included when cut.
 func cutDetail(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= MaxExcerpt {
 		return s
 	}
-	s = s[:MaxExcerpt-len("…")]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1] // at most 3 bytes of a cut character
-	}
-	return s + "…"
+	return termtext.Truncate(s, MaxExcerpt-len(termtext.Ellipsis))
 }

@@ -365,7 +365,7 @@ func short(s string, n int) string {
 	if len(s) <= n {
 		return termtext.OneLine(s)
 	}
-	return termtext.OneLine(s[:n]) + "…"
+	return termtext.OneLine(termtext.Cut(s, n)) + termtext.Ellipsis
 }
 
 // flatten puts multi-line text on one safe line of at most n bytes.

@@ -58,7 +58,7 @@ func (e *emailNotifier) Notify(ctx context.Context, m Message) error {
 		return permanent(errors.New("email: only approval requests are sent by email"))
 	}
 	if m.Now.IsZero() {
-		m.Now = time.Now()
+		return permanent(fmt.Errorf("email: %w", errNoNow))
 	}
 	msg, err := e.message(newView(m, e.baseURL), m.Now)
 	if err != nil {

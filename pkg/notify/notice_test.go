@@ -132,3 +132,34 @@ func TestNoticePayloadIsCallerJSON(t *testing.T) {
 		t.Errorf("body = %s, %v", b, err)
 	}
 }
+
+// A notifier reads no clock of its own (issue 20): an approval message
+// without Now, which a Dispatcher never passes, is refused before anything
+// is sent, not shown with the wrong TTL and Date.
+func TestNotifiersRefuseMessageWithoutNow(t *testing.T) {
+	h := newHook(t)
+	for _, n := range []Notifier{
+		newWebhook(h.srv.URL+"/hook", testBase, h.srv.Client()),
+		newSlack("slack", h.srv.URL+"/services/T0/B0/secret", testBase, h.srv.Client()),
+		&emailNotifier{addr: "127.0.0.1:0"}, // refused before it dials
+	} {
+		for _, kind := range []Kind{Requested, Resolved} {
+			err := n.Notify(context.Background(), Message{Kind: kind, Request: pending(t)})
+			var perm *permanentError
+			if !errors.Is(err, errNoNow) || !errors.As(err, &perm) || !strings.HasPrefix(err.Error(), n.Name()) {
+				t.Errorf("%s: Notify(%s without Now) = %v, want a permanent %v", n.Name(), kind, err, errNoNow)
+			}
+		}
+	}
+	h.mu.Lock()
+	posted := len(h.posts)
+	h.mu.Unlock()
+	if posted != 0 {
+		t.Errorf("posted %d messages without Now", posted)
+	}
+	// A notice shows no time: it needs none.
+	if err := newWebhook(h.srv.URL+"/hook", "", h.srv.Client()).Notify(context.Background(),
+		Message{Kind: KindNotice, Notice: &Notice{Subject: "x", Payload: map[string]int{"n": 1}}}); err != nil {
+		t.Errorf("notice without Now: %v", err)
+	}
+}

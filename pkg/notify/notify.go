@@ -55,9 +55,12 @@ const (
 type Message struct {
 	Kind    Kind
 	Request approval.Request
-	// Now is the time the TTL ("expires in 4m59s") is computed against.
-	// Zero means the time of delivery. A Dispatcher advances it by the time
-	// a message waited, so a retried message never shows a stale TTL.
+	// Now is the time the TTL ("expires in 4m59s") is computed against,
+	// and an email's Date. A Dispatcher sets a zero Now from its clock
+	// (Options.Now) at Send and advances it by the time a message waited,
+	// so a retried message never shows a stale TTL. A Notifier reads no
+	// clock of its own: it refuses an approval message without Now, with a
+	// permanent error, rather than show the wrong time.
 	Now time.Time
 	// Notice, when set, is what the message carries instead of an
 	// approval request (Kind is then KindNotice): an auditor alert,
@@ -65,6 +68,13 @@ type Message struct {
 	// not.
 	Notice *Notice
 }
+
+// errNoNow is what a Notifier says of an approval message whose Now is
+// zero. The clock is the caller's (issue 20: engines take an
+// injected clock; pkg/cmd passes time.Now), and a Dispatcher always sets
+// Now, so this is a programming error in a caller that calls Notify
+// itself.
+var errNoNow = errors.New("approval message without Now (a Dispatcher sets it from Options.Now)")
 
 // KindNotice is the Kind of a message that carries a Notice.
 const KindNotice Kind = "notice"

@@ -34,6 +34,8 @@ func (s *slackNotifier) Notify(ctx context.Context, m Message) error {
 		msg = m.Notice.Slack
 	case m.Notice != nil:
 		msg = &slack.WebhookMessage{Text: cut(SlackEscape(m.Notice.Text), 2900)}
+	case m.Now.IsZero():
+		return permanent(fmt.Errorf("slack webhook: %w", errNoNow))
 	default:
 		msg = slackMessage(newView(m, s.baseURL))
 	}
@@ -172,7 +174,9 @@ func cut(s string, n int) string {
 	return r + "…"
 }
 
-// cutPlain shortens plain text to at most n runes.
+// cutPlain shortens plain text to at most n runes. cut and cutPlain count
+// characters, not bytes as termtext.Truncate does, because Slack's limits
+// (150 for a header, 3000 for a section) are in characters.
 func cutPlain(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/approval"
 	"github.com/govkit/govkit/pkg/govapi"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Bounds on what a message shows of a request: the full request is one
@@ -84,12 +84,10 @@ type view struct {
 	Link          string
 }
 
+// newView is what every channel shows of an approval message; m.Now is
+// set (the notifiers refuse a message without it).
 func newView(m Message, baseURL string) view {
-	r := m.Request
-	now := m.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
+	r, now := m.Request, m.Now
 	v := view{
 		Kind:        m.Kind,
 		ID:          oneLine(r.ID, maxLine),
@@ -207,40 +205,26 @@ func plural(n int) string {
 }
 
 // oneLine makes s safe for a header or a single line: line breaks and tabs
-// become spaces, other control and bidi-override characters become U+FFFD,
-// and it is cut to max bytes.
+// become spaces, every other rune termtext does not show (controls, bidi
+// overrides, zero-width and format characters, invalid bytes) becomes
+// U+FFFD, and it is cut to max bytes by termtext.Truncate.
 func oneLine(s string, max int) string {
-	return clean(s, max, false)
+	return termtext.Truncate(termtext.Printable(flat.Replace(s)), max)
 }
 
 // multiLine is oneLine that keeps line breaks (CR LF and lone CR become LF).
 func multiLine(s string, max int) string {
-	return clean(strings.ReplaceAll(s, "\r\n", "\n"), max, true)
+	lines := strings.Split(lineBreaks.Replace(s), "\n")
+	for i, l := range lines {
+		lines[i] = termtext.Printable(l)
+	}
+	return termtext.Truncate(strings.Join(lines, "\n"), max)
 }
 
-func clean(s string, max int, lines bool) string {
-	var b strings.Builder
-	for _, c := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch {
-		case c == '\n' || c == '\r':
-			if lines {
-				c = '\n'
-			} else {
-				c = ' '
-			}
-		case c == '\t':
-			c = ' '
-		case unicode.IsControl(c), unicode.Is(unicode.Bidi_Control, c), c == '\u2028', c == '\u2029':
-			c = '\uFFFD'
-		}
-		if b.Len()+utf8.RuneLen(c) > max {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+var (
+	flat       = strings.NewReplacer("\r", " ", "\n", " ", "\t", " ")
+	lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\t", " ")
+)
 
 // text is the plain-text rendering: the email body and the generic
 // webhook's "text".

@@ -124,6 +124,11 @@ func TestClean(t *testing.T) {
 		{"esc\x1b[31m", "esc\uFFFD[31m", "esc\uFFFD[31m"},
 		{"evil\u202Egnp.exe", "evil\uFFFDgnp.exe", "evil\uFFFDgnp.exe"},
 		{"bad\xffutf8", "bad\uFFFDutf8", "bad\uFFFDutf8"},
+		// What termtext does not show, which the local copy passed through.
+		{"rm\u200b -rf", "rm\uFFFD -rf", "rm\uFFFD -rf"},
+		{"nb\u00a0sp", "nb\uFFFDsp", "nb\uFFFDsp"},
+		{"a\u2028b\u2066c", "a\uFFFDb\uFFFDc", "a\uFFFDb\uFFFDc"},
+		{"l1\n\x1bl2\r\n", "l1 \uFFFDl2  ", "l1\n\uFFFDl2\n"},
 	}
 	for _, tt := range tests {
 		if got := oneLine(tt.in, 100); got != tt.one {
@@ -135,5 +140,8 @@ func TestClean(t *testing.T) {
 	}
 	if got := oneLine(strings.Repeat("é", 10), 7); got != "ééé…" {
 		t.Errorf("cut = %q", got)
+	}
+	if got := multiLine("ab\ncd", 4); got != "ab\nc…" {
+		t.Errorf("multi-line cut = %q", got)
 	}
 }

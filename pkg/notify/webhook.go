@@ -44,6 +44,9 @@ func newWebhook(url, baseURL string, client *http.Client) *webhookNotifier {
 func (w *webhookNotifier) Name() string { return w.name }
 
 func (w *webhookNotifier) Notify(ctx context.Context, m Message) error {
+	if m.Notice == nil && m.Now.IsZero() {
+		return permanent(fmt.Errorf("webhook: %w", errNoNow))
+	}
 	body, err := w.body(m)
 	if err != nil {
 		return permanent(fmt.Errorf("webhook: encoding the payload: %w", err))

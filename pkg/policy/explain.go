@@ -246,6 +246,8 @@ func shownRequest(req Request) Request {
 }
 
 func shown(s string) string {
+	// 100 characters, not termtext.Truncate's bytes: a non-ASCII name shows
+	// as much of itself as an ASCII one.
 	const limit = 100
 	if len(s) > limit && utf8.RuneCountInString(s) > limit {
 		s = string([]rune(s)[:limit]) + "…"

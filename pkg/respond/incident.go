@@ -40,12 +40,12 @@ func Incident(a detect.Alert, ev audit.Event) govapi.IncidentInput {
 		Message:    termtext.Clean(a.Message, maxMessage),
 	}
 	if in.Agent != ev.Agent {
-		details["agent"], _ = json.Marshal(cutBytes(ev.Agent, detect.MaxExcerpt))
+		details["agent"], _ = json.Marshal(excerpt(ev.Agent))
 	}
 	if validEventID(ev.EventID) {
 		in.EventIDs = []string{ev.EventID}
 	} else if ev.EventID != "" {
-		details["event_id"], _ = json.Marshal(cutBytes(ev.EventID, detect.MaxExcerpt))
+		details["event_id"], _ = json.Marshal(excerpt(ev.EventID))
 	}
 	in.Details, _ = json.Marshal(details)
 	return in
@@ -63,19 +63,19 @@ func incidentName(s string) string {
 	if s == "" {
 		return ""
 	}
-	s = termtext.Clean(s, maxName-len("…"))
+	s = termtext.Clean(s, maxName-len(termtext.Ellipsis))
 	if strings.TrimSpace(s) == "" {
 		return "(blank)"
 	}
 	return s
 }
 
-// cutBytes cuts s to at most n bytes of valid UTF-8.
-func cutBytes(s string, n int) string {
-	if len(s) > n {
-		s = s[:n]
-	}
-	return strings.ToValidUTF8(s, "")
+// excerpt is the value an incident's details keep of a name that did not
+// fit: at most detect.MaxExcerpt bytes of valid UTF-8. Invalid bytes become
+// U+FFFD before the cut, not after it in encoding/json (which would grow
+// the cut text past the bound), and a reader still sees where they were.
+func excerpt(s string) string {
+	return termtext.Cut(strings.ToValidUTF8(s, "\uFFFD"), detect.MaxExcerpt)
 }
 
 // validEventID is pkg/audit's rule for event_id: 1 to 128 of A-Z a-z 0-9

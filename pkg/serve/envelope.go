@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/llm"
 	"github.com/govkit/govkit/pkg/session/conversation"
 	"github.com/govkit/govkit/pkg/session/envelope"
 	"github.com/govkit/govkit/pkg/session/response"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // The envelope tool protocol (--tool-protocol envelope) is seed 002's strict
@@ -237,17 +237,14 @@ func (t *envelopeTurn) parse(resp llm.Response) (envelope.Message, *envelope.Rej
 	return msg, rej
 }
 
-// bounded cuts s to at most n bytes on a rune boundary.
+// bounded is s as valid UTF-8, cut to at most n bytes on a rune boundary
+// and marked " …[cut]" when cut.
 func bounded(s string, n int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + " …[cut]"
+	return termtext.Cut(s, n) + " …[cut]"
 }
 
 // envelopeSchema is seed 002's tool registry for the offered tools, their

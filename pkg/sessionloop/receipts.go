@@ -13,6 +13,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/session/receipt"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // EventTypeReceipt is the audit event type a receipt is recorded as.
@@ -104,7 +105,7 @@ func (l *ReceiptLog) Receipt(r *receipt.Receipt) {
 	if !r.OK {
 		status = "error"
 		// tool.error is a field auditd redacts secrets from; data is not.
-		tool.Error = truncate(r.Error, audit.MaxResult)
+		tool.Error = termtext.Cut(r.Error, audit.MaxResult)
 	}
 	l.ch <- audit.Event{
 		SchemaVersion: audit.SchemaVersion, EventID: audit.NewEventID(l.now(), l.rand), EventType: EventTypeReceipt,
@@ -189,15 +190,3 @@ func (l *ReceiptLog) Close(ctx context.Context) ReceiptReport {
 	}
 	return rep
 }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !isRuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

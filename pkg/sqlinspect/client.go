@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/govkit/govkit/pkg/getopt"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Client reports whether prog (a bare program name) is a supported client and its dialect:
@@ -250,7 +251,7 @@ func clipList(list string) string {
 	if i := strings.LastIndex(list[:max], ", "); i > 0 {
 		return list[:i] + ", …)"
 	}
-	return list[:max] + "…)"
+	return termtext.Cut(list, max) + "…)"
 }
 
 // operand handles the n-th operand a.

@@ -3,6 +3,7 @@ package sqlinspect
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/govkit/govkit/pkg/getopt"
 )
@@ -183,6 +184,25 @@ func TestOptionTablesParse(t *testing.T) {
 			if v := InspectClient(args); strings.Contains(v.Detail, "unknown option") || strings.Contains(v.Detail, "ambiguous") {
 				t.Errorf("%s %s: %s", g.prog, written, v.Detail)
 			}
+		}
+	}
+}
+
+// TestClippedDetailsStayUTF8: a long name echoed in a detail is cut on a
+// character boundary; the byte cut it replaced left half a character.
+func TestClippedDetailsStayUTF8(t *testing.T) {
+	long := strings.Repeat("é", 20) // 40 bytes, the 24-byte cut inside none
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{argv("x" + long), "x" + strings.Repeat("é", 11) + "… is not a supported sql client"},
+		{argv("psql", "--"+long), "unknown option --" + strings.Repeat("é", 11) + "…"},
+		{argv("pg_dump"), "pg_dump is not a supported sql client"},
+	} {
+		got := InspectClient(tc.argv).Detail
+		if !strings.Contains(got, tc.want) || !utf8.ValidString(got) {
+			t.Errorf("InspectClient(%q).Detail = %q, want ~ %q", tc.argv, got, tc.want)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package sqlinspect
 import (
 	"fmt"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 type tokKind uint8
@@ -524,9 +526,6 @@ func lower(s string) string {
 }
 
 // clip shortens text quoted in a detail: details never echo long input.
-func clip(s string) string {
-	if len(s) > 24 {
-		return s[:24] + "…"
-	}
-	return s
-}
+// The cut is on a character boundary: a byte cut could leave half of one
+// (a client name, an option, a token), and the detail invalid UTF-8.
+func clip(s string) string { return termtext.Truncate(s, 24) }

@@ -20,6 +20,7 @@ import (
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/policy"
 	"github.com/govkit/govkit/pkg/session/response"
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Auditd is what toolgov asks of auditd; *client.Client satisfies it.
@@ -342,8 +343,8 @@ func (g *Gov) Record(ctx context.Context, r Record) error {
 		return err
 	}
 	data, err := json.Marshal(recordData{
-		Agent: cut(c.Agent, maxReason), CallID: c.CallID, Action: c.Action, Code: r.Code,
-		Reason: cut(r.Reason, maxReason), ReceiptID: r.ReceiptID,
+		Agent: termtext.Cut(c.Agent, maxReason), CallID: c.CallID, Action: c.Action, Code: r.Code,
+		Reason: termtext.Cut(r.Reason, maxReason), ReceiptID: r.ReceiptID,
 	})
 	if err != nil {
 		return fmt.Errorf("toolgov: %w", err)
@@ -360,7 +361,7 @@ func (g *Gov) Record(ctx context.Context, r Record) error {
 		ev.Resource = &audit.Resource{Type: res.Type, Name: res.Name}
 	}
 	if c.Tool != "" || c.RawCommand != "" || r.Result != "" || r.Error != "" {
-		ev.Tool = &audit.Tool{Name: c.Tool, RawCommand: c.RawCommand, Result: cut(r.Result, MaxExcerpt), Error: cut(r.Error, MaxExcerpt)}
+		ev.Tool = &audit.Tool{Name: c.Tool, RawCommand: c.RawCommand, Result: termtext.Cut(r.Result, MaxExcerpt), Error: termtext.Cut(r.Error, MaxExcerpt)}
 	}
 	if _, err := g.a.Append(ctx, ev); err != nil {
 		return fmt.Errorf("toolgov: recording the %s: %w", r.Type, err)
@@ -451,7 +452,7 @@ func deniedBy(ap approval.Request) string {
 	for i := len(ap.Votes) - 1; i >= 0; i-- {
 		if v := ap.Votes[i]; v.Decision == approval.Deny {
 			if v.Reason != "" {
-				return fmt.Sprintf(" by %s (%s)", v.By, cut(v.Reason, 200))
+				return fmt.Sprintf(" by %s (%s)", v.By, termtext.Cut(v.Reason, 200))
 			}
 			return " by " + v.By
 		}
@@ -468,16 +469,5 @@ func spent(id, status string) string {
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return cut(s, 300)
-}
-
-// cut bounds s to n bytes on a UTF-8 boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return termtext.Cut(s, 300)
 }

@@ -1,6 +1,7 @@
 // Package govbot is the command tree of the govbot binary: a one-shot,
-// stateless, read-only compliance report over auditd's governance API, for
-// cron and CI (DESIGN §8; seed 003 "Compliance Reporting (cmd/govbot/)").
+// read-only compliance report over auditd's governance API, for cron and
+// CI, whose only state is its optional --history file (DESIGN §8; seed 003
+// "Compliance Reporting (cmd/govbot/)").
 package govbot
 
 import (
@@ -103,10 +104,11 @@ func newCmd(opts *Options, runF func(*Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "govbot [--url URL] [--since 24h] [--webhook URL] [-o text|json]",
 		Short: "One-shot compliance report over auditd's governance API, for cron and CI",
-		Long: `Govbot asks auditd's governance API for a compliance snapshot and prints it:
-it is stateless and read-only, and needs nothing but the gateway's URL (and a
-token with the auditor role when auditd has a tokens file). Run it from cron,
-a systemd timer or a Kubernetes CronJob, and act on its exit status.
+		Long: `Govbot asks auditd's governance API for a compliance snapshot and prints it.
+It only reads from auditd and needs nothing but auditd's URL (and a token with
+the auditor role when auditd has a tokens file); its one state, kept only with
+--history FILE, is a file of its own. Run it from cron, a systemd timer or a
+Kubernetes CronJob, and act on its exit status.
 
 The report has seven phases:
 
@@ -163,7 +165,7 @@ and they over the config file's govbot section. The seed's one-dash spelling
 Exit status:
 
     0  healthy, or warnings only
-    1  the gateway is unreachable or does not answer like auditd
+    1  auditd is unreachable, or what answers at --url is not auditd
     2  alerts present
     3  usage error, refused credentials, an untrusted TLS certificate
        (--ca-cert), a --history file that cannot be used, internal failure`,

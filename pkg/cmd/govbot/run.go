@@ -199,7 +199,7 @@ var errNotAuditd = errors.New("the answer is not auditd's governance status (no 
 
 // collect asks auditd for phases 1, 3, 5 and 6 and analyses them. Every
 // request is a GET: govbot is read-only (seed 003: "stateless and
-// read-only").
+// read-only"; --history, its one state, is its own file, not auditd's).
 func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (*govreport.Report, error) {
 	st, err := c.Governance(ctx)
 	if err != nil {
@@ -263,13 +263,10 @@ func collect(ctx context.Context, c *client.Client, o *Options, now time.Time) (
 
 // shortHash is the first 12 hex digits of a sha256, or "none".
 func shortHash(h string) string {
-	switch {
-	case h == "":
+	if h == "" {
 		return "none"
-	case len(h) > 12:
-		return h[:12] + "…"
 	}
-	return h
+	return termtext.Truncate(h, 12)
 }
 
 // coverageAnswers asks auditd, for each link of an execution the window

@@ -558,7 +558,7 @@ func group(n int64) string {
 // head abbreviates the head hash, enough to compare by eye.
 func head(hash string) string {
 	if len(hash) > 12 {
-		return shown(hash[:12]) + "…"
+		return shown(termtext.Cut(hash, 12)) + termtext.Ellipsis
 	}
 	return shown(hash)
 }

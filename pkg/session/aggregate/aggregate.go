@@ -9,7 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Output is one read's contribution to the context. Text holds whole lines,
@@ -118,7 +119,7 @@ func (a *Aggregator) Add(path string, startLine int, content string) Output {
 			if b.Len() == 0 {
 				// Not even one line fits: a cut at a UTF-8 boundary, and the
 				// line does not count as delivered.
-				b.WriteString(cutRunes(p.text, a.maxChars))
+				b.WriteString(termtext.Cut(p.text, a.maxChars))
 			}
 			break
 		}
@@ -173,16 +174,6 @@ func insert(spans []span, s span) []span {
 	}
 	spans[i] = s
 	return append(spans[:i+1], spans[j:]...)
-}
-
-func cutRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // bundleID hashes the delivered set, paths sorted: "ctx_" and 12 hex digits
