@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
@@ -130,15 +129,13 @@ func TestStreamReplayFillsTheGap(t *testing.T) {
 }
 
 // A subscriber that stops reading is dropped with an error line, and the
-// writers keep their pace.
+// writers never wait for it: their appends all complete (ctxT's deadline
+// would end appends held by a subscriber that never reads) while a healthy
+// subscriber alongside gets every event. Their pace is not compared with
+// a clock (issue 20: no timed assertions on a shared machine).
 func TestStreamDropsStalledSubscriber(t *testing.T) {
 	d := startDaemon(t, "", func(c *auditd.Config) { c.SubscriberBuffer = 256 })
-	measure := func() time.Duration {
-		start := time.Now()
-		appendN(t, d, 16, 150)
-		return time.Since(start)
-	}
-	base := measure()
+	appendN(t, d, 16, 150)
 
 	conn, err := net.Dial("unix", d.sock)
 	if err != nil {
@@ -151,9 +148,9 @@ func TestStreamDropsStalledSubscriber(t *testing.T) {
 	live := subscribe(t, d.sock, 0) // a healthy subscriber alongside
 	waitFor(t, "two subscribers", func() bool { return metric(t, d, "govkit_auditd_stream_subscribers") == "2" })
 
-	stalled := measure()
-	if stalled > 3*base+2*time.Second {
-		t.Fatalf("appends took %s with a stalled subscriber, %s without", stalled, base)
+	appendN(t, d, 16, 150)
+	if t.Failed() {
+		t.FailNow() // an append failed: appendN said why
 	}
 	if got := metric(t, d, "govkit_auditd_stream_subscribers_dropped_total"); got != "1" {
 		t.Fatalf("dropped subscribers %s, want 1", got)
@@ -180,7 +177,7 @@ func TestStreamDropsStalledSubscriber(t *testing.T) {
 	if !strings.HasPrefix(last, `{"error":"subscriber too slow`) {
 		t.Fatalf("last line %q", last)
 	}
-	t.Logf("4800 events in %s without, %s with a stalled subscriber; it got %d lines before %s", base, stalled, len(lines)-1, last)
+	t.Logf("the stalled subscriber got %d lines before %s", len(lines)-1, last)
 }
 
 // Shutdown ends subscriptions with an error line, and Subscribe says so.

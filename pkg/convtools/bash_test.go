@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,6 +64,22 @@ func alive(pid int) bool {
 	return b[i+2] != 'Z' && b[i+2] != 'X'
 }
 
+// running says whether pid still runs code: it is alive (alive) and has
+// not released its files yet. A SIGKILLed process closes its files before
+// it turns into a zombie, so between the two it is dying, not running: the
+// output pipe it held reads EOF, and Run may return, a moment before
+// /proc shows it as a zombie.
+func running(pid int) bool {
+	if !alive(pid) {
+		return false
+	}
+	fds, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	return err != nil || len(fds) > 0 // unreadable: count it as running
+}
+
 // marked lists the live processes whose command line holds token.
 func marked(token string) []int {
 	ents, _ := os.ReadDir("/proc")
@@ -106,33 +126,59 @@ func startGroup(tb testing.TB, r *Runner, cwd string, restricted bool) group {
 	}
 }
 
-// cancelToGone cancels and polls until every process of the group is dead.
+// hangGuard bounds a wait that only a bug makes long: it fails a test
+// that hangs with a clear message, and asserts no speed (issue 20). It is
+// shorter than the 31 s sleeps of startGroup, so a group that was not
+// killed cannot pass for one that was.
+const hangGuard = 20 * time.Second
+
+// cancelToGone cancels and polls until every process of the group is dead,
+// and says how long that took (BenchmarkCancelToGone's figure).
 func (g group) cancelToGone(tb testing.TB) time.Duration {
 	began := time.Now()
 	g.cancel()
 	for {
-		left := 0
-		for _, pid := range g.pids {
-			if alive(pid) {
-				left++
-			}
-		}
+		left := g.left()
 		took := time.Since(began)
-		if left == 0 {
+		if len(left) == 0 {
 			return took
 		}
-		if took > 5*time.Second {
-			tb.Fatalf("%d of the group's processes %v still alive %s after the cancel", left, g.pids, took)
+		if took > hangGuard {
+			tb.Fatalf("the group's processes %v still run %s after the cancel (hang guard)", left, hangGuard)
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
 }
 
+// cancelled cancels the call and returns its result, once Run returned.
+func (g group) cancelled(tb testing.TB) Result {
+	tb.Helper()
+	g.cancel()
+	select {
+	case res := <-g.done:
+		return res
+	case <-time.After(hangGuard):
+		tb.Fatalf("Run did not return within %s of the cancel (hang guard); the group %v", hangGuard, g.pids)
+		return Result{}
+	}
+}
+
+// left are the group's processes that still run.
+func (g group) left() []int {
+	var pids []int
+	for _, pid := range g.pids {
+		if running(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 // TestCancelKillsProcessGroup is REQ-BED-005's "interrupts the running
-// tool within 100 ms, terminates its spawned subprocesses" (B-05b): the
-// shell, its sleep 30 and the grandchild it backgrounds are all gone. The
-// assertion has a 1 s CI margin; the figure is logged, and
-// BenchmarkCancelToGone measures it.
+// tool, terminates its spawned subprocesses" (B-05b): once Run returns
+// after the cancel, the shell, its sleep and the grandchild it backgrounds
+// all run no more. That holds however loaded the machine is; how soon after
+// the cancel (the seed's 100 ms) is BenchmarkCancelToGone's figure.
 func TestCancelKillsProcessGroup(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
@@ -141,18 +187,12 @@ func TestCancelKillsProcessGroup(t *testing.T) {
 			}
 			r := &Runner{}
 			g := startGroup(t, r, t.TempDir(), m.restricted)
-			took := g.cancelToGone(t)
-			t.Logf("%s: cancel to all %d processes gone: %s (B-05b asks ≤ 100ms)", m.name, len(g.pids), took)
-			if took > time.Second {
-				t.Errorf("the process group took %s to die after the cancel, want ≤ 100ms (1s CI margin)", took)
+			res := g.cancelled(t)
+			if left := g.left(); len(left) > 0 {
+				t.Errorf("processes %v of the group %v still run after Run returned", left, g.pids)
 			}
-			select {
-			case res := <-g.done:
-				if !res.Cancelled || res.OK || res.Code != response.ExecutionFailed {
-					t.Errorf("result %+v, want cancelled", res)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("Run did not return within 5s of the cancel")
+			if !res.Cancelled || res.OK || res.Code != response.ExecutionFailed || strings.Contains(res.Output, "left its process group") {
+				t.Errorf("result %+v, want cancelled", res)
 			}
 		})
 	}
@@ -216,13 +256,6 @@ func TestRestrictedBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	accepted := make(chan struct{}, 1)
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			c.Close()
-			accepted <- struct{}{}
-		}
-	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	// A local server on a unix socket, as gate serve's own API may be.
 	sock := filepath.Join(t.TempDir(), "api.sock")
@@ -231,12 +264,6 @@ func TestRestrictedBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ul.Close()
-	go func() {
-		if c, err := ul.Accept(); err == nil {
-			c.Close()
-			accepted <- struct{}{}
-		}
-	}()
 	cwd := t.TempDir()
 	if err := os.WriteFile(filepath.Join(cwd, "existing"), []byte("keep\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -273,14 +300,36 @@ func TestRestrictedBash(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(cwd, "existing")); string(b) != "keep\n" {
 		t.Errorf("existing file now %q", b)
 	}
-	select {
-	case <-accepted:
-		t.Error("a listener accepted a connection from restricted bash")
-	case <-time.After(100 * time.Millisecond):
+	for _, l := range []net.Listener{ln, ul} {
+		if queued(t, l) {
+			t.Errorf("restricted bash connected to %s", l.Addr())
+		}
 	}
 	if ents, _ := os.ReadDir(r.TempRoot); len(ents) != 0 {
 		t.Errorf("the private temp dirs were left behind: %v", ents)
 	}
+}
+
+// queued says whether a connection waits in l's accept queue, without
+// waiting for one: a connect that succeeded put it there before the
+// command went on (issue 20: no fixed wait for something not to happen).
+func queued(t *testing.T, l net.Listener) bool {
+	t.Helper()
+	sc, err := l.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bool
+	err = sc.Control(func(fd uintptr) { // non-blocking: EAGAIN when none waits
+		if nfd, _, err := syscall.Accept(int(fd)); err == nil {
+			syscall.Close(nfd)
+			got = true
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // TestUnrestrictedBash: without auditd, unrestricted bash runs unconfined
@@ -309,7 +358,10 @@ func TestBashResults(t *testing.T) {
 		truncated bool
 		code      string
 		err       string // a part of Error
-		within    time.Duration
+		// killed, when set, is a pattern whose first number in the output
+		// is the pid of a process the command left behind: the group's
+		// kill must have ended it by the time Run returns.
+		killed string
 	}{
 		{name: "exit code", command: "echo out; echo err >&2; exit 3", exit: 3, output: "out\nerr\n", code: response.ExecutionFailed, err: "exit code 3"},
 		{name: "killed by a signal", command: "kill -9 $$", exit: 137, code: response.ExecutionFailed},
@@ -317,24 +369,41 @@ func TestBashResults(t *testing.T) {
 			output: strings.Repeat("a", 1000) + "\n[output truncated: 1000 of 100000 bytes shown]", truncated: true},
 		{name: "default bound", command: "head -c 200000 /dev/zero | tr '\\0' b", ok: true,
 			output: strings.Repeat("b", DefaultMaxOutput) + "\n[output truncated: 65536 of 200000 bytes shown]", truncated: true},
-		{name: "timeout kills the group", runner: Runner{Timeout: 200 * time.Millisecond}, command: "sleep 30", exit: 137,
-			code: response.ExecutionFailed, err: "timeout", within: 5 * time.Second},
-		{name: "a background job does not hold the call", command: "sleep 30 & echo started", ok: true, output: "started\n", within: 5 * time.Second},
-		{name: "stdin is empty", command: "cat", ok: true, output: "", within: 5 * time.Second},
+		// 137 is SIGKILL's: the timeout killed the sleep, which would
+		// have ended by itself with 0.
+		{name: "timeout kills the group", runner: Runner{Timeout: 200 * time.Millisecond}, command: "sleep 300", exit: 137,
+			code: response.ExecutionFailed, err: "timeout"},
+		// The call returns although the sleep would run for 300 s (more
+		// than the hang guard), and the sleep is killed, not left behind.
+		{name: "a background job does not hold the call", command: "sleep 300 & echo started $!", ok: true, killed: `^started (\d+)\n$`},
+		// cat reads /dev/null: it ends at once instead of waiting for
+		// input no one types (the hang guard would stop it).
+		{name: "stdin is empty", command: "cat", ok: true, output: ""},
 		{name: "no govkit variables", command: "env | grep -c '^GOVKIT_' || true", ok: true, output: "0\n"},
 	}
 	t.Setenv("GOVKIT_TOKEN", "secret")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			began := time.Now()
-			res := tt.runner.Run(context.Background(), bashCall(cwd, tt.command, false))
-			if tt.within > 0 && time.Since(began) > tt.within {
-				t.Errorf("took %s", time.Since(began))
+			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+			defer cancel()
+			res := tt.runner.Run(ctx, bashCall(cwd, tt.command, false))
+			if ctx.Err() != nil {
+				t.Fatalf("Run did not return within %s (hang guard): %+v", hangGuard, res)
+			}
+			if tt.killed != "" {
+				m := regexp.MustCompile(tt.killed).FindStringSubmatch(res.Output)
+				if m == nil {
+					t.Fatalf("output %q does not match %s", res.Output, tt.killed)
+				}
+				pid, _ := strconv.Atoi(m[1])
+				if running(pid) {
+					t.Errorf("process %d the command left behind still runs after Run returned", pid)
+				}
 			}
 			if res.OK != tt.ok || res.ExitCode != tt.exit || res.Truncated != tt.truncated || res.Code != tt.code || !strings.Contains(res.Error, tt.err) {
 				t.Errorf("result %+v", res)
 			}
-			if tt.output != "" || tt.ok {
+			if tt.output != "" || (tt.ok && tt.killed == "") {
 				if res.Output != tt.output {
 					t.Errorf("output %q (%d bytes), want %q", res.Output[:min(len(res.Output), 200)], len(res.Output), tt.output[:min(len(tt.output), 200)])
 				}

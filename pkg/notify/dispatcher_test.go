@@ -211,12 +211,20 @@ func TestDispatcherSendNeverBlocks(t *testing.T) {
 		}
 	}}
 	d := NewDispatcher([]Notifier{n}, o)
-	start := time.Now()
-	for i := range 10 {
-		d.Send(msg(fmt.Sprintf("apr_%d", i)))
-	}
-	if el := time.Since(start); el > time.Second {
-		t.Errorf("10 Sends took %s", el)
+	// The notifier holds every delivery until release: a Send that waited
+	// for it would never return (the hang guard says so).
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for i := range 10 {
+			d.Send(msg(fmt.Sprintf("apr_%d", i)))
+		}
+	}()
+	select {
+	case <-sent:
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("Send waited for a hung notifier (no return within 30s)")
 	}
 	dropped := rec.count("email", ResultDropped)
 	if dropped < 7 || dropped > 8 {
@@ -278,8 +286,9 @@ func TestDispatcherCloseDrains(t *testing.T) {
 	rec := newRecord()
 	var mu sync.Mutex
 	var delivered []string
+	release := make(chan struct{}) // deliveries wait for it: Close finds them queued
 	n := &funcNotifier{"webhook", func(context.Context, Message) error {
-		time.Sleep(time.Millisecond)
+		<-release
 		mu.Lock()
 		defer mu.Unlock()
 		delivered = append(delivered, "x")
@@ -289,6 +298,7 @@ func TestDispatcherCloseDrains(t *testing.T) {
 	for i := range 50 {
 		d.Send(msg(fmt.Sprint(i)))
 	}
+	close(release)
 	closeNow(t, d)
 	if len(delivered) != 50 || rec.count("webhook", ResultSent) != 50 {
 		t.Errorf("delivered %d of 50 before Close returned", len(delivered))

@@ -49,8 +49,11 @@ func testReceipt(i int) *receipt.Receipt {
 func TestReceiptLog(t *testing.T) {
 	a := &fakeAuditd{hold: make(chan struct{})}
 	l := NewReceiptLog(a, 2, nil, nil)
+	// auditd answers once the queue is full: Receipt must then wait.
 	go func() {
-		time.Sleep(10 * time.Millisecond)
+		for len(l.ch) < cap(l.ch) {
+			time.Sleep(time.Millisecond)
+		}
 		close(a.hold)
 	}()
 	const n = 300

@@ -269,9 +269,8 @@ func TestRequestApprovedWhileWaiting(t *testing.T) {
 	if got.ID != id || got.Status != approval.Approved || len(got.Votes) != 1 || got.Votes[0].By != "bob" || got.RequestedBy != "alice" {
 		t.Errorf("final request: %+v", got)
 	}
-	if w.elapsed > 10*time.Second {
-		t.Errorf("the waiter took %s to see the approval", w.elapsed)
-	}
+	// Exit 0 with the approved request: the waiter saw the approval before
+	// its --wait 30s ran out (which is exit 2), however slow the machine.
 }
 
 func TestRequestDeniedWhileWaiting(t *testing.T) {
@@ -296,11 +295,9 @@ func TestRequestExpiresWhileWaiting(t *testing.T) {
 	url := startAuditd(t, nil)
 	w := approvals(t, url, "alice", append(reqArgs, "--ttl", "1s", "--wait", "30s", "-o", "text")...)
 	w.want(t, exitNoGrant)
-	if got := w.stdout.String(); got != "expired\n" {
-		t.Errorf("printed %q", got)
-	}
-	if w.elapsed > 6*time.Second {
-		t.Errorf("took %s to see a 1s request expire", w.elapsed)
+	// "expired", not the end of --wait 30s: the waiter saw the expiry.
+	if got := w.stdout.String(); got != "expired\n" || strings.Contains(w.stderr.String(), "within --wait") {
+		t.Errorf("printed %q; stderr %q", got, w.stderr.String())
 	}
 }
 
@@ -323,7 +320,9 @@ func TestRequestWaitTimesOut(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	if w.elapsed < 1500*time.Millisecond || w.elapsed > 5*time.Second {
+	// The whole wait was waited (a lower bound, which no load can break;
+	// how soon after it the command ends is no test's business).
+	if w.elapsed < 1500*time.Millisecond {
 		t.Errorf("a 1.5s wait took %s", w.elapsed)
 	}
 }
@@ -337,12 +336,8 @@ func TestRequestWaitInterrupted(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); w.exec(url, append(reqArgs, "--wait", "1m", "-o", "text")...) }()
 	id := waitingFor(t, w, done)
-	start := time.Now()
 	cancel()
-	finish(t, done)
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %s to stop after the interrupt", d)
-	}
+	finish(t, done) // long before --wait 1m, which would say "within --wait", not "interrupted"
 	w.want(t, exitNoGrant)
 	if !strings.Contains(w.stderr.String(), "approvals: error: interrupted while waiting for approval "+id+"\n") {
 		t.Errorf("stderr: %s", w.stderr.String())
@@ -989,15 +984,15 @@ func TestTokens(t *testing.T) {
 	}
 
 	// Following a request with a token that may not read it ends the wait
-	// with exit 3, not with retries until the deadline (exit 2).
+	// with exit 3, not with retries until the deadline (exit 2): the exit
+	// status says which, without timing it.
 	for _, tc := range []struct {
 		name, token string
-		within      time.Duration
 	}{
-		{"unknown token", "revoked-or-wrong", time.Second},
+		{"unknown token", "revoked-or-wrong"},
 		// auditd checks that an agent reads only its own requests after
 		// holding the long-poll, so the refusal comes when the hold ends.
-		{"another agent's token", other, 5 * time.Second},
+		{"another agent's token", other},
 	} {
 		streams, _, _, errOut := cli.Test()
 		o := &RequestOptions{Options: &Options{IO: streams, URL: url, Token: tc.token, Now: time.Now}, Wait: 3 * time.Second}
@@ -1005,10 +1000,9 @@ func TestTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		start := time.Now()
 		_, err = o.follow(context.Background(), c, req, o.Wait, "--wait")
-		if code := exitCodeOf(err); code != 3 || time.Since(start) > tc.within || strings.Contains(errOut.String(), "retrying") {
-			t.Errorf("%s: exit %d after %s (%v); stderr %q", tc.name, code, time.Since(start), err, errOut.String())
+		if code := exitCodeOf(err); code != 3 || strings.Contains(errOut.String(), "retrying") {
+			t.Errorf("%s: exit %d (%v); stderr %q", tc.name, code, err, errOut.String())
 		}
 	}
 

@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +23,7 @@ import (
 	"github.com/govkit/govkit/pkg/cli"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/detect"
+	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/monitor"
 )
 
@@ -133,6 +137,52 @@ func (d *daemon) post(agent string, n int, edit func(*audit.Event)) []audit.Even
 	}
 	return out
 }
+
+// verifications is how many chain verifications auditd has served since
+// it last started, whatever their result: its
+// govkit_auditd_verifications_total, which auditor's every --verify-interval
+// adds one to.
+func (d *daemon) verifications() int {
+	d.t.Helper()
+	resp, err := http.Get(d.URL + govapi.PathMetrics)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		d.t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	n := 0
+	for line := range strings.Lines(string(body)) {
+		if rest, ok := strings.CutPrefix(line, "govkit_auditd_verifications_total{"); ok {
+			_, v, _ := strings.Cut(rest, "} ")
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				d.t.Fatalf("/metrics: %q: %v", line, err)
+			}
+			n += int(f)
+		}
+	}
+	return n
+}
+
+// waitVerifications waits until r has handled n more verifications than
+// it had when called (the alerts they raise included): until auditd
+// served n+1 more, since auditor asks for the next one only after it has
+// handled the last. It stands for "wait a few --verify-intervals" before
+// a test asserts that nothing more happened. auditd must run with
+// VerifyOnStart off (noStartVerify), so that every verification it counts
+// is auditor's.
+func (d *daemon) waitVerifications(r *invocation, n int) {
+	d.t.Helper()
+	want := d.verifications() + n + 1
+	r.waitFor(fmt.Sprintf("%d more verifications", n), func() bool { return d.verifications() >= want })
+}
+
+// noStartVerify turns auditd's own verification at start off, for tests
+// that count auditor's (waitVerifications).
+func noStartVerify(c *auditd.Config) { c.VerifyOnStart = false }
 
 // invocation is one auditor run, in the test process.
 type invocation struct {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/detect"
@@ -140,11 +139,12 @@ func TestWebhookNeverBlocks(t *testing.T) {
 	}
 	close(hook.hold)
 	r.waitFor("20 posts", func() bool { return len(hook.received()) == 20 })
-	start := time.Now()
 	r.stop()
 	r.want(0)
-	if time.Since(start) > 5*time.Second {
-		t.Errorf("stopping took %s", time.Since(start))
+	// Nothing was left to deliver at the stop: no alert dropped, given up
+	// or posted twice (stop's own bound catches a stop that hangs).
+	if n := len(hook.received()); n != 20 || strings.Contains(r.stderr.String(), "webhook:") {
+		t.Errorf("%d posts; stderr:\n%s", n, r.stderr.String())
 	}
 }
 

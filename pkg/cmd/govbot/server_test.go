@@ -420,6 +420,7 @@ func TestStaleApproval(t *testing.T) {
 	if err != nil || res.ApprovalID == "" {
 		t.Fatalf("no approval requested: %+v, %v", res, err)
 	}
+	requested := time.Now() // the approval is at least as old as this
 
 	// Now: pending for seconds, not stale.
 	r := govbot(t, nil, "--gateway", d.URL, "--token", rt.govbot, "-o", "json")
@@ -443,8 +444,11 @@ func TestStaleApproval(t *testing.T) {
 		t.Errorf("summary = %+v", rep.Summary)
 	}
 
-	// Or a short --stale-after on the real clock.
-	time.Sleep(20 * time.Millisecond)
+	// Or a short --stale-after on the real clock, once the approval is
+	// older than that (the runs above usually took longer already).
+	for time.Since(requested) <= 20*time.Millisecond {
+		time.Sleep(time.Millisecond)
+	}
 	r = govbot(t, nil, "--gateway", d.URL, "--token", rt.govbot, "--stale-after", "10ms", "-o", "text")
 	r.want(t, 0)
 	if !strings.Contains(r.stdout, "WARNING  STALE_APPROVAL  approval "+res.ApprovalID) || !strings.Contains(r.stdout, "status: WARNINGS") {
