@@ -19,6 +19,15 @@ func (s *Server) explainHypothetical(r *http.Request) (reply, error) {
 	if err != nil {
 		return reply{}, badRequest(err)
 	}
+	if q.AsCaller {
+		// The principal Decide would give this caller (trust.go), so
+		// that the answer predicts its decision.
+		p, _, err := s.principalFor(identity(r), policy.RequestPrincipal{}, "")
+		if err != nil {
+			return reply{}, err
+		}
+		q.UserID, q.Roles, q.Service = p.UserID, p.Roles, p.Service
+	}
 	ex, err := s.Explain(r.Context(), q)
 	if err != nil {
 		return reply{}, err

@@ -566,6 +566,8 @@ func TestHypotheticalExplain(t *testing.T) {
 		{"resource_type=database&resource_name=prod-db&action=read&tags=a,,b", "tags[1] is required"},
 		{"resource_type=database&resource_name=prod-db&action=read&rows_affected=-3", `rows_affected "-3" is not a count`},
 		{"resource_type=database&resource_name=prod-db&action=read&user_id=" + url.QueryEscape("a\nb"), `query parameter "user_id" has a control character`},
+		{"resource_type=database&resource_name=prod-db&action=read&as_caller=maybe", `as_caller "maybe" is not true or false`},
+		{"resource_type=database&resource_name=prod-db&action=read&as_caller=true&user_id=alice", "leave out user_id, role and service"},
 	} {
 		code, body := call(t, "GET", d.url+govapi.PathExplain+"?"+tc.query, nil)
 		if code != http.StatusBadRequest || !strings.Contains(errorOf(body), tc.want) {
@@ -579,6 +581,72 @@ func TestHypotheticalExplain(t *testing.T) {
 	if l, _ := d.c.Approvals(ctx, govapi.ApprovalQuery{}); len(l.Approvals) != 0 {
 		t.Errorf("explain requested approvals: %+v", l.Approvals)
 	}
+}
+
+// carolOnly lets only the user carol write to staging databases.
+const carolOnly = `version: "1"
+default_effect: deny
+policies:
+  - name: carol-writes
+    principals: [{user: carol}]
+    resources: [{type: database}]
+    rules:
+      - action: write
+        effect: allow
+`
+
+// An explain with as_caller=true is evaluated for the principal a decision
+// by the same caller gets: the X-Govkit-User name in local mode, the
+// token's principal with tokens (whatever the request says). gate check
+// asks it so: before, it explained for nobody while gate run decided for
+// its user, and a policy naming users answered them differently.
+func TestExplainAsCaller(t *testing.T) {
+	q := govapi.ExplainQuery{ResourceType: "database", ResourceName: "staging-db", Action: "write", AsCaller: true}
+	t.Run("local", func(t *testing.T) {
+		d := startDaemon(t, "", nil)
+		if err := d.srv.SetPolicy(loadPolicy(t, carolOnly, testInfra)); err != nil {
+			t.Fatal(err)
+		}
+		ctx := ctxT(t)
+		for user, want := range map[string]policy.Effect{"carol": policy.EffectAllow, "dave": policy.EffectDeny} {
+			ex, err := d.as(t, user).Explain(ctx, q)
+			if err != nil || ex.Decision.EnforcedEffect != want {
+				t.Errorf("as %s: %v (%q), %v; want %s", user, ex.Decision.EnforcedEffect, ex.Explanation, err, want)
+			}
+			dr, err := d.as(t, user).Decide(ctx, govapi.DecisionRequest{Resource: govapi.Resource{Type: "database", Name: "staging-db"}, Action: "write"})
+			if err != nil || dr.Decision.EnforcedEffect != ex.Decision.EnforcedEffect {
+				t.Errorf("as %s: decision %+v, %v; explain said %s", user, dr.Decision, err, ex.Decision.EnforcedEffect)
+			}
+		}
+	})
+	t.Run("tokens", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "tokens.yaml")
+		carol, err := token.Create(path, "carol", []token.Role{token.Agent}, rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dave, err := token.Create(path, "dave", []token.Role{token.Agent}, rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := token.NewSet(path, t.Logf, time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := startDaemon(t, "", func(c *auditd.Config) { c.Tokens = set })
+		if err := d.srv.SetPolicy(loadPolicy(t, carolOnly, testInfra)); err != nil {
+			t.Fatal(err)
+		}
+		ctx := ctxT(t)
+		// The header names carol; the token is dave's: dave it is.
+		ex, err := d.as(t, "carol", client.WithToken(dave)).Explain(ctx, q)
+		if err != nil || ex.Decision.EnforcedEffect != policy.EffectDeny || !strings.Contains(ex.Explanation, "user dave") {
+			t.Errorf("dave's token: %v (%q), %v; want deny for user dave", ex.Decision.EnforcedEffect, ex.Explanation, err)
+		}
+		if ex, err := d.as(t, "dave", client.WithToken(carol)).Explain(ctx, q); err != nil || ex.Decision.EnforcedEffect != policy.EffectAllow {
+			t.Errorf("carol's token: %v, %v; want allow", ex.Decision.EnforcedEffect, err)
+		}
+	})
 }
 
 // Without --policy, decisions and explain answer 503 naming the flag; the

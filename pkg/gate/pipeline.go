@@ -187,7 +187,8 @@ func (r *run) decide(ctx context.Context) bool {
 	var trace policy.DecisionTrace
 	var approvalID string
 	if r.req.CheckOnly {
-		ex, err := c.Explain(ctx, govapi.ExplainQuery{ResourceType: r.resType, ResourceName: r.resName, Action: r.action(), SessionID: r.req.Session})
+		// As the caller: the principal gate run's decision would have.
+		ex, err := c.Explain(ctx, govapi.ExplainQuery{ResourceType: r.resType, ResourceName: r.resName, Action: r.action(), SessionID: r.req.Session, AsCaller: true})
 		if err != nil {
 			return r.governanceLost(ctx, "asking for the policy decision", err)
 		}

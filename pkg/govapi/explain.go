@@ -27,6 +27,11 @@ type ExplainQuery struct {
 	// session's recorded history, as a decision for it would be now;
 	// without it the trace says they were not evaluated.
 	SessionID string
+	// AsCaller asks for the principal a decision by this caller would
+	// get (the token's, or in local mode the X-Govkit-User name), in
+	// place of UserID, Roles and Service: gate check predicts gate run's
+	// decision with it.
+	AsCaller bool
 }
 
 // Values is q as a query string.
@@ -53,6 +58,9 @@ func (q ExplainQuery) Values() url.Values {
 	if q.SessionID != "" {
 		v.Set("session_id", q.SessionID)
 	}
+	if q.AsCaller {
+		v.Set("as_caller", "true")
+	}
 	return v
 }
 
@@ -61,7 +69,7 @@ func (q ExplainQuery) Values() url.Values {
 // that are not integers >= 0 are errors naming them. auditd checks the
 // names themselves when it evaluates.
 func ParseExplainQuery(v url.Values) (ExplainQuery, error) {
-	err := CheckParams(v, "resource_type", "resource_name", "action", "tags", "user_id", "role", "service", "rows_affected", "pods_affected", "session_id")
+	err := CheckParams(v, "resource_type", "resource_name", "action", "tags", "user_id", "role", "service", "rows_affected", "pods_affected", "session_id", "as_caller")
 	if err != nil {
 		return ExplainQuery{}, err
 	}
@@ -77,6 +85,14 @@ func ParseExplainQuery(v url.Values) (ExplainQuery, error) {
 	}
 	if v.Has("tags") {
 		q.Tags = commaList(v.Get("tags"))
+	}
+	if v.Has("as_caller") {
+		if q.AsCaller, err = strconv.ParseBool(v.Get("as_caller")); err != nil {
+			return ExplainQuery{}, fmt.Errorf("as_caller %q is not true or false", termtext.Truncate(v.Get("as_caller"), 40))
+		}
+		if q.AsCaller && (q.UserID != "" || len(q.Roles) > 0 || q.Service != "") {
+			return ExplainQuery{}, errors.New("as_caller=true takes the principal from the credential: leave out user_id, role and service")
+		}
 	}
 	for _, c := range [...]struct {
 		name string

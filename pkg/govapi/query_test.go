@@ -70,6 +70,10 @@ func TestQueryRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(gotX, xq) {
 		t.Errorf("explain query round trip: %+v, %v; want %+v", gotX, err, xq)
 	}
+	cq := govapi.ExplainQuery{ResourceType: "database", ResourceName: "prod-db", Action: "write", Roles: []string{}, AsCaller: true}
+	if got, err := govapi.ParseExplainQuery(mustParse(t, cq.Values().Encode())); err != nil || !reflect.DeepEqual(got, cq) {
+		t.Errorf("as_caller round trip: %+v, %v; want %+v", got, err, cq)
+	}
 }
 
 func TestQueryRefusals(t *testing.T) {

@@ -91,8 +91,9 @@ sent to auditd at the next successful contact.`,
 		cmd.Long = `Check takes a command through run's pipeline up to and including the policy
 decision, and runs nothing: it classifies, applies the mode, checks the
 sandbox can be enforced and, in fix mode, asks auditd for a hypothetical
-decision (recorded nowhere, no approval requested). For CI and for agents
-that want to know first.
+decision (recorded nowhere, no approval requested) for the principal run's
+decision would have: the token's, or in local mode your user name. For CI
+and for agents that want to know first.
 
 It prints the report (text on a terminal, JSON otherwise; -o chooses).
 
