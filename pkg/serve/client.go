@@ -77,6 +77,15 @@ func (c *Client) authorize(req *http.Request) {
 // serve is not running at the address, or not reachable.
 var ErrUnreachable = errors.New("cannot reach gate serve")
 
+// unreachable is a request that got no answer. Its text is the cause
+// alone ("cannot reach gate serve: connection refused"), not Go's request
+// error with its method and URL; errors.Is still finds ErrUnreachable and
+// the cause (context.Canceled).
+type unreachable struct{ err error }
+
+func (e unreachable) Error() string   { return ErrUnreachable.Error() + ": " + client.Reason(e.err) }
+func (e unreachable) Unwrap() []error { return []error{ErrUnreachable, e.err} }
+
 // APIError is an answer other than success.
 type APIError struct {
 	Status  int
@@ -109,7 +118,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+		return unreachable{err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -158,7 +167,7 @@ func (c *Client) Watch(ctx context.Context, id string, fn func(Frame) error) err
 	c.authorize(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+		return unreachable{err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -61,8 +61,8 @@ Set it up with "classify hook install --agent AGENT"; check it with
 		},
 	}
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "the `AGENT` whose protocol to speak: "+strings.Join(hook.Agents(), ", "))
-	cmd.Flags().StringVar(&opts.OnWrite, "on-write", "ask", "answer for commands that are not provably read-only: ask, deny or allow")
-	cmd.Flags().StringVar(&opts.OnUnbounded, "on-unbounded", "deny", "answer for commands that may never finish: deny or ask")
+	cmd.Flags().StringVar(&opts.OnWrite, "on-write", "ask", "`ANSWER` for commands that are not provably read-only: ask, deny or allow")
+	cmd.Flags().StringVar(&opts.OnUnbounded, "on-unbounded", "deny", "`ANSWER` for commands that may never finish: deny or ask")
 	cmd.Flags().DurationVar(&opts.Budget, "budget", 2*time.Second, "deny when no decision is made within this `DURATION`")
 	cli.AddConfigFlag(cmd)
 	// Each registration names its agent: a config file must not change it.

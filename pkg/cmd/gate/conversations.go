@@ -101,7 +101,7 @@ Exit status:
 		})}
 	create.Flags().StringVar(&cwd, "cwd", ".", "the conversation's fixed working `DIR`")
 	create.Flags().StringVar(&model, "model", "", "the `MODEL` (default: the server's)")
-	create.Flags().StringVar(&mode, "mode", "", "restricted (the default where Landlock works) or unrestricted")
+	create.Flags().StringVar(&mode, "mode", "", "the conversation's `MODE`: restricted (the default where Landlock works) or unrestricted")
 	_ = create.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"restricted", "unrestricted"}, cobra.ShellCompDirectiveNoFileComp))
 
 	show := &cobra.Command{Use: "show ID", Short: "Show a conversation and its messages", Args: cobra.ExactArgs(1),
@@ -175,7 +175,7 @@ or with its context exhausted): at once if it is already.`,
 			}
 			return o.state(v)
 		})}
-	modeCmd.Flags().StringVar(&reason, "reason", "", "why (kept with the decision)")
+	modeCmd.Flags().StringVar(&reason, "reason", "", "why, as `TEXT` kept with the decision")
 
 	cmd.AddCommand(list, create, show, send, cancel, cont, watch, modeCmd)
 	return cmd

@@ -131,7 +131,7 @@ Exit status follows the enforced effect:
 	f.IntVar(&opts.Pods, "pods", 0, "pods affected, as after execution (`N`; 0 = not known)")
 	f.StringVar(&opts.At, "at", "", "evaluate at this `TIME` (RFC 3339) for schedules (default: now)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "global dry-run: report the effect, enforce allow")
-	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the file's default_effect: deny, allow or require_approval")
+	f.StringVar(&opts.DefaultEffect, "default-effect", "", "override the file's default_effect with `EFFECT`: deny, allow or require_approval")
 	cli.AddURLFlag(f, &opts.Gateway, "", "ask the auditd at `URL` instead of reading --policy (its loaded policy; nothing is recorded)", "gateway")
 	f.StringVar(&opts.Event, "event", "", "with --url: show the decision recorded with event `ID` (no re-evaluation)")
 	f.StringVar(&opts.Session, "session", "", "with --url: check the guardrails against session `ID`'s recorded history")
