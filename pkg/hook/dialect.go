@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/govkit/govkit/pkg/intent"
+	"github.com/govkit/govkit/pkg/strictjson"
 )
 
 // Event is the part of an agent's hook event that a decision needs.
@@ -144,7 +146,9 @@ func decodeObject(raw []byte, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(v); err != nil {
-		return err
+		// In JSON's words, never Go's (issue 20): "tool_input must be an
+		// object {…}, not a string", "line 1, column 1: invalid character".
+		return strictjson.ExplainLenient(err, raw, reflect.TypeOf(v).Elem())
 	}
 	if dec.More() {
 		return errors.New("more than one JSON value")

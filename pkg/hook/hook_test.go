@@ -147,6 +147,16 @@ func TestFailClosed(t *testing.T) {
 				t.Errorf("%s/%s: the agent sees %s, want deny: %s", agent, name, got, render(ans))
 			}
 		}
+		// A member of the wrong type is named in JSON's words (issue 20),
+		// not Go's ("cannot unmarshal number into Go struct field").
+		wrong := Respond(d, []byte(strings.Replace(ev, `"ls"`, `5`, 1)), realJudge(), time.Second)
+		if got := string(render(wrong)); strings.Contains(got, "Go ") || strings.Contains(got, "unmarshal") {
+			t.Errorf("%s: a number for the command: %s", agent, got)
+		}
+	}
+	bad := Respond(Dialects["claude"], []byte(`{"hook_event_name":"PreToolUse","future":1,"tool_name":5}`), realJudge(), time.Second)
+	if got := string(render(bad)); !strings.Contains(got, "malformed event: tool_name must be a string, not a number") {
+		t.Errorf("a number for tool_name: %s", got)
 	}
 }
 

@@ -173,11 +173,17 @@ func taggedList(t reflect.Type, key string) string {
 // it, and returns the first member whose value t does not take, or that t
 // does not have; nil when it finds none (or data is not well-formed, which
 // the decoder reports itself).
-func locate(data []byte, t reflect.Type) *Error {
-	return walk(bytes.TrimSpace(data), t, "")
+func locate(data []byte, t reflect.Type, allowUnknown bool) *Error {
+	w := walker{allowUnknown: allowUnknown}
+	return w.walk(bytes.TrimSpace(data), t, "")
 }
 
-func walk(raw []byte, t reflect.Type, path string) *Error {
+// walker finds the first member of a value that its type does not take;
+// with allowUnknown, members the type does not name are skipped (a
+// decoder that ignores them, as for coding agents' hook events).
+type walker struct{ allowUnknown bool }
+
+func (w walker) walk(raw []byte, t reflect.Type, path string) *Error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil // null is every type's zero value to encoding/json
 	}
@@ -210,6 +216,9 @@ func walk(raw []byte, t reflect.Type, path string) *Error {
 		}
 		return members(raw, path, func(key string, val []byte) *Error {
 			f, ok := lookup(t, key)
+			if !ok && w.allowUnknown {
+				return nil
+			}
 			if !ok {
 				e := &Error{Kind: Unknown, Path: join(path, key)}
 				e.Msg = fmt.Sprintf("unknown field %q: %s takes %s", e.Path, takerName(path), memberList(t))
@@ -221,14 +230,14 @@ func walk(raw []byte, t reflect.Type, path string) *Error {
 				}
 				return e
 			}
-			return walk(val, f.typ, join(path, f.name))
+			return w.walk(val, f.typ, join(path, f.name))
 		})
 	case reflect.Map:
 		if got != "an object" {
 			return wrong()
 		}
 		return members(raw, path, func(key string, val []byte) *Error {
-			return walk(val, t.Elem(), join(path, key))
+			return w.walk(val, t.Elem(), join(path, key))
 		})
 	case reflect.Slice, reflect.Array:
 		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
@@ -245,7 +254,7 @@ func walk(raw []byte, t reflect.Type, path string) *Error {
 			return nil
 		}
 		for i, el := range elems {
-			if e := walk(bytes.TrimSpace(el), t.Elem(), path+"["+strconv.Itoa(i)+"]"); e != nil {
+			if e := w.walk(bytes.TrimSpace(el), t.Elem(), path+"["+strconv.Itoa(i)+"]"); e != nil {
 				return e
 			}
 		}

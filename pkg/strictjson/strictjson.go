@@ -112,6 +112,17 @@ func size(n int64) string {
 // JSON's types: "tool must be an object {name, raw_command, parameters},
 // not a string".
 func Explain(err error, data []byte, t reflect.Type) error {
+	return explain(err, data, t, false)
+}
+
+// ExplainLenient is Explain for a decoder that ignores members t does not
+// name (no DisallowUnknownFields): the coding agents' hook events, which
+// grow fields govkit need not know.
+func ExplainLenient(err error, data []byte, t reflect.Type) error {
+	return explain(err, data, t, true)
+}
+
+func explain(err error, data []byte, t reflect.Type, allowUnknown bool) error {
 	if err == nil {
 		return nil
 	}
@@ -134,7 +145,7 @@ func Explain(err error, data []byte, t reflect.Type) error {
 		line, col := position(data, len(data))
 		return &Error{Kind: Syntax, Line: line, Column: col, Msg: "the JSON ends early (an unclosed string, object or array?)"}
 	}
-	if found := locate(data, t); found != nil {
+	if found := locate(data, t, allowUnknown); found != nil {
 		return found
 	}
 	switch {

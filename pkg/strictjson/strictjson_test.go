@@ -116,6 +116,26 @@ func noGoInternals(t *testing.T, msg string) {
 	}
 }
 
+// ExplainLenient serves decoders that ignore unknown members (hook
+// events): an unknown member before the bad one is passed over, not
+// reported, and the message is still JSON's, never Go's.
+func TestExplainLenient(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"future":{"x":1},"tool":{"raw_command":1}}`: "tool.raw_command must be a string, not a number",
+		`{"tool":"psql"}`:                             "tool must be an object {name, raw_command, parameters}, not a string",
+		`garbage`:                                     "line 1, column 1: invalid character 'g' looking for beginning of value",
+	} {
+		var r request
+		err := strictjson.ExplainLenient(json.Unmarshal([]byte(in), &r), []byte(in), reflect.TypeOf(r))
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+	if err := strictjson.ExplainLenient(nil, nil, reflect.TypeOf(request{})); err != nil {
+		t.Errorf("nil error explained as %v", err)
+	}
+}
+
 func TestDescribe(t *testing.T) {
 	tests := []struct {
 		typ  reflect.Type
