@@ -1,17 +1,17 @@
 package main
 
 import (
-	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"os/exec"
 	"runtime"
 	"slices"
-	"sync"
 	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // reads the stored bodies for the floor
+
+	"github.com/govkit/govkit/internal/hashfloor"
 )
 
 // measure times bin (verify-chain) on db against the floor, rounds times
@@ -58,27 +58,13 @@ func runVerify(bin, db string) (wall, cpu time.Duration, err error) {
 	return wall, cpu, nil
 }
 
-// floor hashes every body, split among GOMAXPROCS goroutines, and returns
-// the wall and CPU time it took: what verification must at least do.
+// floor hashes every body on every core (hashfloor) and returns the wall
+// and CPU time it took.
 func floor(bodies [][]byte) (wall, cpu time.Duration) {
-	workers := runtime.GOMAXPROCS(0)
-	per := (len(bodies) + workers - 1) / workers
 	startCPU, start := cpuTime(), time.Now()
-	var wg sync.WaitGroup
-	for w := range workers {
-		part := bodies[min(w*per, len(bodies)):min((w+1)*per, len(bodies))]
-		wg.Go(func() {
-			for _, b := range part {
-				sink(sha256.Sum256(b))
-			}
-		})
-	}
-	wg.Wait()
+	hashfloor.Hash(bodies, runtime.GOMAXPROCS(0))
 	return time.Since(start), cpuTime() - startCPU
 }
-
-//go:noinline
-func sink([sha256.Size]byte) {}
 
 func cpuTime() time.Duration {
 	var u syscall.Rusage

@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/govkit/govkit/internal/hashfloor"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/storetest"
@@ -133,7 +133,7 @@ func BenchmarkVerifyChainFloor(b *testing.B) {
 	var floor, verify, floorCPU, verifyCPU time.Duration
 	for b.Loop() {
 		start, cpu := time.Now(), cpuTime()
-		hashAll(bodies, workers)
+		hashfloor.Hash(bodies, workers)
 		floor += time.Since(start)
 		floorCPU += cpuTime() - cpu
 
@@ -157,25 +157,6 @@ func BenchmarkVerifyChainFloor(b *testing.B) {
 	b.ReportMetric(float64(verifyCPU)/float64(floorCPU), "cpu-x-floor")
 	b.ReportMetric(float64(len(bodies[0])), "body-bytes")
 }
-
-// hashAll hashes every body, split among workers goroutines: the floor of
-// verification, which must at least do this.
-func hashAll(bodies [][]byte, workers int) {
-	var wg sync.WaitGroup
-	per := (len(bodies) + workers - 1) / workers
-	for w := range workers {
-		part := bodies[min(w*per, len(bodies)):min((w+1)*per, len(bodies))]
-		wg.Go(func() {
-			for _, body := range part {
-				sink(sha256.Sum256(body))
-			}
-		})
-	}
-	wg.Wait()
-}
-
-//go:noinline
-func sink([sha256.Size]byte) {}
 
 // BenchmarkQuerySince is one page of a time window on a 100k-event log:
 // the window's first seq is found by binary search (timeBounds), there
