@@ -231,7 +231,7 @@ type evaluation struct {
 }
 
 // now is the request's time for schedules: Context.Time, else the
-// engine's clock, else time.Now; read once, and only if a schedule asks.
+// engine's clock; read once, and only if a schedule asks.
 func (ev *evaluation) now() time.Time {
 	if !ev.atSet {
 		switch {
@@ -240,7 +240,7 @@ func (ev *evaluation) now() time.Time {
 		case ev.engine.clock != nil:
 			ev.at = ev.engine.clock()
 		default:
-			ev.at = time.Now()
+			panic("policy: a schedule needs the request's Context.Time or EngineConfig.Clock; neither was given")
 		}
 		ev.atSet = true
 	}

@@ -623,8 +623,9 @@ func TestMustAllow(t *testing.T) {
 	}
 }
 
-// TestClock: a request's own time wins over the engine clock, which wins
-// over time.Now.
+// TestClock: a request's own time wins over the engine clock; with
+// neither, a schedule cannot be checked: the pure package reads no clock
+// of its own, and says so by panicking (a caller's programming error).
 func TestClock(t *testing.T) {
 	calls := 0
 	e := seedEngine(t, func(c *policy.EngineConfig) {
@@ -642,6 +643,16 @@ func TestClock(t *testing.T) {
 	if calls != 1 {
 		t.Errorf("clock called for a request without schedules")
 	}
+
+	clockless := seedEngine(t)
+	clockless.Evaluate(policy.Request{Resource: prodDB(), Action: policy.ActionRead}) // no schedule: no time needed
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "EngineConfig.Clock") {
+			t.Errorf("a schedule without a time or clock: recovered %v, want the panic naming EngineConfig.Clock", r)
+		}
+	}()
+	write.Context.Time = time.Time{}
+	clockless.Evaluate(write)
 }
 
 // requestApproval stands in for the approval workflow of seed 003.

@@ -140,8 +140,10 @@ type EngineConfig struct {
 	PolicyConfig  *Config
 	DefaultEffect Effect // overrides PolicyConfig.DefaultEffect when set
 	DryRun        bool   // global dry-run: enforced_effect is always allow
-	// Clock gives the time for schedules when a request has none; nil
-	// means time.Now.
+	// Clock gives the time for schedules when a request has none. The
+	// package reads no clock of its own (a pure domain package): with
+	// neither, a schedule cannot be checked and Evaluate panics, a
+	// programming error (auditd and govexplain pass theirs).
 	Clock func() time.Time
 }
 
