@@ -122,8 +122,8 @@ func noGoInternals(t *testing.T, msg string) {
 func TestExplainLenient(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"future":{"x":1},"tool":{"raw_command":1}}`: "tool.raw_command must be a string, not a number",
-		`{"tool":"psql"}`:                             "tool must be an object {name, raw_command, parameters}, not a string",
-		`garbage`:                                     "line 1, column 1: invalid character 'g' looking for beginning of value",
+		`{"tool":"psql"}`: "tool must be an object {name, raw_command, parameters}, not a string",
+		`garbage`:         "line 1, column 1: invalid character 'g' looking for beginning of value",
 	} {
 		var r request
 		err := strictjson.ExplainLenient(json.Unmarshal([]byte(in), &r), []byte(in), reflect.TypeOf(r))
