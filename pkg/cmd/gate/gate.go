@@ -77,7 +77,7 @@ Exit status of run and check:
 	}
 	pf := root.PersistentFlags()
 	cli.AddURLFlag(pf, &opts.URL, "", "auditd's `URL` (required in fix mode; default "+client.DefaultURL+" there)")
-	pf.StringVar(&opts.Token, "token", "", "authenticate to auditd with `TOKEN`")
+	pf.StringVar(&opts.Token, "token", "", "authenticate with `TOKEN`: to auditd, or for gate conversations to gate serve")
 	cli.AddCACertFlag(pf, &opts.CACert)
 	cli.AddConfigFlag(root)
 	root.AddCommand(newCmdRun(opts, false), newCmdRun(opts, true), newCmdDoctor(opts), newCmdSession(opts), newCmdReceipt(opts),
