@@ -3,9 +3,13 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/govkit/govkit/pkg/audit"
+	"github.com/govkit/govkit/pkg/checkpoint"
 )
 
 // Tree is a Store that keeps the log's Merkle tree beside its events, and
@@ -70,6 +74,53 @@ func HashReader(ctx context.Context, t Tree) tlog.HashReader {
 	return tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
 		return t.ReadHashes(ctx, indexes)
 	})
+}
+
+// BatchLeaves returns the tree leaves of batch (checkpoint.LeafHash of each
+// event hash), which Append adds to a tree of n records in the transaction
+// that stores them. The batch must continue the tree, with seqs n+1, n+2,
+// … in order: a tree that does not end where the batch starts (rows of
+// events or of the tree deleted or added outside auditd) is an error
+// wrapping ErrTreeBroken, so that a store never extends a tree that forked
+// from the one it signed; a seq the tree holds already is a forked chain.
+func BatchLeaves(n int64, batch []audit.Record) ([]tlog.Hash, error) {
+	first := batch[0].Seq
+	if n != first-1 {
+		return nil, fmt.Errorf("%w: the tree holds %d records, the batch starts at seq %d", ErrTreeBroken, n, first)
+	}
+	leaves := make([]tlog.Hash, len(batch))
+	for i := range batch {
+		r := &batch[i]
+		switch {
+		case r.Seq <= n:
+			// A forked chain: the error the events' primary key gives.
+			return nil, fmt.Errorf("seq %d is already stored", r.Seq)
+		case r.Seq != first+int64(i):
+			return nil, fmt.Errorf("seq %d follows seq %d in one batch", r.Seq, first+int64(i)-1)
+		}
+		var err error
+		if leaves[i], err = checkpoint.LeafHash(r.EventHash); err != nil {
+			return nil, fmt.Errorf("seq %d: %w", r.Seq, err)
+		}
+	}
+	return leaves, nil
+}
+
+// RowHashes picks the stored hashes at indexes (tlog.StoredHashIndex), in
+// the order asked, out of rows: a store's tree rows (checkpoint.Row) by
+// their leaf, read for those indexes (checkpoint.StoredAt). A missing one
+// is an error wrapping ErrTreeBroken.
+func RowHashes(rows map[int64][]byte, indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	for i, idx := range indexes {
+		leaf, level := checkpoint.StoredAt(idx)
+		h, ok := checkpoint.RowHash(rows[leaf], level)
+		if !ok {
+			return nil, fmt.Errorf("store: %w: no stored hash %d (leaf %d, level %d)", ErrTreeBroken, idx, leaf, level)
+		}
+		out[i] = h
+	}
+	return out, nil
 }
 
 // Elector is a store that several auditd instances share: one of them at a

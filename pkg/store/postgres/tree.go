@@ -82,28 +82,12 @@ func collectRows(rows pgx.Rows) (map[int64][]byte, error) {
 }
 
 // extendTree returns the tree rows of recs, which must follow the tree of
-// n records that frontier was read from, with no gap: otherwise the
-// database was changed under auditd, and the batch fails with
-// store.ErrTreeBroken, as in SQLite.
+// n records that frontier was read from, with no gap (store.BatchLeaves,
+// as in SQLite).
 func extendTree(ctx context.Context, tx pgx.Tx, n int64, frontier map[int64][]byte, recs []audit.Record) (treeRows, error) {
-	first := recs[0].Seq
-	if n != first-1 {
-		return treeRows{}, fmt.Errorf("%w: the tree holds %d records, the batch starts at seq %d", store.ErrTreeBroken, n, first)
-	}
-	leaves := make([]tlog.Hash, len(recs))
-	for i := range recs {
-		r := &recs[i]
-		switch {
-		case r.Seq <= n:
-			// A forked chain: the error the events' primary key gives.
-			return treeRows{}, fmt.Errorf("seq %d is already stored", r.Seq)
-		case r.Seq != first+int64(i):
-			return treeRows{}, fmt.Errorf("seq %d follows seq %d in one batch", r.Seq, first+int64(i)-1)
-		}
-		var err error
-		if leaves[i], err = checkpoint.LeafHash(r.EventHash); err != nil {
-			return treeRows{}, fmt.Errorf("seq %d: %w", r.Seq, err)
-		}
+	leaves, err := store.BatchLeaves(n, recs)
+	if err != nil {
+		return treeRows{}, err
 	}
 	return extendLeaves(ctx, tx, n, frontier, leaves)
 }
@@ -141,7 +125,7 @@ func frontierReader(ctx context.Context, tx pgx.Tx, rows map[int64][]byte) tlog.
 				rows[leaf] = b
 			}
 		}
-		return hashesIn(rows, indexes)
+		return store.RowHashes(rows, indexes)
 	})
 }
 
@@ -155,21 +139,6 @@ func readRows(ctx context.Context, q querier, leaves []int64) (map[int64][]byte,
 		return nil, err
 	}
 	return collectRows(rows)
-}
-
-// hashesIn picks the stored hashes at indexes out of rows; a missing one is
-// an error wrapping store.ErrTreeBroken.
-func hashesIn(rows map[int64][]byte, indexes []int64) ([]tlog.Hash, error) {
-	out := make([]tlog.Hash, len(indexes))
-	for i, idx := range indexes {
-		leaf, level := checkpoint.StoredAt(idx)
-		h, ok := checkpoint.RowHash(rows[leaf], level)
-		if !ok {
-			return nil, fmt.Errorf("store: %w: no stored hash %d (leaf %d, level %d)", store.ErrTreeBroken, idx, leaf, level)
-		}
-		out[i] = h
-	}
-	return out, nil
 }
 
 // frontierLeaves are the rows frontierSQL reads, for a tree of n.
@@ -302,7 +271,7 @@ func (s *Store) ReadHashes(ctx context.Context, indexes []int64) ([]tlog.Hash, e
 	if err != nil {
 		return nil, fmt.Errorf("store: reading tree hashes: %w", classify(err))
 	}
-	return hashesIn(rows, indexes)
+	return store.RowHashes(rows, indexes)
 }
 
 // PutCheckpoint stores a signed checkpoint (store.Tree).

@@ -63,7 +63,7 @@ func TestFrontier(t *testing.T) {
 		// other row.
 		next := storetest.Records(t, seq, prev, 40)
 		_, err = checkpoint.Extend(seq, storetest.Leaves(t, next), tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) {
-			return hashesIn(got, idx)
+			return store.RowHashes(got, idx)
 		}))
 		if err != nil {
 			t.Fatalf("size %d: extending from the frontier: %v", seq, err)

@@ -320,20 +320,9 @@ func (a *appender) extendTree(batch []audit.Record) error {
 	if rc != lib.SQLITE_ROW {
 		return a.errorf(rc, "store: append: reading the tree size")
 	}
-	first := batch[0].Seq
-	if n != first-1 {
-		return fmt.Errorf("store: append: %w: the tree holds %d records, the batch starts at seq %d", store.ErrTreeBroken, n, first)
-	}
-	leaves := make([]tlog.Hash, len(batch))
-	for i := range batch {
-		r := &batch[i]
-		if r.Seq != first+int64(i) {
-			return fmt.Errorf("store: append: seq %d follows seq %d in one batch", r.Seq, first+int64(i)-1)
-		}
-		var err error
-		if leaves[i], err = checkpoint.LeafHash(r.EventHash); err != nil {
-			return fmt.Errorf("store: append: seq %d: %w", r.Seq, err)
-		}
+	leaves, err := store.BatchLeaves(n, batch)
+	if err != nil {
+		return fmt.Errorf("store: append: %w", err)
 	}
 	hashes, err := checkpoint.Extend(n, leaves, tlog.HashReaderFunc(a.readHashes))
 	if err != nil {

@@ -157,16 +157,7 @@ func readHashes(ctx context.Context, q querier, indexes []int64) ([]tlog.Hash, e
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: reading tree hashes: %w", err)
 	}
-	out := make([]tlog.Hash, len(indexes))
-	for i, idx := range indexes {
-		leaf, level := checkpoint.StoredAt(idx)
-		h, ok := checkpoint.RowHash(found[leaf], level)
-		if !ok {
-			return nil, fmt.Errorf("store: %w: no stored hash %d (leaf %d, level %d)", store.ErrTreeBroken, idx, leaf, level)
-		}
-		out[i] = h
-	}
-	return out, nil
+	return store.RowHashes(found, indexes)
 }
 
 // checkTree refuses tree operations on a database without a tree (a

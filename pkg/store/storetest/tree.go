@@ -74,11 +74,7 @@ func Tree(t *testing.T, open func(t *testing.T) TreeStore) {
 			if err := s.Append(ctx, batch); err != nil {
 				t.Fatal(err)
 			}
-			leaves := make([]tlog.Hash, len(batch))
-			for i, r := range batch {
-				leaves[i], _ = checkpoint.LeafHash(r.EventHash)
-			}
-			hs, err := checkpoint.Extend(seq, leaves, memReader)
+			hs, err := checkpoint.Extend(seq, Leaves(t, batch), memReader)
 			if err != nil {
 				t.Fatal(err)
 			}
