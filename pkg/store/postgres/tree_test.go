@@ -139,42 +139,25 @@ func drafts(t *testing.T, recs []audit.Record) []store.Draft {
 }
 
 // The tail of events deleted with SQL, and the store reopened: the tree is
-// cut back to the events, the checkpoints are kept (the evidence that the
-// log was longer), and appends continue.
+// cut back to the events, the checkpoints kept, as in SQLite.
 func TestTreeCutToTruncatedEvents(t *testing.T) {
 	ctx := context.Background()
 	s, dsn := openTest(t)
-	recs := storetest.Records(t, 0, audit.ZeroHash, 50)
-	if err := s.Append(ctx, recs); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.PutCheckpoint(ctx, store.StoredCheckpoint{Size: 50, Note: []byte("signed 50\n")}); err != nil {
-		t.Fatal(err)
-	}
-	exec(t, s, "DELETE FROM events WHERE seq > 37")
-	// While it runs, the store refuses to extend a tree that no longer
-	// matches the events.
-	if _, err := s.Sequence(ctx, drafts(t, storetest.Records(t, 37, recs[36].EventHash, 1))); !errors.Is(err, store.ErrTreeBroken) {
-		t.Fatalf("Sequence over a truncated log = %v, want ErrTreeBroken", err)
-	}
-	s.Close()
-	s, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if n, root := storetest.StoreRoot(t, s); n != 37 || root != storetest.Root(storetest.Leaves(t, recs[:37])) {
-		t.Fatalf("tree after the truncation: size %d, root %s", n, root)
-	}
-	if c, ok, err := s.LatestCheckpoint(ctx); err != nil || !ok || c.Size != 50 {
-		t.Fatalf("LatestCheckpoint = %+v, %v, %v; want the one of size 50, kept", c, ok, err)
-	}
-	if err := s.Append(ctx, storetest.Records(t, 37, recs[36].EventHash, 3)); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := storetest.StoreRoot(t, s); n != 40 {
-		t.Fatalf("tree size after appending = %d, want 40", n)
-	}
+	storetest.CutToTruncatedEvents(t, s, func(recs []audit.Record) storetest.TreeStore {
+		exec(t, s, "DELETE FROM events WHERE seq > 37")
+		// While it runs, the store refuses to extend a tree that no
+		// longer matches the events.
+		if _, err := s.Sequence(ctx, drafts(t, storetest.Records(t, 37, recs[36].EventHash, 1))); !errors.Is(err, store.ErrTreeBroken) {
+			t.Fatalf("Sequence over a truncated log = %v, want ErrTreeBroken", err)
+		}
+		s.Close()
+		s, err := Open(ctx, dsn, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
 }
 
 // Several stores sequencing at once on one database extend one tree: its

@@ -49,36 +49,21 @@ func TestTreeBackfill(t *testing.T) {
 }
 
 // The tail of events deleted with SQL, and the store reopened (auditd
-// restarted): the tree is cut back to the events, and appends continue
-// from there. The checkpoints are kept: they are the evidence that the log
-// was longer (verify-chain and auditor compare them).
+// restarted): the tree is cut back to the events, the checkpoints kept.
 func TestTreeCutToTruncatedEvents(t *testing.T) {
-	ctx := context.Background()
 	s, path := openTest(t)
-	recs := storetest.Records(t, 0, audit.ZeroHash, 50)
-	appendAll(t, s, recs)
-	if err := s.PutCheckpoint(ctx, store.StoredCheckpoint{Size: 50, Note: []byte("signed 50\n")}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if _, err := rawDB(t, path).Exec("DELETE FROM events WHERE seq > 37"); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if n, root := storetest.StoreRoot(t, s); n != 37 || root != storetest.Root(storetest.Leaves(t, recs[:37])) {
-		t.Fatalf("tree after the truncation: size %d, root %s", n, root)
-	}
-	if c, ok, err := s.LatestCheckpoint(ctx); err != nil || !ok || c.Size != 50 {
-		t.Fatalf("LatestCheckpoint = %+v, %v, %v; want the one of size 50, kept", c, ok, err)
-	}
-	appendAll(t, s, storetest.Records(t, 37, recs[36].EventHash, 3))
-	if n, _ := storetest.StoreRoot(t, s); n != 40 {
-		t.Fatalf("tree size after appending = %d, want 40", n)
-	}
+	storetest.CutToTruncatedEvents(t, s, func([]audit.Record) storetest.TreeStore {
+		s.Close()
+		if _, err := rawDB(t, path).Exec("DELETE FROM events WHERE seq > 37"); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
 }
 
 // A batch that fails (a duplicate event_id) leaves no tree hash behind.

@@ -189,6 +189,38 @@ func Tree(t *testing.T, open func(t *testing.T) TreeStore) {
 	})
 }
 
+// CutToTruncatedEvents checks what a store does when the tail of its
+// events is deleted with SQL and the store is opened again (auditd
+// restarted; tail truncation, issue 19): the tree is cut back to the
+// events, the checkpoints are kept (the evidence that the log was longer,
+// which verify-chain and auditor compare), and appends continue from
+// there. s is a new, empty store; truncate, given the 50 records appended,
+// deletes the events after seq 37, closes s and returns the store opened
+// again, which it closes at the end of the test.
+func CutToTruncatedEvents(t *testing.T, s TreeStore, truncate func(recs []audit.Record) TreeStore) {
+	ctx := context.Background()
+	recs := Records(t, 0, audit.ZeroHash, 50)
+	if err := s.Append(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutCheckpoint(ctx, store.StoredCheckpoint{Size: 50, Note: []byte("signed 50\n")}); err != nil {
+		t.Fatal(err)
+	}
+	s = truncate(recs)
+	if n, root := StoreRoot(t, s); n != 37 || root != Root(Leaves(t, recs[:37])) {
+		t.Fatalf("tree after the truncation: size %d, root %s", n, root)
+	}
+	if c, ok, err := s.LatestCheckpoint(ctx); err != nil || !ok || c.Size != 50 {
+		t.Fatalf("LatestCheckpoint = %+v, %v, %v; want the one of size 50, kept", c, ok, err)
+	}
+	if err := s.Append(ctx, Records(t, 37, recs[36].EventHash, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := StoreRoot(t, s); n != 40 {
+		t.Fatalf("tree size after appending = %d, want 40", n)
+	}
+}
+
 // Leaves are the tree's leaves of records, from their event hashes.
 func Leaves(t testing.TB, recs []audit.Record) []tlog.Hash {
 	t.Helper()
