@@ -63,6 +63,16 @@ const (
 	MaxLimit     = 1000
 )
 
+// PageLimit is how many rows a read with limit returns at most (Filter,
+// ApprovalFilter, Tree.Checkpoints): DefaultLimit for 0 or less, never
+// more than MaxLimit.
+func PageLimit(limit int) int {
+	if limit <= 0 {
+		return DefaultLimit
+	}
+	return min(limit, MaxLimit)
+}
+
 // ErrDuplicate reports an event id that is already stored.
 var ErrDuplicate = errors.New("store: duplicate event_id")
 

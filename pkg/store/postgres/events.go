@@ -233,11 +233,7 @@ func (s *Store) Query(ctx context.Context, f store.Filter) ([]audit.Record, erro
 	if f.AfterSeq > 0 {
 		cond("seq > $%d", f.AfterSeq)
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = store.DefaultLimit
-	}
-	limit = min(limit, store.MaxLimit)
+	limit := store.PageLimit(f.Limit)
 	q := "SELECT " + columns + " FROM events"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

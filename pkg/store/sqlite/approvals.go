@@ -67,11 +67,7 @@ func (s *Store) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]st
 	if len(where) > 0 {
 		cond = "WHERE " + strings.Join(where, " AND ")
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = store.DefaultLimit
-	}
-	limit = min(limit, store.MaxLimit)
+	limit := store.PageLimit(f.Limit)
 	order := "seq"
 	switch {
 	case f.ByCreation:

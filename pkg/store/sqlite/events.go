@@ -177,11 +177,7 @@ func (s *Store) Query(ctx context.Context, f store.Filter) ([]audit.Record, erro
 		where = append(where, "seq > ?")
 		args = append(args, after)
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = store.DefaultLimit
-	}
-	limit = min(limit, store.MaxLimit)
+	limit := store.PageLimit(f.Limit)
 
 	q := "SELECT " + columns + " FROM events"
 	if len(where) > 0 {

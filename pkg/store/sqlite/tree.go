@@ -247,10 +247,7 @@ func (s *Store) Checkpoints(ctx context.Context, afterSize int64, limit int) ([]
 	if err := s.checkTree(); err != nil {
 		return nil, err
 	}
-	if limit <= 0 {
-		limit = store.DefaultLimit
-	}
-	limit = min(limit, store.MaxLimit)
+	limit = store.PageLimit(limit)
 	rows, err := s.reader.QueryContext(ctx, "SELECT "+checkpointColumns+" FROM checkpoints WHERE size > ? ORDER BY size LIMIT ?", afterSize, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: reading checkpoints: %w", err)
