@@ -63,6 +63,14 @@ const (
 	MaxLimit     = 1000
 )
 
+// TimestampLayout is how both stores write timestamp columns (events,
+// approvals, checkpoints): RFC 3339 in UTC with a fixed nine fraction
+// digits. time.RFC3339Nano drops trailing zeros, and then "…:05Z" sorts
+// after "…:05.1Z" as text; fixed width keeps text order equal to time
+// order, so Since/Until compare strings. pkg/audit's Verifier compares
+// columns in this layout with event bodies as text.
+const TimestampLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
 // PageLimit is how many rows a read with limit returns at most (Filter,
 // ApprovalFilter, Tree.Checkpoints): DefaultLimit for 0 or less, never
 // more than MaxLimit.

@@ -15,10 +15,6 @@ import (
 	"github.com/govkit/govkit/pkg/store"
 )
 
-// timestampLayout is pkg/store/sqlite's: RFC 3339 in UTC with a fixed nine
-// fraction digits, so that text order is time order.
-const timestampLayout = "2006-01-02T15:04:05.000000000Z07:00"
-
 // scanPage is how many rows Scan reads per query.
 const scanPage = 4096
 
@@ -327,5 +323,5 @@ func scanRecord(row pgx.Row, approvalID bool) (audit.Record, error) {
 }
 
 func formatTime(t time.Time) string {
-	return t.UTC().Format(timestampLayout)
+	return t.UTC().Format(store.TimestampLayout)
 }

@@ -13,12 +13,6 @@ import (
 	"github.com/govkit/govkit/pkg/store"
 )
 
-// timestampLayout is RFC 3339 in UTC with a fixed nine fraction digits.
-// time.RFC3339Nano drops trailing zeros, and then "…:05Z" sorts after
-// "…:05.1Z" as text; fixed width keeps text order equal to time order, so
-// Since/Until compare strings (timeBounds).
-const timestampLayout = "2006-01-02T15:04:05.000000000Z07:00"
-
 // scanPage is how many rows Scan reads per query (about 4 MB of 600-byte
 // events).
 const scanPage = 4096
@@ -363,5 +357,5 @@ func scanRecord(row interface{ Scan(...any) error }) (audit.Record, error) {
 }
 
 func formatTime(t time.Time) string {
-	return t.UTC().Format(timestampLayout)
+	return t.UTC().Format(store.TimestampLayout)
 }
