@@ -14,35 +14,12 @@ import (
 	"github.com/govkit/govkit/pkg/store/storetest"
 )
 
-// every3 cites apr-1 from every third event, and apr-2 from the others
-// at an even index.
-func every3(i int) string {
-	switch {
-	case i%3 == 0:
-		return "apr-1"
-	case i%2 == 0:
-		return "apr-2"
-	}
-	return ""
-}
-
-// wantCiting is the seqs of recs that cite id.
-func wantCiting(id string, n int) []int64 {
-	var seqs []int64
-	for i := range n {
-		if every3(i) == id {
-			seqs = append(seqs, int64(i+1))
-		}
-	}
-	return seqs
-}
-
 // The approval_id filter (DESIGN §11 "one use per approval", issue 13),
 // as SQLite answers it: by its partial index, with NULL for events that
 // cite none. What it returns is the conformance suite's QueryApprovalID.
 func TestApprovalIDIndex(t *testing.T) {
 	s, path := openTest(t)
-	appendAll(t, s, storetest.Citing(t, 30, every3))
+	appendAll(t, s, storetest.Citing(t, 30, storetest.Every3))
 	// The partial index answers it: most events cite no approval.
 	var plan strings.Builder
 	rows, err := rawDB(t, path).Query("EXPLAIN QUERY PLAN SELECT seq FROM events WHERE approval_id = ? ORDER BY seq", "apr-1")
@@ -69,7 +46,7 @@ func TestApprovalIDIndex(t *testing.T) {
 // failing (verify-chain reports it).
 func TestMigrateApprovalID(t *testing.T) {
 	ctx := context.Background()
-	recs := storetest.Citing(t, 30, every3)
+	recs := storetest.Citing(t, 30, storetest.Every3)
 	// A tampered row: not JSON, though it names an approval_id.
 	recs[3].Body = []byte(`{"approval_id":"apr-1",`)
 	path := oldDatabase(t, 3, recs)
@@ -96,11 +73,11 @@ func TestMigrateApprovalID(t *testing.T) {
 	if have, _ := schemaVersion(ctx, rawDB(t, path)); have != SchemaVersion() {
 		t.Errorf("schema version %d after Open, want %d", have, SchemaVersion())
 	}
-	want := slices.DeleteFunc(wantCiting("apr-1", 30), func(seq int64) bool { return seq == 4 })
+	want := slices.DeleteFunc(storetest.CitingSeqs(storetest.Every3, "apr-1", 30), func(seq int64) bool { return seq == 4 })
 	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-1"}); err != nil || !slices.Equal(storetest.Seqs(got), want) {
 		t.Errorf("apr-1 after migration = %v, %v; want %v", storetest.Seqs(got), err, want)
 	}
-	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-2"}); err != nil || !slices.Equal(storetest.Seqs(got), wantCiting("apr-2", 30)) {
+	if got, err := s.Query(ctx, store.Filter{ApprovalID: "apr-2"}); err != nil || !slices.Equal(storetest.Seqs(got), storetest.CitingSeqs(storetest.Every3, "apr-2", 30)) {
 		t.Errorf("apr-2 after migration = %v, %v", storetest.Seqs(got), err)
 	}
 	// And appends after the migration fill it.
@@ -145,7 +122,7 @@ func verdicts(t *testing.T, s *Store) audit.Report {
 // migrated, its backfilled column agrees.
 func TestVerifyApprovalIDColumn(t *testing.T) {
 	ctx := context.Background()
-	recs := storetest.Citing(t, 30, every3)
+	recs := storetest.Citing(t, 30, storetest.Every3)
 	s, path := openTest(t)
 	appendAll(t, s, recs)
 	if rep := verdicts(t, s); !rep.Verified {

@@ -429,33 +429,39 @@ func Citing(t testing.TB, n int, cite func(i int) string) []audit.Record {
 	return recs
 }
 
+// Every3 is a cite for Citing: apr-1 from every third event, and apr-2
+// from the others at an even index.
+func Every3(i int) string {
+	switch {
+	case i%3 == 0:
+		return "apr-1"
+	case i%2 == 0:
+		return "apr-2"
+	}
+	return ""
+}
+
+// CitingSeqs is the seqs of the events of Citing(t, n, cite) that cite id.
+func CitingSeqs(cite func(i int) string, id string, n int) []int64 {
+	var seqs []int64
+	for i := range n {
+		if cite(i) == id {
+			seqs = append(seqs, int64(i+1))
+		}
+	}
+	return seqs
+}
+
 // The approval_id filter (DESIGN §11 "one use per approval", issue 13):
 // a watcher that learns an approval from auditd asks for the events that
 // cited it; Scan reads the column back for verification.
 func testQueryApprovalID(t *testing.T, open Open) {
 	ctx := context.Background()
 	s := open(t)
-	every3 := func(i int) string {
-		switch {
-		case i%3 == 0:
-			return "apr-1"
-		case i%2 == 0:
-			return "apr-2"
-		}
-		return ""
-	}
 	const n = 30
-	recs := Citing(t, n, every3)
+	recs := Citing(t, n, Every3)
 	appendAll(t, s, recs)
-	citingSeqs := func(id string) []int64 {
-		var seqs []int64
-		for i := range n {
-			if every3(i) == id {
-				seqs = append(seqs, int64(i+1))
-			}
-		}
-		return seqs
-	}
+	citingSeqs := func(id string) []int64 { return CitingSeqs(Every3, id, n) }
 	for _, tt := range []struct {
 		name string
 		f    store.Filter
