@@ -9,9 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // reads the stored bodies for the floor
-
 	"github.com/govkit/govkit/internal/hashfloor"
+	"github.com/govkit/govkit/internal/sqlitefile"
 )
 
 // measure times bin (verify-chain) on db against the floor, rounds times
@@ -76,7 +75,7 @@ func cpuTime() time.Duration {
 
 // storedBodies reads every stored body of db, in seq order.
 func storedBodies(db string) ([][]byte, error) {
-	conn, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
+	conn, err := sql.Open(sqlitefile.DriverName, sqlitefile.DSN(db, sqlitefile.DSNOptions{ReadOnly: true}))
 	if err != nil {
 		return nil, err
 	}
