@@ -124,11 +124,12 @@ func (p ConsistencyProof) Verify(old, new Checkpoint) error {
 	return nil
 }
 
-// ParseInclusionProof reads an InclusionProof's JSON strictly: one object,
-// no unknown fields, schema_version 1, at most 128 hashes.
+// ParseInclusionProof reads an InclusionProof's JSON strictly
+// (strictjson.Decode: one object, no unknown fields, in JSON's terms),
+// with schema_version 1 and at most 128 hashes.
 func ParseInclusionProof(data []byte) (InclusionProof, error) {
 	var p InclusionProof
-	if err := decodeStrict(data, &p); err != nil {
+	if err := strictjson.Decode(data, &p); err != nil {
 		return InclusionProof{}, fmt.Errorf("inclusion proof: %w", err)
 	}
 	if err := checkProof(p.SchemaVersion, len(p.Hashes)); err != nil {
@@ -141,7 +142,7 @@ func ParseInclusionProof(data []byte) (InclusionProof, error) {
 // ParseInclusionProof does.
 func ParseConsistencyProof(data []byte) (ConsistencyProof, error) {
 	var p ConsistencyProof
-	if err := decodeStrict(data, &p); err != nil {
+	if err := strictjson.Decode(data, &p); err != nil {
 		return ConsistencyProof{}, fmt.Errorf("consistency proof: %w", err)
 	}
 	if err := checkProof(p.SchemaVersion, len(p.Hashes)); err != nil {
@@ -149,10 +150,6 @@ func ParseConsistencyProof(data []byte) (ConsistencyProof, error) {
 	}
 	return p, nil
 }
-
-// decodeStrict is strictjson.Decode: unknown members and a second value
-// are refused, in JSON's terms (issue 20).
-func decodeStrict(data []byte, v any) error { return strictjson.Decode(data, v) }
 
 func checkProof(schema, hashes int) error {
 	switch {
