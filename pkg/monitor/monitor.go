@@ -43,8 +43,6 @@ const (
 	stateEvery = time.Second
 	// lookupTimeout bounds asking auditd about one approval.
 	lookupTimeout = 5 * time.Second
-	// apiTimeout bounds one API request; verification reads the whole log.
-	apiTimeout = 5 * time.Minute
 )
 
 // Config is what a Monitor watches and how.

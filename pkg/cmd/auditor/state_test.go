@@ -17,9 +17,6 @@ var (
 	hashB = strings.Repeat("0b", 32)
 )
 
-// rootB64 is a root hash as a checkpoint writes it.
-const rootB64 = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
-
 func TestWriteState(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.json")

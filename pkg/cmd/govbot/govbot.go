@@ -28,11 +28,11 @@ import (
 	"github.com/govkit/govkit/pkg/policy"
 )
 
-// Exit codes (DESIGN §8; seed 003 "Exit Codes"); 3 is cli.ExitFailure.
-const (
-	exitUnreachable = 1                    // the gateway could not be reached, or is not auditd
-	exitAlerts      = govreport.ExitAlerts // a broken chain, a tampering incident, uncovered executions
-)
+// exitUnreachable is the exit status when the gateway could not be
+// reached, or is not auditd (DESIGN §8; seed 003 "Exit Codes"); 2 is
+// govreport.ExitAlerts, which the report's summary decides (a broken chain,
+// a tampering incident, uncovered executions), and 3 cli.ExitFailure.
+const exitUnreachable = 1
 
 // DefaultMaxEvents is --max-events: the most events phase 3 reads.
 const DefaultMaxEvents = govreport.DefaultMaxEvents

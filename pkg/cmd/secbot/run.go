@@ -17,15 +17,13 @@ import (
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/respond"
+	"github.com/govkit/govkit/pkg/servertls"
 	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // The wiring of secbot's run: the engine is pkg/respond (issue 20
 // "engines out of pkg/cmd"); this file gives it a client, a clock, standard
 // output and the metrics, and serves /health, /metrics and /callback.
-
-// Source is the source of every incident secbot creates.
-const Source = respond.Source
 
 // requestTimeout bounds the start's request to auditd.
 const requestTimeout = 10 * time.Second
@@ -116,7 +114,7 @@ func run(o *Options) error {
 			<-served
 		}()
 		addr := ln.Addr().String()
-		if !isLoopback(addr) {
+		if !servertls.IsLoopbackAddr(ln.Addr()) {
 			log.logf("warning: --listen %s is not loopback: /callback and /metrics answer anyone who can reach it", o.Listen)
 		}
 		if o.URLFile != "" {
@@ -187,14 +185,4 @@ func checkTrust(ctx context.Context, c *client.Client, gateway string) error {
 		return cli.Failf("auditd at %s: %s", gateway, client.NetReason(err)).WithHint(cli.CACertHint)
 	}
 	return nil
-}
-
-// isLoopback reports whether the address a listener got is a loopback one.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
