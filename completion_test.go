@@ -112,7 +112,7 @@ func TestCompletionFlagValues(t *testing.T) {
 	streams, _, _, _ := cli.Test()
 	checked := 0
 	for _, root := range cmdtree.Roots(streams) {
-		cmdtree.Walk(root, func(c *cobra.Command) {
+		cli.VisitCommands(root, func(c *cobra.Command) {
 			c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 				values, ok := want[f.Name]
 				if !ok || f.Hidden {

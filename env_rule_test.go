@@ -155,7 +155,7 @@ func TestEnvironmentRule(t *testing.T) {
 	checked := 0
 	for _, root := range cmdtree.Roots(streams) {
 		prog := root.Name()
-		cmdtree.Walk(root, func(c *cobra.Command) {
+		cli.VisitCommands(root, func(c *cobra.Command) {
 			c.Flags().VisitAll(func(f *pflag.Flag) {
 				key := flagKey(c, f)
 				envs := cli.EnvNames(prog, f)
@@ -206,7 +206,7 @@ func checkVariable(t *testing.T, prog, path, flag, env string) {
 	var c *cobra.Command
 	for _, root := range cmdtree.Roots(streams) {
 		if root.Name() == prog {
-			cmdtree.Walk(root, func(sub *cobra.Command) {
+			cli.VisitCommands(root, func(sub *cobra.Command) {
 				if sub.CommandPath() == path {
 					c = sub
 				}

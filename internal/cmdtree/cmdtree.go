@@ -36,19 +36,11 @@ func Roots(streams *cli.IOStreams) []*cobra.Command {
 	}
 	for _, root := range roots {
 		root.InitDefaultCompletionCmd("completion")
-		Walk(root, func(c *cobra.Command) {
+		cli.VisitCommands(root, func(c *cobra.Command) {
 			c.InitDefaultHelpFlag()
 			c.InitDefaultVersionFlag()
 			_ = c.InheritedFlags() // merges the parents' persistent flags into c.Flags()
 		})
 	}
 	return roots
-}
-
-// Walk calls f on c and every command below it, parents first.
-func Walk(c *cobra.Command, f func(*cobra.Command)) {
-	f(c)
-	for _, sub := range c.Commands() {
-		Walk(sub, f)
-	}
 }
