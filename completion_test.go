@@ -22,13 +22,7 @@ import (
 func complete(t *testing.T, prog string, args ...string) (values []string, directive string) {
 	t.Helper()
 	streams, _, out, _ := cli.Test()
-	var root *cobra.Command
-	for _, r := range cmdtree.Roots(streams) {
-		if r.Name() == prog {
-			root = r
-		}
-	}
-	if code := cli.Main(prog, root, streams, append([]string{cobra.ShellCompRequestCmd}, args...)); code != 0 {
+	if code := cli.Main(prog, cmdtree.Root(streams, prog), streams, append([]string{cobra.ShellCompRequestCmd}, args...)); code != 0 {
 		t.Fatalf("%s __complete %q: exit %d", prog, args, code)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

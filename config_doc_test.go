@@ -46,6 +46,32 @@ func TestConfigDoc(t *testing.T) {
 	}
 }
 
+// TestCmdTreeHasEveryBinary keeps cmdtree.Binaries, from which the docs,
+// the man pages and the scripts' binaries come, equal to the directories
+// of cmd/, which make build and make install take: a binary missing there
+// would go undocumented.
+func TestCmdTreeHasEveryBinary(t *testing.T) {
+	dirs, err := os.ReadDir("cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, d := range dirs {
+		if d.IsDir() {
+			want = append(want, d.Name())
+		}
+	}
+	streams, _, _, _ := cli.Test()
+	var names, roots []string
+	for _, b := range cmdtree.Binaries {
+		names = append(names, b.Name)
+		roots = append(roots, cmdtree.Root(streams, b.Name).Name())
+	}
+	if !slices.Equal(names, want) || !slices.Equal(roots, want) {
+		t.Errorf("cmdtree.Binaries are %q (commands %q), cmd/ holds %q", names, roots, want)
+	}
+}
+
 // manDate is the date field of a man page's .TH line: make docs stamps it
 // with the last commit's date (SOURCE_DATE_EPOCH), which a test cannot
 // reproduce, so it is left out of the comparison.

@@ -204,15 +204,11 @@ func checkVariable(t *testing.T, prog, path, flag, env string) {
 	t.Helper()
 	streams, _, _, _ := cli.Test()
 	var c *cobra.Command
-	for _, root := range cmdtree.Roots(streams) {
-		if root.Name() == prog {
-			cli.VisitCommands(root, func(sub *cobra.Command) {
-				if sub.CommandPath() == path {
-					c = sub
-				}
-			})
+	cli.VisitCommands(cmdtree.Root(streams, prog), func(sub *cobra.Command) {
+		if sub.CommandPath() == path {
+			c = sub
 		}
-	}
+	})
 	f := c.Flags().Lookup(flag)
 	target := flag
 	if alias := cli.AliasOf(f); alias != "" {
