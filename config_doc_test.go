@@ -31,19 +31,8 @@ func TestConfigDoc(t *testing.T) {
 		}
 		return
 	}
-	gotLines, wantLines := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-	for i := range max(len(gotLines), len(wantLines)) {
-		var g, w []byte
-		if i < len(gotLines) {
-			g = gotLines[i]
-		}
-		if i < len(wantLines) {
-			w = wantLines[i]
-		}
-		if !bytes.Equal(g, w) {
-			t.Fatalf("docs/config.md is stale from line %d; run: make docs\n got: %s\nwant: %s", i+1, g, w)
-		}
-	}
+	i := firstDiff(got, want)
+	t.Fatalf("docs/config.md is stale from line %d; run: make docs\n got: %s\nwant: %s", i, lineOf(got, i), lineOf(want, i))
 }
 
 // TestCmdTreeHasEveryBinary keeps cmdtree.Binaries, from which the docs,
@@ -132,4 +121,12 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(al), len(bl)) + 1
+}
+
+// lineOf is line n (from 1) of b, empty past its end.
+func lineOf(b []byte, n int) []byte {
+	if lines := bytes.Split(b, []byte("\n")); n <= len(lines) {
+		return lines[n-1]
+	}
+	return nil
 }
