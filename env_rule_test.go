@@ -159,8 +159,8 @@ func TestEnvironmentRule(t *testing.T) {
 			c.Flags().VisitAll(func(f *pflag.Flag) {
 				key := flagKey(c, f)
 				envs := cli.EnvNames(prog, f)
-				if reason, ok := lookupNoVariable(key, f.Name); ok {
-					seenNoVar[noVarKey(key, f.Name)] = true
+				if entry, reason, ok := lookupNoVariable(key, f.Name); ok {
+					seenNoVar[entry] = true
 					if envs != nil {
 						t.Errorf("%s reads %q, but takes no variable: %s", key, envs, reason)
 					}
@@ -238,10 +238,8 @@ func valueFor(f *pflag.Flag) string {
 		return "1s"
 	case "format":
 		return "json"
-	case "int", "int64", "uint", "seq":
-		return "1"
 	}
-	return "1"
+	return "1" // a number, or any text
 }
 
 // flagKey names f by the command that declares it: a persistent flag by
@@ -256,21 +254,15 @@ func flagKey(c *cobra.Command, f *pflag.Flag) string {
 	return owner.CommandPath() + " --" + f.Name
 }
 
-// lookupNoVariable finds key, or the flag's name alone for the flags that
-// no binary configures.
-func lookupNoVariable(key, name string) (string, bool) {
-	if r, ok := noVariable["--"+name]; ok {
-		return r, true
+// lookupNoVariable finds key in noVariable, or the flag's name alone for
+// the flags that no binary configures, and returns the entry found.
+func lookupNoVariable(key, name string) (entry, reason string, ok bool) {
+	for _, entry := range []string{"--" + name, key} {
+		if reason, ok := noVariable[entry]; ok {
+			return entry, reason, true
+		}
 	}
-	r, ok := noVariable[key]
-	return r, ok
-}
-
-func noVarKey(key, name string) string {
-	if _, ok := noVariable["--"+name]; ok {
-		return "--" + name
-	}
-	return key
+	return "", "", false
 }
 
 func word(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
