@@ -22,13 +22,7 @@ import (
 func complete(t *testing.T, prog string, args ...string) (values []string, directive string) {
 	t.Helper()
 	streams, _, out, _ := cli.Test()
-	var root *cobra.Command
-	for _, r := range cmdtree.Roots(streams) {
-		if r.Name() == prog {
-			root = r
-		}
-	}
-	if code := cli.Main(prog, root, streams, append([]string{cobra.ShellCompRequestCmd}, args...)); code != 0 {
+	if code := cli.Main(prog, cmdtree.Root(streams, prog), streams, append([]string{cobra.ShellCompRequestCmd}, args...)); code != 0 {
 		t.Fatalf("%s __complete %q: exit %d", prog, args, code)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -112,7 +106,7 @@ func TestCompletionFlagValues(t *testing.T) {
 	streams, _, _, _ := cli.Test()
 	checked := 0
 	for _, root := range cmdtree.Roots(streams) {
-		cmdtree.Walk(root, func(c *cobra.Command) {
+		cli.VisitCommands(root, func(c *cobra.Command) {
 			c.LocalFlags().VisitAll(func(f *pflag.Flag) {
 				values, ok := want[f.Name]
 				if !ok || f.Hidden {

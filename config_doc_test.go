@@ -31,18 +31,33 @@ func TestConfigDoc(t *testing.T) {
 		}
 		return
 	}
-	gotLines, wantLines := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-	for i := range max(len(gotLines), len(wantLines)) {
-		var g, w []byte
-		if i < len(gotLines) {
-			g = gotLines[i]
+	i := firstDiff(got, want)
+	t.Fatalf("docs/config.md is stale from line %d; run: make docs\n got: %s\nwant: %s", i, lineOf(got, i), lineOf(want, i))
+}
+
+// TestCmdTreeHasEveryBinary keeps cmdtree.Binaries, from which the docs,
+// the man pages and the scripts' binaries come, equal to the directories
+// of cmd/, which make build and make install take: a binary missing there
+// would go undocumented.
+func TestCmdTreeHasEveryBinary(t *testing.T) {
+	dirs, err := os.ReadDir("cmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, d := range dirs {
+		if d.IsDir() {
+			want = append(want, d.Name())
 		}
-		if i < len(wantLines) {
-			w = wantLines[i]
-		}
-		if !bytes.Equal(g, w) {
-			t.Fatalf("docs/config.md is stale from line %d; run: make docs\n got: %s\nwant: %s", i+1, g, w)
-		}
+	}
+	streams, _, _, _ := cli.Test()
+	var names, roots []string
+	for _, b := range cmdtree.Binaries {
+		names = append(names, b.Name)
+		roots = append(roots, cmdtree.Root(streams, b.Name).Name())
+	}
+	if !slices.Equal(names, want) || !slices.Equal(roots, want) {
+		t.Errorf("cmdtree.Binaries are %q (commands %q), cmd/ holds %q", names, roots, want)
 	}
 }
 
@@ -106,4 +121,12 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(al), len(bl)) + 1
+}
+
+// lineOf is line n (from 1) of b, empty past its end.
+func lineOf(b []byte, n int) []byte {
+	if lines := bytes.Split(b, []byte("\n")); n <= len(lines) {
+		return lines[n-1]
+	}
+	return nil
 }

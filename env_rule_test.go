@@ -155,12 +155,12 @@ func TestEnvironmentRule(t *testing.T) {
 	checked := 0
 	for _, root := range cmdtree.Roots(streams) {
 		prog := root.Name()
-		cmdtree.Walk(root, func(c *cobra.Command) {
+		cli.VisitCommands(root, func(c *cobra.Command) {
 			c.Flags().VisitAll(func(f *pflag.Flag) {
 				key := flagKey(c, f)
 				envs := cli.EnvNames(prog, f)
-				if reason, ok := lookupNoVariable(key, f.Name); ok {
-					seenNoVar[noVarKey(key, f.Name)] = true
+				if entry, reason, ok := lookupNoVariable(key, f.Name); ok {
+					seenNoVar[entry] = true
 					if envs != nil {
 						t.Errorf("%s reads %q, but takes no variable: %s", key, envs, reason)
 					}
@@ -204,15 +204,11 @@ func checkVariable(t *testing.T, prog, path, flag, env string) {
 	t.Helper()
 	streams, _, _, _ := cli.Test()
 	var c *cobra.Command
-	for _, root := range cmdtree.Roots(streams) {
-		if root.Name() == prog {
-			cmdtree.Walk(root, func(sub *cobra.Command) {
-				if sub.CommandPath() == path {
-					c = sub
-				}
-			})
+	cli.VisitCommands(cmdtree.Root(streams, prog), func(sub *cobra.Command) {
+		if sub.CommandPath() == path {
+			c = sub
 		}
-	}
+	})
 	f := c.Flags().Lookup(flag)
 	target := flag
 	if alias := cli.AliasOf(f); alias != "" {
@@ -242,10 +238,8 @@ func valueFor(f *pflag.Flag) string {
 		return "1s"
 	case "format":
 		return "json"
-	case "int", "int64", "uint", "seq":
-		return "1"
 	}
-	return "1"
+	return "1" // a number, or any text
 }
 
 // flagKey names f by the command that declares it: a persistent flag by
@@ -260,21 +254,15 @@ func flagKey(c *cobra.Command, f *pflag.Flag) string {
 	return owner.CommandPath() + " --" + f.Name
 }
 
-// lookupNoVariable finds key, or the flag's name alone for the flags that
-// no binary configures.
-func lookupNoVariable(key, name string) (string, bool) {
-	if r, ok := noVariable["--"+name]; ok {
-		return r, true
+// lookupNoVariable finds key in noVariable, or the flag's name alone for
+// the flags that no binary configures, and returns the entry found.
+func lookupNoVariable(key, name string) (entry, reason string, ok bool) {
+	for _, entry := range []string{"--" + name, key} {
+		if reason, ok := noVariable[entry]; ok {
+			return entry, reason, true
+		}
 	}
-	r, ok := noVariable[key]
-	return r, ok
-}
-
-func noVarKey(key, name string) string {
-	if _, ok := noVariable["--"+name]; ok {
-		return "--" + name
-	}
-	return key
+	return "", "", false
 }
 
 func word(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }

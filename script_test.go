@@ -23,42 +23,30 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite" // sqlexec
 
+	"github.com/govkit/govkit/internal/cmdtree"
 	"github.com/govkit/govkit/internal/pgtest"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/client"
-
-	"github.com/govkit/govkit/pkg/cmd/approvals"
-	"github.com/govkit/govkit/pkg/cmd/auditd"
-	"github.com/govkit/govkit/pkg/cmd/auditor"
-	"github.com/govkit/govkit/pkg/cmd/classify"
 	"github.com/govkit/govkit/pkg/cmd/gate"
-	"github.com/govkit/govkit/pkg/cmd/govbot"
-	"github.com/govkit/govkit/pkg/cmd/govexplain"
-	"github.com/govkit/govkit/pkg/cmd/secbot"
-	"github.com/govkit/govkit/pkg/cmd/verifychain"
 	"github.com/govkit/govkit/pkg/govapi"
 	"github.com/govkit/govkit/pkg/sandbox"
 )
 
 var update = flag.Bool("update", false, "rewrite golden output: cmp files in testdata/script and README.md's generated tables")
 
-// TestMain registers every govkit binary, so that scripts run the real
-// command trees as separate processes, exactly as users do.
+// TestMain registers every govkit binary (cmdtree.Binaries), so that
+// scripts run the real command trees as separate processes, exactly as
+// users do.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"approvals": func() { os.Exit(approvals.Main()) },
-		"auditd":    func() { os.Exit(auditd.Main()) },
-		"auditor":   func() { os.Exit(auditor.Main()) },
-		"classify":  func() { os.Exit(classify.Main()) },
-		// Only a test binary lets GOVKIT_SANDBOX_SIMULATE pretend the
-		// kernel lacks Landlock (gate_sandbox.txtar); production mains
-		// never call AllowSimulation.
-		"gate":         func() { sandbox.AllowSimulation(); os.Exit(gate.Main()) },
-		"govbot":       func() { os.Exit(govbot.Main()) },
-		"govexplain":   func() { os.Exit(govexplain.Main()) },
-		"secbot":       func() { os.Exit(secbot.Main()) },
-		"verify-chain": func() { os.Exit(verifychain.Main()) },
-	})
+	commands := map[string]func(){}
+	for _, b := range cmdtree.Binaries {
+		commands[b.Name] = func() { os.Exit(b.Main()) }
+	}
+	// Only a test binary lets GOVKIT_SANDBOX_SIMULATE pretend the kernel
+	// lacks Landlock (gate_readonly.txtar); production mains never call
+	// AllowSimulation.
+	commands["gate"] = func() { sandbox.AllowSimulation(); os.Exit(gate.Main()) }
+	testscript.Main(m, commands)
 }
 
 // TestScripts runs testdata/script/*.txtar: one behaviour per file.

@@ -1,6 +1,7 @@
 // Package cmdtree holds the command tree of every govkit binary, for the
 // tools and tests that walk them all: the man pages and docs/config.md
-// (internal/gendocs), and the environment-rule test (issue 20).
+// (internal/gendocs), the environment-rule test and the end-to-end scripts
+// (issue 20).
 package cmdtree
 
 import (
@@ -18,37 +19,57 @@ import (
 	"github.com/govkit/govkit/pkg/cmd/verifychain"
 )
 
-// Roots returns the root command of every binary, sorted by name, each
-// with the help, version and completion commands and flags cobra adds when
-// it runs, so that a walk sees every flag a user can pass. Add each new
-// binary here.
+// Binary is one govkit binary: its name, what its cmd/NAME runs, and its
+// command tree.
+type Binary struct {
+	Name string
+	Main func() int
+	New  func(*cli.IOStreams) *cobra.Command
+}
+
+// Binaries are every govkit binary, sorted by name, one for each directory
+// of cmd/ (TestCmdTreeHasEveryBinary). Add each new binary here.
+var Binaries = []Binary{
+	{"approvals", approvals.Main, approvals.NewCmdApprovals},
+	{"auditd", auditd.Main, func(s *cli.IOStreams) *cobra.Command { return auditd.NewCmdAuditd(s, nil) }},
+	{"auditor", auditor.Main, func(s *cli.IOStreams) *cobra.Command { return auditor.NewCmdAuditor(s, nil) }},
+	{"classify", classify.Main, func(s *cli.IOStreams) *cobra.Command { return classify.NewCmdClassify(s, nil) }},
+	{"gate", gate.Main, gate.NewCmdGate},
+	{"govbot", govbot.Main, govbot.NewCmdGovbot},
+	{"govexplain", govexplain.Main, func(s *cli.IOStreams) *cobra.Command { return govexplain.NewCmdGovexplain(s, nil) }},
+	{"secbot", secbot.Main, secbot.NewCmdSecbot},
+	{"verify-chain", verifychain.Main, func(s *cli.IOStreams) *cobra.Command { return verifychain.NewCmdVerifyChain(s, nil) }},
+}
+
+// Roots returns the root command of every binary, sorted by name, as Root
+// does.
 func Roots(streams *cli.IOStreams) []*cobra.Command {
-	roots := []*cobra.Command{
-		approvals.NewCmdApprovals(streams),
-		auditd.NewCmdAuditd(streams, nil),
-		auditor.NewCmdAuditor(streams, nil),
-		classify.NewCmdClassify(streams, nil),
-		gate.NewCmdGate(streams),
-		govbot.NewCmdGovbot(streams),
-		govexplain.NewCmdGovexplain(streams, nil),
-		secbot.NewCmdSecbot(streams),
-		verifychain.NewCmdVerifyChain(streams, nil),
-	}
-	for _, root := range roots {
-		root.InitDefaultCompletionCmd("completion")
-		Walk(root, func(c *cobra.Command) {
-			c.InitDefaultHelpFlag()
-			c.InitDefaultVersionFlag()
-			_ = c.InheritedFlags() // merges the parents' persistent flags into c.Flags()
-		})
+	roots := make([]*cobra.Command, len(Binaries))
+	for i, b := range Binaries {
+		roots[i] = b.root(streams)
 	}
 	return roots
 }
 
-// Walk calls f on c and every command below it, parents first.
-func Walk(c *cobra.Command, f func(*cobra.Command)) {
-	f(c)
-	for _, sub := range c.Commands() {
-		Walk(sub, f)
+// Root returns the root command of the binary called name (nil for none),
+// with the help, version and completion commands and flags cobra adds when
+// it runs, so that a walk sees every flag a user can pass.
+func Root(streams *cli.IOStreams, name string) *cobra.Command {
+	for _, b := range Binaries {
+		if b.Name == name {
+			return b.root(streams)
+		}
 	}
+	return nil
+}
+
+func (b Binary) root(streams *cli.IOStreams) *cobra.Command {
+	root := b.New(streams)
+	root.InitDefaultCompletionCmd("completion")
+	cli.VisitCommands(root, func(c *cobra.Command) {
+		c.InitDefaultHelpFlag()
+		c.InitDefaultVersionFlag()
+		_ = c.InheritedFlags() // merges the parents' persistent flags into c.Flags()
+	})
+	return root
 }

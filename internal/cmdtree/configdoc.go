@@ -26,7 +26,7 @@ func ConfigDoc(roots []*cobra.Command) []byte {
 	for _, root := range roots {
 		prog := root.Name()
 		fmt.Fprintf(&b, "\n## %s\n\n%s.\n", prog, strings.TrimSuffix(root.Short, "."))
-		Walk(root, func(c *cobra.Command) {
+		cli.VisitCommands(root, func(c *cobra.Command) {
 			if c.Hidden || c.Name() == "help" || isCompletion(c) {
 				return
 			}

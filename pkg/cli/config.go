@@ -103,7 +103,7 @@ func KeepEnv(flags *pflag.FlagSet, name string, envs ...string) {
 // KeepEnv, GOVKIT_<FLAG>. It returns none for a flag that takes no value
 // from the environment.
 func EnvNames(prog string, f *pflag.Flag) []string {
-	if !configurable(f) {
+	if !Configurable(f) {
 		return nil
 	}
 	names := []string{EnvPrefix + envWord(prog) + "_" + envWord(f.Name)}
@@ -164,9 +164,7 @@ func Aliases(flags *pflag.FlagSet, name string) []string {
 // Configurable reports whether f takes a value from the environment and
 // config files: every flag but --help, --version, --config, cobra's
 // completion flags, and those marked with SkipConfig.
-func Configurable(f *pflag.Flag) bool { return configurable(f) }
-
-func configurable(f *pflag.Flag) bool {
+func Configurable(f *pflag.Flag) bool {
 	switch f.Name {
 	case "help", "version", configFlag, "no-descriptions": // the last is cobra's completion flag
 		return false
@@ -275,7 +273,7 @@ func (l *ConfigLoader) Load(cmd *cobra.Command) error {
 	var firstErr error
 	flags := cmd.Flags()
 	flags.VisitAll(func(f *pflag.Flag) {
-		if firstErr != nil || !configurable(f) || AliasOf(f) != "" {
+		if firstErr != nil || !Configurable(f) || AliasOf(f) != "" {
 			return
 		}
 		// f and its former spellings share one value: set on the command
@@ -456,11 +454,11 @@ func setFlag(f *pflag.Flag, value any) error {
 func knownKeys(root *cobra.Command) []string {
 	var keys []string
 	add := func(f *pflag.Flag) {
-		if configurable(f) && !slices.Contains(keys, f.Name) {
+		if Configurable(f) && !slices.Contains(keys, f.Name) {
 			keys = append(keys, f.Name)
 		}
 	}
-	visitCommands(root, func(c *cobra.Command) {
+	VisitCommands(root, func(c *cobra.Command) {
 		c.Flags().VisitAll(add)
 		c.PersistentFlags().VisitAll(add)
 	})

@@ -49,7 +49,7 @@ func Main(prog string, root *cobra.Command, streams *IOStreams, args []string) (
 	// checks, so it is a usage error and gets the --help hint.
 	ran := false
 	loader := NewConfigLoader(prog)
-	visitCommands(root, func(c *cobra.Command) {
+	VisitCommands(root, func(c *cobra.Command) {
 		if c.RunE == nil && c.Run == nil {
 			return
 		}
@@ -123,9 +123,10 @@ func helpHint(c *cobra.Command) string {
 	return fmt.Sprintf("run '%s --help' for usage", c.CommandPath())
 }
 
-func visitCommands(c *cobra.Command, f func(*cobra.Command)) {
+// VisitCommands calls f on c and every command below it, parents first.
+func VisitCommands(c *cobra.Command, f func(*cobra.Command)) {
 	f(c)
 	for _, sub := range c.Commands() {
-		visitCommands(sub, f)
+		VisitCommands(sub, f)
 	}
 }

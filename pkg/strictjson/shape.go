@@ -5,13 +5,14 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
-	"github.com/govkit/govkit/pkg/termtext"
 	"math"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // The shape of a Go type as JSON sees it: the member names of a struct

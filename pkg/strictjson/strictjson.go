@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"net/http"
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Kind is what rule an input broke. Callers map it to their answer (auditd:

@@ -3,12 +3,13 @@ package strictjson
 import (
 	"errors"
 	"fmt"
-	"github.com/govkit/govkit/pkg/termtext"
 	"reflect"
 	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // yaml.v3's strict decoding names Go types too: "field tols not found in

@@ -180,8 +180,22 @@ func currentUser() string {
 	return ""
 }
 
-// client returns the client for --url as the acting user.
+// client returns the client for --url as the acting user, with a warning
+// when its token would cross the network in the clear.
 func (o *Options) client() (*client.Client, error) {
+	c, err := o.newClient()
+	if err != nil {
+		return nil, err
+	}
+	if c.SendsTokenInClear() {
+		fmt.Fprintf(o.IO.ErrOut, "approvals: warning: --url %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)\n", o.URL)
+	}
+	return c, nil
+}
+
+// newClient is client without the warning, for completions, which print
+// nothing but what they offer.
+func (o *Options) newClient() (*client.Client, error) {
 	opts := []client.Option{client.WithUserAgent("approvals/" + build.String())}
 	if o.Token != "" {
 		opts = append(opts, client.WithToken(o.Token))
@@ -199,9 +213,6 @@ func (o *Options) client() (*client.Client, error) {
 	c, err := client.New(o.URL, opts...)
 	if err != nil {
 		return nil, cli.Fail(err, "pass --url http://HOST:PORT (or set GOVKIT_URL)")
-	}
-	if c.SendsTokenInClear() {
-		fmt.Fprintf(o.IO.ErrOut, "approvals: warning: --url %s is plain HTTP beyond loopback: the token crosses the network in the clear; use https:// (auditd --tls-cert)\n", o.URL)
 	}
 	return c, nil
 }

@@ -8,9 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/govkit/govkit/pkg/build"
 	"github.com/govkit/govkit/pkg/cli"
-	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/termtext"
 )
 
@@ -32,20 +30,7 @@ func (o *Options) completeID(c *cobra.Command, args []string, toComplete string)
 	if err := cli.NewConfigLoader("approvals").Load(c); err != nil {
 		return nil, none
 	}
-	copts := []client.Option{client.WithUserAgent("approvals/" + build.String())}
-	if o.Token != "" {
-		copts = append(copts, client.WithToken(o.Token))
-	}
-	if o.User != nil {
-		if name := o.User(); name != "" {
-			copts = append(copts, client.WithUser(name))
-		}
-	}
-	roots, err := client.LoadCACert(o.CACert)
-	if err != nil {
-		return nil, none
-	}
-	cl, err := client.New(o.URL, append(copts, client.WithRootCAs(roots))...)
+	cl, err := o.newClient()
 	if err != nil {
 		return nil, none
 	}

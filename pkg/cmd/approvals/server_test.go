@@ -127,8 +127,7 @@ func (r *run) background(url string, args ...string) chan struct{} {
 // seconds of real time and counting what fit in them. After free, sleeps
 // pass in real time.
 type steppedClock struct {
-	mu    sync.Mutex
-	t     time.Time
+	clock
 	slept chan time.Duration
 	wake  chan struct{}
 	free  chan struct{}
@@ -137,20 +136,10 @@ type steppedClock struct {
 }
 
 func newSteppedClock(t time.Time) *steppedClock {
-	return &steppedClock{t: t, slept: make(chan time.Duration), wake: make(chan struct{}), free: make(chan struct{})}
+	return &steppedClock{clock: clock{t: t}, slept: make(chan time.Duration), wake: make(chan struct{}), free: make(chan struct{})}
 }
 
-func (c *steppedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *steppedClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func (c *steppedClock) Now() time.Time { return c.now() }
 
 func (c *steppedClock) Sleep(ctx context.Context, d time.Duration) error {
 	select {

@@ -101,7 +101,7 @@ Exit status follows the enforced effect:
 			// --policy on the command line asks locally even when --url
 			// comes from the environment or a config file (GOVKIT_URL is
 			// shared by every client binary): the command line wins.
-			if c.Flags().Changed("policy") && !c.Flags().Changed("url") && !c.Flags().Changed("gateway") {
+			if c.Flags().Changed("policy") && cli.FlagSource(c.Flags(), "url") != "" {
 				opts.Gateway = ""
 			}
 			if err := opts.validate(); err != nil {
