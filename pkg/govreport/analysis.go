@@ -44,11 +44,14 @@ const (
 
 // tamperingTypes are the incident types that are alerts (DESIGN §8:
 // "tampering incidents in the window"): each says the chain was altered.
+// checkpoint_inconsistent (issue 19) says so of a signed checkpoint: the
+// log was forked or rewritten.
 var tamperingTypes = map[string]bool{
-	detect.ChainTampering:   true,
-	detect.HashMismatch:     true,
-	detect.HeadRegressed:    true,
-	detect.ApprovalMismatch: true,
+	detect.ChainTampering:         true,
+	detect.HashMismatch:           true,
+	detect.HeadRegressed:          true,
+	detect.ApprovalMismatch:       true,
+	detect.CheckpointInconsistent: true,
 }
 
 // isTampering reports whether an incident of type typ is a tampering alert.

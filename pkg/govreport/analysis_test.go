@@ -476,6 +476,11 @@ func TestSummarize(t *testing.T) {
 			status: StatusAlerts, code: 2, alerts: []string{CodeTamperingIncident},
 		},
 		{
+			name:   "a checkpoint_inconsistent incident is a tampering alert",
+			edit:   func(r *Report) { r.Activity.IncidentTypes = map[string]int64{"checkpoint_inconsistent": 1} },
+			status: StatusAlerts, code: 2, alerts: []string{CodeTamperingIncident},
+		},
+		{
 			name: "tampering incidents are alerts, one per type",
 			edit: func(r *Report) {
 				r.Activity.IncidentTypes = map[string]int64{"hash_mismatch": 2, "head_regressed": 1}

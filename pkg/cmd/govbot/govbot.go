@@ -125,8 +125,8 @@ The report has seven phases:
 Alerts (exit 2): the audit chain does not verify; the approvals table
 disagrees with the chain's approval events (approval_mismatch: an edited
 status, vote, quorum, action hash or expiry); a tampering incident
-(chain_tampering, hash_mismatch, head_regressed, approval_mismatch) in the
-window; write or destructive tool executions without a policy decision
+(chain_tampering, hash_mismatch, head_regressed, approval_mismatch,
+checkpoint_inconsistent) in the window; write or destructive tool executions without a policy decision
 (UNCOVERED_EXECUTIONS: none of the execution's decision_event_id, trace_id
 or approval leads to a policy_decision).
 
