@@ -7,14 +7,13 @@ import (
 	"testing"
 
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/govkit/govkit/internal/notekeytest"
 )
 
 func TestLoad(t *testing.T) {
-	skey, vkey, err := note.GenerateKey(strings.NewReader(strings.Repeat("k", 64)), "audit.example/log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, vkey2, _ := note.GenerateKey(strings.NewReader(strings.Repeat("w", 64)), "witness.example")
+	skey, vkey := notekeytest.Generate(t, "audit.example/log", 1)
+	_, vkey2 := notekeytest.Generate(t, "witness.example", 2)
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -55,7 +54,7 @@ func TestLoad(t *testing.T) {
 // FuzzParseFile: every key a file yields is a verifier key, and an error
 // never quotes the file's content.
 func FuzzParseFile(f *testing.F) {
-	_, vkey, _ := note.GenerateKey(strings.NewReader(strings.Repeat("k", 64)), "audit.example/log")
+	_, vkey := notekeytest.Generate(f, "audit.example/log", 1)
 	for _, s := range []string{vkey + "\n", "# c\n\n" + vkey, "PRIVATE+KEY+a+b+c\n", "x+1+y\n", ""} {
 		f.Add([]byte(s))
 	}

@@ -3,7 +3,6 @@ package auditd_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -117,27 +116,14 @@ func goInternals(msg string) string {
 	return ""
 }
 
+// postForError posts body as contentType (as call does) and reads the
+// answer's error body.
 func postForError(t *testing.T, url, contentType, body string) (int, govapi.ErrorBody) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("X-Govkit-User", "alice")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	status, b := call(t, http.MethodPost, url, []byte(body), "Content-Type", contentType, "X-Govkit-User", "alice")
 	var e govapi.ErrorBody
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&e); err != nil {
-		t.Fatalf("%d %s: not an error body: %v", resp.StatusCode, b, err)
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&e); err != nil {
+		t.Fatalf("%d %s: not an error body: %v", status, b, err)
 	}
-	return resp.StatusCode, e
+	return status, e
 }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/govkit/govkit/internal/notekeytest"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/checkpoint"
@@ -21,14 +22,7 @@ import (
 // checkpointKey returns a deterministic signer and the verifiers of its key.
 func checkpointKey(t *testing.T) (note.Signer, note.Verifiers) {
 	t.Helper()
-	skey, vkey, err := note.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{19}, 64)), "auditd.test/log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := note.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	signer, vkey := notekeytest.New(t, "auditd.test/log", 19)
 	known, err := checkpoint.Verifiers(vkey)
 	if err != nil {
 		t.Fatal(err)

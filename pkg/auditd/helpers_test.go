@@ -13,6 +13,7 @@ import (
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/client"
+	"github.com/govkit/govkit/pkg/store"
 	"github.com/govkit/govkit/pkg/store/sqlite"
 	"github.com/govkit/govkit/pkg/stream"
 )
@@ -20,15 +21,10 @@ import (
 // daemon is a real auditd in the test process: a SQLite file, a loopback
 // listener and a Unix socket.
 type daemon struct {
-	srv    *auditd.Server
-	st     *sqlite.Store
-	db     string
-	url    string
-	sock   string
-	c      *client.Client
-	log    *testLog
-	stop   func()
-	closed bool
+	served
+	st  *sqlite.Store
+	db  string
+	log *testLog
 }
 
 // testLog collects the daemon's log lines.
@@ -77,7 +73,25 @@ func startDaemon(t testing.TB, db string, edit func(*auditd.Config)) *daemon {
 	if edit != nil {
 		edit(&cfg)
 	}
-	d.srv, err = auditd.New(cfg, st)
+	d.served = serve(t, cfg, st)
+	return d
+}
+
+// served is a Server serve runs: a loopback listener, a Unix socket, and
+// a client of it.
+type served struct {
+	srv  *auditd.Server
+	c    *client.Client
+	url  string
+	sock string
+	stop func() // shuts it down and closes its store before the test ends (idempotent)
+}
+
+// serve runs a Server with cfg on st until stop or the test's end; stop
+// closes st.
+func serve(t testing.TB, cfg auditd.Config, st store.Store) served {
+	t.Helper()
+	srv, err := auditd.New(cfg, st)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
@@ -86,34 +100,33 @@ func startDaemon(t testing.TB, db string, edit func(*auditd.Config)) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.sock = filepath.Join(shortDir(t), "s.sock")
-	sock, err := stream.Listen(d.sock)
+	sockPath := filepath.Join(shortDir(t), "s.sock")
+	sock, err := stream.Listen(sockPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- d.srv.Run(ctx, ln, sock) }()
-	d.stop = func() {
-		if d.closed {
-			return
-		}
-		d.closed = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		if err := st.Close(); err != nil {
-			t.Errorf("closing the store: %v", err)
-		}
+	go func() { done <- srv.Run(ctx, ln, sock) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+			if err := st.Close(); err != nil {
+				t.Errorf("closing the store: %v", err)
+			}
+		})
 	}
-	t.Cleanup(d.stop)
-	d.url = "http://" + ln.Addr().String()
-	d.c, err = client.New(d.url)
+	t.Cleanup(stop)
+	url := "http://" + ln.Addr().String()
+	c, err := client.New(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d
+	return served{srv: srv, c: c, url: url, sock: sockPath, stop: stop}
 }
 
 func toolEvent(agent, command string) audit.Event {

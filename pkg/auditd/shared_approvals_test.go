@@ -26,13 +26,13 @@ import (
 // consumption per request, and the approvals table verifies against it.
 func TestSharedApprovalRace(t *testing.T) {
 	dsn := pgtest.Start(t).NewDatabase(t)
-	servers := []sharedServer{startSharedWith(t, dsn, nil), startSharedWith(t, dsn, nil)}
+	servers := []served{startSharedWith(t, dsn, nil), startSharedWith(t, dsn, nil)}
 	for _, d := range servers {
 		if err := d.srv.SetPolicy(loadPolicy(t, approvalPolicy, testInfra)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	as := func(d sharedServer, user string) *client.Client {
+	as := func(d served, user string) *client.Client {
 		c, err := client.New(d.url, client.WithUser(user))
 		if err != nil {
 			t.Fatal(err)
@@ -96,7 +96,7 @@ func TestSharedApprovalRace(t *testing.T) {
 // its wait ran out.
 func TestSharedApprovalWaitWakes(t *testing.T) {
 	dsn := pgtest.Start(t).NewDatabase(t)
-	servers := []sharedServer{startSharedWith(t, dsn, nil), startSharedWith(t, dsn, nil)}
+	servers := []served{startSharedWith(t, dsn, nil), startSharedWith(t, dsn, nil)}
 	for _, d := range servers {
 		if err := d.srv.SetPolicy(loadPolicy(t, approvalPolicy, testInfra)); err != nil {
 			t.Fatal(err)

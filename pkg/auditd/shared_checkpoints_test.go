@@ -1,7 +1,6 @@
 package auditd_test
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/govkit/govkit/internal/notekeytest"
 	"github.com/govkit/govkit/internal/pgtest"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/checkpoint"
@@ -18,21 +18,6 @@ import (
 	"github.com/govkit/govkit/pkg/store/postgres"
 	"github.com/govkit/govkit/pkg/store/storetest"
 )
-
-// namedKey returns a signer named name, made from seed, and its verifier
-// key.
-func namedKey(t *testing.T, name string, seed byte) (note.Signer, string) {
-	t.Helper()
-	skey, vkey, err := note.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{seed}, 64)), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := note.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return signer, vkey
-}
 
 // Two auditd servers on one PostgreSQL database sign checkpoints one at a
 // time (issue 19): each with a key of its own, so that a note says which
@@ -43,8 +28,8 @@ func namedKey(t *testing.T, name string, seed byte) (note.Signer, string) {
 // each is consistent with the next.
 func TestSharedCheckpointLeader(t *testing.T) {
 	dsn := pgtest.Start(t).NewDatabase(t)
-	signerA, vkeyA := namedKey(t, "instance-a", 1)
-	signerB, vkeyB := namedKey(t, "instance-b", 2)
+	signerA, vkeyA := notekeytest.New(t, "instance-a", 1)
+	signerB, vkeyB := notekeytest.New(t, "instance-b", 2)
 	known, err := checkpoint.Verifiers(vkeyA, vkeyB)
 	if err != nil {
 		t.Fatal(err)

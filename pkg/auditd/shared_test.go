@@ -3,8 +3,6 @@ package auditd_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/client"
 	"github.com/govkit/govkit/pkg/store/postgres"
-	"github.com/govkit/govkit/pkg/stream"
 )
 
 // startShared runs an auditd Server in the test process on the PostgreSQL
@@ -25,18 +22,9 @@ func startShared(t *testing.T, dsn string) (*client.Client, string) {
 	return d.c, d.sock
 }
 
-// sharedServer is a server startSharedWith runs.
-type sharedServer struct {
-	srv  *auditd.Server
-	c    *client.Client
-	url  string
-	sock string
-	stop func() // shuts it down before the test ends (idempotent)
-}
-
 // startSharedWith is startShared with the config changed by mod (when not
 // nil).
-func startSharedWith(t *testing.T, dsn string, mod func(*auditd.Config)) sharedServer {
+func startSharedWith(t *testing.T, dsn string, mod func(*auditd.Config)) served {
 	t.Helper()
 	st, err := postgres.Open(context.Background(), dsn, postgres.Options{})
 	if err != nil {
@@ -47,40 +35,7 @@ func startSharedWith(t *testing.T, dsn string, mod func(*auditd.Config)) sharedS
 	if mod != nil {
 		mod(&cfg)
 	}
-	srv, err := auditd.New(cfg, st)
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sockPath := filepath.Join(shortDir(t), "s.sock")
-	sock, err := stream.Listen(sockPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, ln, sock) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-			st.Close()
-		})
-	}
-	t.Cleanup(stop)
-	url := "http://" + ln.Addr().String()
-	c, err := client.New(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sharedServer{srv: srv, c: c, url: url, sock: sockPath, stop: stop}
+	return serve(t, cfg, st)
 }
 
 // Two auditd servers on one PostgreSQL database (issue 19): concurrent

@@ -3,10 +3,11 @@ package govapi
 import (
 	"errors"
 	"fmt"
-	"github.com/govkit/govkit/pkg/termtext"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // ExplainQuery is the hypothetical request of GET PathExplain (seed 003

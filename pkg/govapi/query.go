@@ -2,12 +2,13 @@ package govapi
 
 import (
 	"fmt"
-	"github.com/govkit/govkit/pkg/termtext"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // ParseQuery parses a raw query string strictly, as url.ParseQuery does

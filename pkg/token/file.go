@@ -83,40 +83,39 @@ func (e *ParseError) Error() string {
 // not a regular file, is larger than MaxFileSize, or is writable by group or
 // others (whoever can write it can mint an admin token).
 func Load(path string) (*File, error) {
-	data, _, err := readFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
 	return Parse(data, path)
 }
 
-// readFile reads the tokens file at path after checking it, and returns its
-// FileInfo.
-func readFile(path string) ([]byte, os.FileInfo, error) {
+// readFile reads the tokens file at path after checking it.
+func readFile(path string) ([]byte, error) {
 	// Stat before opening: opening a FIFO for reading would block.
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tokens file: %w", err)
+		return nil, fmt.Errorf("tokens file: %w", err)
 	}
 	if err := checkFile(path, fi); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tokens file: %w", err)
+		return nil, fmt.Errorf("tokens file: %w", err)
 	}
 	defer f.Close()
 	if fi, err = f.Stat(); err != nil {
-		return nil, nil, fmt.Errorf("tokens file: %w", err)
+		return nil, fmt.Errorf("tokens file: %w", err)
 	}
 	if err := checkFile(path, fi); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("tokens file: %w", err)
+		return nil, fmt.Errorf("tokens file: %w", err)
 	}
-	return data, fi, nil
+	return data, nil
 }
 
 // ErrUnsafeMode is wrapped by the errors for a tokens file that group or

@@ -7,10 +7,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Role is what a token may do.

@@ -109,7 +109,7 @@ func update(path string, create bool, edit func([]byte) ([]byte, error)) error {
 	}
 	defer unlock()
 
-	data, _, err := readFile(real)
+	data, err := readFile(real)
 	switch {
 	case err == nil:
 	case create && errors.Is(err, fs.ErrNotExist):

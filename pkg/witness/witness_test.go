@@ -11,6 +11,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/govkit/govkit/internal/notekeytest"
 	"github.com/govkit/govkit/pkg/checkpoint"
 )
 
@@ -62,16 +63,9 @@ func forkAt(k int64) func(int64) string {
 }
 
 // key is a deterministic key named name, from seed.
-func key(t testing.TB, name, seed string) (note.Signer, note.Verifier, string) {
+func key(t testing.TB, name string, seed byte) (note.Signer, note.Verifier, string) {
 	t.Helper()
-	skey, vkey, err := note.GenerateKey(strings.NewReader(strings.Repeat(seed, 64)), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := note.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, vkey := notekeytest.New(t, name, seed)
 	v, err := note.NewVerifier(vkey)
 	if err != nil {
 		t.Fatal(err)
@@ -135,9 +129,9 @@ func TestVerify(t *testing.T) {
 
 func TestCosign(t *testing.T) {
 	const origin = "audit.example/log"
-	logS, logV, logK := key(t, origin, "log")
-	otherS, _, _ := key(t, origin, "forger") // the same name, another key
-	witS, witV, witK := key(t, "witness.example", "witness")
+	logS, logV, logK := key(t, origin, 1)
+	otherS, _, _ := key(t, origin, 2) // the same name, another key
+	witS, witV, witK := key(t, "witness.example", 3)
 	w := Witness{Log: note.VerifierList(logV), Signer: witS, Self: witV}
 	good := log(t, 20, plain)
 	fork := log(t, 20, forkAt(3))

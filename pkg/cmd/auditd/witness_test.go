@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/govkit/govkit/internal/auditdtest"
+	"github.com/govkit/govkit/internal/notekeytest"
 	"github.com/govkit/govkit/pkg/audit"
 	daemon "github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/checkpoint"
@@ -116,17 +117,14 @@ func (l *signedLog) copyDB() string {
 
 // noteKey is a key named name from seed: its signer, its signing key
 // written to a file, and its verifier key.
-func noteKey(t *testing.T, name, seed string) (note.Signer, string, string) {
+func noteKey(t *testing.T, name string, seed byte) (note.Signer, string, string) {
 	t.Helper()
-	skey, vkey, err := note.GenerateKey(strings.NewReader(strings.Repeat(seed, 64)), name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	skey, vkey := notekeytest.Generate(t, name, seed)
 	s, err := note.NewSigner(skey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), seed+".key")
+	file := filepath.Join(t.TempDir(), "signer.key")
 	if err := os.WriteFile(file, []byte(skey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +145,8 @@ func runWitness(t *testing.T, url, key, logKey, state string) (int, string) {
 // is, each later one after its consistency proof; the cosigned note opens
 // with the log's key and the witness's, and carries both signatures.
 func TestWitnessCosigns(t *testing.T) {
-	logS, _, logV := noteKey(t, witnessOrigin, "log")
-	_, witKey, witV := noteKey(t, "witness.test", "witness")
+	logS, _, logV := noteKey(t, witnessOrigin, 1)
+	_, witKey, witV := noteKey(t, "witness.test", 3)
 	l := startSignedLog(t, logS)
 	l.post("a", 5, 5)
 	state := filepath.Join(t.TempDir(), "witness.note")
@@ -193,9 +191,9 @@ func TestWitnessCosigns(t *testing.T) {
 // unchanged), as it refuses a truncated log and a checkpoint signed by
 // another key; the original, grown, is cosigned again.
 func TestWitnessRefusesFork(t *testing.T) {
-	logS, _, logV := noteKey(t, witnessOrigin, "log")
-	forger, _, _ := noteKey(t, witnessOrigin, "forger")
-	_, witKey, _ := noteKey(t, "witness.test", "witness")
+	logS, _, logV := noteKey(t, witnessOrigin, 1)
+	forger, _, _ := noteKey(t, witnessOrigin, 2)
+	_, witKey, _ := noteKey(t, "witness.test", 3)
 	for _, c := range []struct {
 		name   string
 		tamper func(l *signedLog, prefix string)
@@ -266,8 +264,8 @@ func TestWitnessRefusesFork(t *testing.T) {
 // The witness serves its last cosigned note at GET /checkpoint, and
 // refuses a state file it did not sign.
 func TestWitnessServesAndState(t *testing.T) {
-	logS, _, logV := noteKey(t, witnessOrigin, "log")
-	_, witKey, witV := noteKey(t, "witness.test", "witness")
+	logS, _, logV := noteKey(t, witnessOrigin, 1)
+	_, witKey, witV := noteKey(t, "witness.test", 3)
 	l := startSignedLog(t, logS)
 	l.post("a", 5, 5)
 	state := filepath.Join(t.TempDir(), "witness.note")

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/govkit/govkit/internal/notekeytest"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/cli"
@@ -24,21 +25,6 @@ import (
 )
 
 const origin = "auditd.test/log"
-
-// testKey returns a signer and its verifier key, the same for the same
-// seed.
-func testKey(t testing.TB, seed byte, name string) (note.Signer, string) {
-	t.Helper()
-	skey, vkey, err := note.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{seed}, 64)), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := note.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return signer, vkey
-}
 
 // signAt signs the checkpoint of size of the tree st holds, as auditd
 // does.
@@ -173,9 +159,9 @@ func rewrite(t testing.TB, path string, from int, recs []audit.Record) {
 // that is not signed by the trusted key never passes.
 func TestCheckpointTamperClasses(t *testing.T) {
 	recs := chain(t, 20)
-	signer, vkey := testKey(t, 1, origin)
-	forger, _ := testKey(t, 2, origin) // the same name, another key
-	_, otherVkey := testKey(t, 3, "someone.else/log")
+	signer, vkey := notekeytest.New(t, origin, 1)
+	forger, _ := notekeytest.New(t, origin, 2) // the same name, another key
+	_, otherVkey := notekeytest.New(t, "someone.else/log", 3)
 
 	for _, tt := range []struct {
 		name string
@@ -353,7 +339,7 @@ func TestCheckpointTamperClasses(t *testing.T) {
 // truncation which one and why.
 func TestCheckpointText(t *testing.T) {
 	recs := chain(t, 20)
-	signer, vkey := testKey(t, 1, origin)
+	signer, vkey := notekeytest.New(t, origin, 1)
 	path, st := newDB(t, recs)
 	n10, n20 := signAt(t, st, 10, signer), signAt(t, st, 20, signer)
 	if err := st.PutCheckpoint(context.Background(), store.StoredCheckpoint{Size: 10, Note: n10, CreatedAt: t0}); err != nil {
@@ -418,8 +404,8 @@ func TestCheckpointText(t *testing.T) {
 // the inputs is a usage error too, and no error quotes a key.
 func TestCheckpointErrors(t *testing.T) {
 	recs := chain(t, 6)
-	signer, vkey := testKey(t, 1, origin)
-	skey, _, _ := note.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{1}, 64)), origin)
+	signer, vkey := notekeytest.New(t, origin, 1)
+	skey, _ := notekeytest.Generate(t, origin, 1)
 	path, st := newDB(t, recs)
 	n6 := signAt(t, st, 6, signer)
 	st.Close()
@@ -469,7 +455,7 @@ func TestCheckpointErrors(t *testing.T) {
 
 	// In the database: a row edited into garbage, and one signed by
 	// another key.
-	forger, _ := testKey(t, 2, origin)
+	forger, _ := notekeytest.New(t, origin, 2)
 	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/govkit/govkit/internal/notekeytest"
 	"github.com/govkit/govkit/pkg/audit"
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/store"
@@ -21,9 +22,9 @@ import (
 // even when the file's event_hash and the proof's are made to agree.
 func TestProof(t *testing.T) {
 	recs := chain(t, 13)
-	signer, vkey := testKey(t, 1, origin)
-	_, otherVkey := testKey(t, 3, "someone.else/log")
-	forger, _ := testKey(t, 2, origin)
+	signer, vkey := notekeytest.New(t, origin, 1)
+	_, otherVkey := notekeytest.New(t, "someone.else/log", 3)
+	forger, _ := notekeytest.New(t, origin, 2)
 	_, st := newDB(t, recs)
 	ctx := context.Background()
 	const seq, size = 6, 13
