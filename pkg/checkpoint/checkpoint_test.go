@@ -12,22 +12,9 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/govkit/govkit/internal/notekeytest"
 	"github.com/govkit/govkit/pkg/checkpoint"
 )
-
-// keyPair returns a deterministic signer and its verifier key.
-func keyPair(t testing.TB, name string, seed byte) (note.Signer, string) {
-	t.Helper()
-	skey, vkey, err := note.GenerateKey(bytes.NewReader(bytes.Repeat([]byte{seed}, 64)), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := note.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, vkey
-}
 
 var root = tlog.Hash{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32}
 
@@ -80,9 +67,9 @@ func TestMarshalParse(t *testing.T) {
 }
 
 func TestSignOpen(t *testing.T) {
-	signer, vkey := keyPair(t, "auditd.example.com/log", 1)
-	_, otherKey := keyPair(t, "auditd.example.com/log", 2)
-	_, elseKey := keyPair(t, "elsewhere", 3)
+	signer, vkey := notekeytest.New(t, "auditd.example.com/log", 1)
+	_, otherKey := notekeytest.New(t, "auditd.example.com/log", 2)
+	_, elseKey := notekeytest.New(t, "elsewhere", 3)
 	c := checkpoint.Checkpoint{Origin: "auditd.example.com/log", Size: 42, Root: root}
 	msg, err := checkpoint.Sign(c, signer)
 	if err != nil {
@@ -102,7 +89,7 @@ func TestSignOpen(t *testing.T) {
 	}
 
 	// A second verifier, unknown here, cosigning (a witness): still opens.
-	witness, _ := keyPair(t, "witness", 4)
+	witness, _ := notekeytest.New(t, "witness", 4)
 	n, err := note.Open(msg, known)
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +190,7 @@ func FuzzParse(f *testing.F) {
 // FuzzOpen: Open never panics, fails only with its three errors, and what
 // it opens is a checkpoint whose body the note carried.
 func FuzzOpen(f *testing.F) {
-	signer, vkey := keyPair(f, "log", 1)
+	signer, vkey := notekeytest.New(f, "log", 1)
 	known, err := checkpoint.Verifiers(vkey)
 	if err != nil {
 		f.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/govkit/govkit/internal/notekeytest"
 	"github.com/govkit/govkit/pkg/checkpoint"
 )
 
@@ -43,7 +44,7 @@ func TestVerifierKey(t *testing.T) {
 }
 
 func TestSplitNotes(t *testing.T) {
-	signer, vkey := keyPair(t, "log", 1)
+	signer, vkey := notekeytest.New(t, "log", 1)
 	known, _ := checkpoint.Verifiers(vkey)
 	var log []byte
 	for size := int64(1); size <= 3; size++ {

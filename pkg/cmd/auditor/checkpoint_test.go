@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/govkit/govkit/internal/auditdtest"
+	"github.com/govkit/govkit/internal/notekeytest"
 	"github.com/govkit/govkit/pkg/auditd"
 	"github.com/govkit/govkit/pkg/checkpoint"
 	"github.com/govkit/govkit/pkg/client"
@@ -21,21 +22,6 @@ import (
 )
 
 const testOrigin = "audit.test/log"
-
-// testKey is a checkpoint key named testOrigin made from seed: the signer
-// and its verifier key.
-func testKey(t *testing.T, seed string) (note.Signer, string) {
-	t.Helper()
-	skey, vkey, err := note.GenerateKey(strings.NewReader(strings.Repeat(seed, 64)), testOrigin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := note.NewSigner(skey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, vkey
-}
 
 // signingDaemon is a real auditd that signs a checkpoint every 5 events
 // (and at shutdown) with *signer, read at every start: a test swaps it
@@ -193,7 +179,7 @@ func TestCheckpointTamper(t *testing.T) {
 		// signs what follows: a forged checkpoint.
 		name: "forged checkpoint",
 		tamper: func(t *testing.T, d *signingDaemon, _ string) {
-			forger, _ := testKey(t, "forger")
+			forger, _ := notekeytest.New(t, testOrigin, 'f')
 			*d.signer = forger
 			d.restart("")
 			d.post("a", 3, nil)
@@ -222,7 +208,7 @@ func TestCheckpointTamper(t *testing.T) {
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			isolate(t)
-			signer, vkey := testKey(t, "log")
+			signer, vkey := notekeytest.New(t, testOrigin, 'l')
 			d := startSigning(t, signer)
 			d.post("a", 5, nil)
 			d.waitCheckpoint(5)
@@ -258,8 +244,8 @@ func TestCheckpointTamper(t *testing.T) {
 // first checkpoint is refused, not pinned.
 func TestCheckpointWrongKey(t *testing.T) {
 	isolate(t)
-	signer, _ := testKey(t, "log")
-	_, other := testKey(t, "other")
+	signer, _ := notekeytest.New(t, testOrigin, 'l')
+	_, other := notekeytest.New(t, testOrigin, 'o')
 	d := startSigning(t, signer)
 	d.post("a", 5, nil)
 	d.waitCheckpoint(5)
@@ -285,7 +271,7 @@ func TestCheckpointWrongKey(t *testing.T) {
 // auditor; a restart with another key refuses the pinned checkpoint.
 func TestCheckpointFollowsGrowth(t *testing.T) {
 	isolate(t)
-	signer, vkey := testKey(t, "log")
+	signer, vkey := notekeytest.New(t, testOrigin, 'l')
 	d := startSigning(t, signer)
 	d.post("a", 5, nil)
 	d.waitCheckpoint(5)
@@ -318,7 +304,7 @@ func TestCheckpointFollowsGrowth(t *testing.T) {
 
 	once := auditor(t, nil, "--once", "--audit-url", d.URL, "--state", state, "--checkpoint-key", vkey)
 	once.want(0)
-	_, other := testKey(t, "other")
+	_, other := notekeytest.New(t, testOrigin, 'o')
 	once = auditor(t, nil, "--once", "--audit-url", d.URL, "--state", state, "--checkpoint-key", other)
 	once.want(3)
 	if !strings.Contains(once.stderr.String(), "its pinned checkpoint: checkpoint not signed by a known key") {
