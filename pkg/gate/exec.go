@@ -126,7 +126,7 @@ func Execute(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, stdout, 
 	closeAll(readers...) // after a timeout, this ends the copies
 	<-drained
 	ex.TimedOut = timedOut.Load()
-	ex.ExitCode = ExitCode(cmd.ProcessState, waitErr)
+	ex.ExitCode = exitCode(cmd.ProcessState, waitErr)
 	return ex, nil
 }
 
@@ -139,9 +139,9 @@ func sameWriter(a, b io.Writer) bool {
 	return a == b
 }
 
-// ExitCode is the shell's way of saying how a process ended: its status,
+// exitCode is the shell's way of saying how a process ended: its status,
 // or 128+N after signal N.
-func ExitCode(ps *os.ProcessState, err error) int {
+func exitCode(ps *os.ProcessState, err error) int {
 	if ps == nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

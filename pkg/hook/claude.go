@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+
 	"github.com/govkit/govkit/pkg/termtext"
 )
 

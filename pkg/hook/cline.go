@@ -4,8 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"github.com/govkit/govkit/pkg/termtext"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Cline (cline/cline proto/cline/hooks.proto, docs/features/hooks/

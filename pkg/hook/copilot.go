@@ -4,8 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"github.com/govkit/govkit/pkg/termtext"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // GitHub Copilot CLI and coding agent (github/docs content/copilot/

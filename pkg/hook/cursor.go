@@ -4,8 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"github.com/govkit/govkit/pkg/termtext"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Cursor (cursor.com/docs/hooks): beforeShellExecution has command, cwd and

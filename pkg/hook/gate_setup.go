@@ -133,10 +133,10 @@ var gateSetups = map[string]Setup{
 		},
 	},
 	"copilot": {
-		GateEvents: []string{"preToolUse", "postToolUse", "postToolUseFailure", "agentStop", "subagentStop", "sessionStart", "sessionEnd", "userPromptSubmitted"},
+		GateEvents: copilotGateHooks,
 		GateSnippet: func(cmd string) string {
 			hooks := map[string]any{}
-			for _, ev := range []string{"preToolUse", "postToolUse", "postToolUseFailure", "agentStop", "subagentStop", "sessionStart", "sessionEnd", "userPromptSubmitted"} {
+			for _, ev := range copilotGateHooks {
 				hooks[ev] = []any{map[string]any{"type": "command", "bash": cmd, "timeoutSec": 10}}
 			}
 			return jsonSnippet(map[string]any{"version": 1, "hooks": hooks})
@@ -158,6 +158,10 @@ var gateSetups = map[string]Setup{
 		},
 	},
 }
+
+// copilotGateHooks are the Copilot events gate hook registers: agentStop
+// ends the main agent's turn, subagentStop a sub-agent's.
+var copilotGateHooks = []string{"preToolUse", "postToolUse", "postToolUseFailure", "agentStop", "subagentStop", "sessionStart", "sessionEnd", "userPromptSubmitted"}
 
 var clineGateHooks = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskStart", "TaskResume", "TaskCancel", "TaskComplete"}
 

@@ -3,8 +3,9 @@ package hook
 import (
 	"encoding/json"
 	"errors"
-	"github.com/govkit/govkit/pkg/termtext"
 	"path/filepath"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Gemini CLI (google-gemini/gemini-cli docs/hooks/reference.md,

@@ -3,11 +3,12 @@ package hookgate
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Bounds on what is taken from a tool's response and a transcript: both

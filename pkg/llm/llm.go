@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // MaxResponse bounds a response body: a completion is text and tool calls,

@@ -678,7 +678,7 @@ func (x *explainer) scheduleSkipped(r *compiledRule) {
 func (x *explainer) decided(results []policyResult) {
 	var win policyResult
 	for _, r := range results {
-		if x.e.policies[r.index].name == x.d.PolicyName {
+		if r.index == x.deciding {
 			win = r
 			break
 		}
@@ -710,11 +710,7 @@ func (x *explainer) decided(results []policyResult) {
 		x.s("This rule cannot be overridden by approval.\n")
 		x.windowCloses(r)
 	case EffectRequireApproval:
-		x.s("Requires approval from ")
-		x.b = appendApprovers(x.b, x.d.ApprovalQuorum)
-		x.s(". ")
-		x.b = appendRequestHint(x.b, x.req)
-		x.nl()
+		x.requiresApproval()
 		x.postCheckNote(r)
 		x.windowCloses(r)
 	default:
@@ -752,11 +748,7 @@ func (x *explainer) decidedInAudit(results []policyResult, win policyResult) {
 		// Enforced is not deny (auditOnly): the result is not withheld.
 		x.s("The result may be returned: the enforced policies' blast-radius limits were not exceeded.\n")
 	case x.d.EnforcedEffect == EffectRequireApproval:
-		x.s("Requires approval from ")
-		x.b = appendApprovers(x.b, x.d.ApprovalQuorum)
-		x.s(". ")
-		x.b = appendRequestHint(x.b, x.req)
-		x.nl()
+		x.requiresApproval()
 		if r != nil {
 			x.postCheckNote(r)
 			x.windowCloses(r)
@@ -783,6 +775,16 @@ func (x *explainer) enforcing(results []policyResult) (policyResult, bool) {
 		return r, true
 	}
 	return policyResult{}, false
+}
+
+// requiresApproval says how many approvals the decision needs and how to
+// ask for them.
+func (x *explainer) requiresApproval() {
+	x.s("Requires approval from ")
+	x.b = appendApprovers(x.b, x.d.ApprovalQuorum)
+	x.s(". ")
+	x.b = appendRequestHint(x.b, x.req)
+	x.nl()
 }
 
 // appendRequestHint tells a caller that evaluated a request how to ask
@@ -1067,7 +1069,6 @@ func (x *explainer) dryRun(results []policyResult) {
 		x.s("Dry run: policy ")
 		x.b = strconv.AppendQuote(x.b, d.PolicyName)
 		x.s(" is in audit mode, so its ", string(d.Effect), " is only recorded — enforced effect: ", string(d.EnforcedEffect), " (")
-		from := "no enforce policy decided"
 		for _, r := range results {
 			p := &x.e.policies[r.index]
 			if !p.audit && r.effect == d.EnforcedEffect {
@@ -1075,6 +1076,6 @@ func (x *explainer) dryRun(results []policyResult) {
 				return
 			}
 		}
-		x.s(from, ").\n")
+		x.s("no enforce policy decided).\n")
 	}
 }

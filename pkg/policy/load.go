@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"regexp"
 	"sort"
@@ -13,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // MaxInputSize bounds a policy or infra file (DESIGN §3 "Bad input").

@@ -107,12 +107,15 @@ func loadZone(name string) (*time.Location, string) {
 // day the repeated hour matches both times. One zone lookup, no allocation.
 func wallClock(t time.Time, loc *time.Location) (time.Weekday, int) {
 	_, offset := t.In(loc).Zone()
-	local := t.Unix() + int64(offset)
+	return localWallClock(t.Unix() + int64(offset))
+}
+
+// localWallClock is the weekday and hour of local, a wall-clock time in
+// seconds since 1970-01-01 00:00 on that wall clock.
+func localWallClock(local int64) (time.Weekday, int) {
 	days := floorDiv(local, 86400)
-	secs := local - days*86400
 	// 1970-01-01 was a Thursday.
-	wd := time.Weekday(((days+4)%7 + 7) % 7)
-	return wd, int(secs / 3600)
+	return time.Weekday(((days+4)%7 + 7) % 7), int((local - days*86400) / 3600)
 }
 
 func floorDiv(a, b int64) int64 {
@@ -124,8 +127,10 @@ func floorDiv(a, b int64) int64 {
 }
 
 // active reports whether t falls inside the window.
-func (s *schedule) active(t time.Time) bool {
-	wd, h := wallClock(t, s.loc)
+func (s *schedule) active(t time.Time) bool { return s.covers(wallClock(t, s.loc)) }
+
+// covers reports whether the window holds hour h of weekday wd.
+func (s *schedule) covers(wd time.Weekday, h int) bool {
 	return s.days&(1<<wd) != 0 && s.hours&(1<<h) != 0
 }
 
@@ -140,10 +145,7 @@ func (s *schedule) next(t time.Time, want bool) (time.Time, bool) {
 	for i := range 8*24 + 2 {
 		_, offset := time.Unix(sec, 0).In(s.loc).Zone()
 		local := sec + int64(offset)
-		days := floorDiv(local, 86400)
-		wd := time.Weekday(((days+4)%7 + 7) % 7) // 1970-01-01 was a Thursday
-		h := (local - days*86400) / 3600
-		if (s.days&(1<<wd) != 0 && s.hours&(1<<h) != 0) == want {
+		if s.covers(localWallClock(local)) == want {
 			if i == 0 {
 				return t, true
 			}

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/govkit/govkit/pkg/token"
@@ -57,10 +56,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 }
 
 // seesAll is a caller who reads every conversation: admin and auditor
-// tokens (local mode has no callers, and everyone sees everything).
-func seesAll(id token.Identity) bool {
-	return slices.Contains(id.Roles, token.Admin) || slices.Contains(id.Roles, token.Auditor)
-}
+// tokens (Has counts an admin as every role but gateway; local mode has no
+// callers, and everyone sees everything).
+func seesAll(id token.Identity) bool { return id.Has(token.Auditor) }
 
 // may says whether the request's caller may use the conversation: its
 // owner, an admin, or an auditor for reading. Anyone else is told the
@@ -68,9 +66,9 @@ func seesAll(id token.Identity) bool {
 func may(r *http.Request, owner string) bool {
 	id, ok := caller(r.Context())
 	switch {
-	case !ok, id.Name == owner, slices.Contains(id.Roles, token.Admin):
+	case !ok, id.Name == owner, id.Has(token.Admin):
 		return true
-	case slices.Contains(id.Roles, token.Auditor):
+	case id.Has(token.Auditor):
 		return r.Method == http.MethodGet
 	}
 	return false

@@ -129,23 +129,24 @@ func stepOf(hist []conversation.Message) envelopeStep {
 		switch {
 		case m.Role == conversation.RoleTool:
 			step = stepDecision
-		case m.Role == conversation.RoleAssistant && m.Kind == "" && len(m.ToolCalls) == 0 && finalDecision(m.Text):
+		case finalDecision(m):
 			step = stepAnswer
 		}
 	}
 	return step
 }
 
-// finalDecision reports whether an accepted reply was {"action":"final"}:
-// envelope.Parse accepted it already, this only tells it from prose.
-func finalDecision(text string) bool {
-	if !strings.HasPrefix(text, "{") {
+// finalDecision reports whether m is an accepted reply that was
+// {"action":"final"}: envelope.Parse accepted it already, this only tells
+// it from prose (and from a rejected reply, a call, a notice).
+func finalDecision(m conversation.Message) bool {
+	if m.Role != conversation.RoleAssistant || m.Kind != "" || len(m.ToolCalls) > 0 || !strings.HasPrefix(m.Text, "{") {
 		return false
 	}
 	var d struct {
 		Action string `json:"action"`
 	}
-	return json.Unmarshal([]byte(text), &d) == nil && d.Action == "final"
+	return json.Unmarshal([]byte(m.Text), &d) == nil && d.Action == "final"
 }
 
 // format is the response_format of the step: the tool envelope or the
@@ -361,7 +362,7 @@ func (s *Server) envelopeMessages(ctx context.Context, system string, hist []con
 		if final && m.Role == conversation.RoleAssistant {
 			out = appendMerged(out, llm.Message{Role: "user", Content: answerPrompt})
 		}
-		final = m.Role == conversation.RoleAssistant && m.Kind == "" && len(m.ToolCalls) == 0 && finalDecision(m.Text)
+		final = finalDecision(m)
 		switch m.Role {
 		case conversation.RoleSystem:
 			if lead {
@@ -370,12 +371,9 @@ func (s *Server) envelopeMessages(ctx context.Context, system string, hist []con
 			}
 			lm.Role, lm.Content = "user", "System notice: "+m.Text
 		case conversation.RoleUser:
-			for _, a := range m.Attachments {
-				media, data, err := s.o.Store.Attachment(ctx, a.Ref)
-				if err != nil {
-					return nil, fmt.Errorf("attachment %s: %w", a.Ref, err)
-				}
-				lm.Images = append(lm.Images, llm.Image{MediaType: media, Data: data})
+			var err error
+			if lm.Images, err = s.images(ctx, m); err != nil {
+				return nil, err
 			}
 		case conversation.RoleAssistant:
 			// The text of an envelope call is the envelope. A history begun

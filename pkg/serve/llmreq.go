@@ -40,12 +40,9 @@ func (s *Server) llmRequest(ctx context.Context, c *conversation.Conversation, w
 				lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: string(tc.Args)})
 			}
 		case "user":
-			for _, a := range m.Attachments {
-				media, data, err := s.o.Store.Attachment(ctx, a.Ref)
-				if err != nil {
-					return llm.Request{}, fmt.Errorf("attachment %s: %w", a.Ref, err)
-				}
-				lm.Images = append(lm.Images, llm.Image{MediaType: media, Data: data})
+			var err error
+			if lm.Images, err = s.images(ctx, m); err != nil {
+				return llm.Request{}, err
 			}
 		}
 		req.Messages = append(req.Messages, lm)
@@ -54,6 +51,20 @@ func (s *Server) llmRequest(ctx context.Context, c *conversation.Conversation, w
 		req.Tools = tools(c)
 	}
 	return req, nil
+}
+
+// images are a user message's attachments, read from the store, as the
+// request sends them.
+func (s *Server) images(ctx context.Context, m conversation.Message) ([]llm.Image, error) {
+	var out []llm.Image
+	for _, a := range m.Attachments {
+		media, data, err := s.o.Store.Attachment(ctx, a.Ref)
+		if err != nil {
+			return nil, fmt.Errorf("attachment %s: %w", a.Ref, err)
+		}
+		out = append(out, llm.Image{MediaType: media, Data: data})
+	}
+	return out, nil
 }
 
 // tools are the standard tools and the machine's own: a sub-agent gets

@@ -98,6 +98,31 @@ func awaitApproval(t *testing.T, r *rig, id string) string {
 	return approvalID
 }
 
+// pendingUpgrade starts a conversation governed by g whose model first
+// asks for an upgrade ("write access"), then answers steps, and returns
+// once the upgrade's approval request is open in auditd: the rig, the
+// conversation and the approval's id.
+func pendingUpgrade(t *testing.T, g *governed, steps ...llmfake.Step) (*rig, serve.StateView, string) {
+	t.Helper()
+	up := llmfake.Step{ToolCalls: []llmfake.FakeCall{{ID: "up", Name: "request_mode_upgrade", Args: args(map[string]string{"reason": "write access"})}}}
+	r := newRigWith(t, func(o *serve.Options) { o.Auditd = g.serve }, append([]llmfake.Step{up}, steps...)...)
+	c := r.create("")
+	if err := r.send(c.ID, "ask for more"); err != nil {
+		t.Fatal(err)
+	}
+	return r, c, awaitApproval(t, r, c.ID)
+}
+
+// awaitWithdrawn waits for auditd to show the approval request id
+// withdrawn (cancelled).
+func (g *governed) awaitWithdrawn(t *testing.T, id string) {
+	t.Helper()
+	waitFor(t, "the approval request withdrawn", func() bool {
+		req, err := g.bob.Approval(context.Background(), id)
+		return err == nil && req.Status == approval.Cancelled
+	})
+}
+
 func clientCode(err error) string {
 	var e *client.Error
 	if errors.As(err, &e) {
@@ -232,14 +257,7 @@ func TestModeUpgradeThroughAuditd(t *testing.T) {
 func TestModeUpgradeDenied(t *testing.T) {
 	needLandlock(t)
 	g := startGoverned(t)
-	r := newRigWith(t, func(o *serve.Options) { o.Auditd = g.serve },
-		llmfake.Step{ToolCalls: []llmfake.FakeCall{{ID: "up", Name: "request_mode_upgrade", Args: args(map[string]string{"reason": "write access"})}}},
-		llmfake.Step{Text: "staying read-only"})
-	c := r.create("")
-	if err := r.send(c.ID, "ask for more"); err != nil {
-		t.Fatal(err)
-	}
-	id := awaitApproval(t, r, c.ID)
+	r, c, id := pendingUpgrade(t, g, llmfake.Step{Text: "staying read-only"})
 	if _, err := g.bob.Deny(context.Background(), id, "not today"); err != nil {
 		t.Fatal(err)
 	}
@@ -320,23 +338,13 @@ func TestExecutorRefusesStaleGeneration(t *testing.T) {
 func TestModeUpgradeCancelWithdraws(t *testing.T) {
 	needLandlock(t)
 	g := startGoverned(t)
-	r := newRigWith(t, func(o *serve.Options) { o.Auditd = g.serve },
-		llmfake.Step{ToolCalls: []llmfake.FakeCall{{ID: "up", Name: "request_mode_upgrade", Args: args(map[string]string{"reason": "write access"})}}})
-	c := r.create("")
-	if err := r.send(c.ID, "ask for more"); err != nil {
-		t.Fatal(err)
-	}
-	id := awaitApproval(t, r, c.ID)
+	r, c, id := pendingUpgrade(t, g)
 	if err := r.post(serve.PathCancel, c.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	v := r.waitState(c.ID, conversation.Idle)
-	ctx := context.Background()
-	waitFor(t, "the approval request withdrawn", func() bool {
-		req, err := g.bob.Approval(ctx, id)
-		return err == nil && req.Status == approval.Cancelled
-	})
-	if _, err := g.bob.Approve(ctx, id, "too late"); clientCode(err) != approval.RefusedNotPending {
+	g.awaitWithdrawn(t, id)
+	if _, err := g.bob.Approve(context.Background(), id, "too late"); clientCode(err) != approval.RefusedNotPending {
 		t.Errorf("approving a withdrawn request: %v", err)
 	}
 	if v = r.show(c.ID); v.Mode != conversation.Restricted || v.Generation != 1 || v.State != conversation.Idle {
@@ -380,21 +388,11 @@ func TestCreateUnrestricted(t *testing.T) {
 func TestRestartWithdrawsApproval(t *testing.T) {
 	needLandlock(t)
 	g := startGoverned(t)
-	r := newRigWith(t, func(o *serve.Options) { o.Auditd = g.serve },
-		llmfake.Step{ToolCalls: []llmfake.FakeCall{{ID: "up", Name: "request_mode_upgrade", Args: args(map[string]string{"reason": "write access"})}}})
-	c := r.create("")
-	if err := r.send(c.ID, "ask for more"); err != nil {
-		t.Fatal(err)
-	}
-	id := awaitApproval(t, r, c.ID)
+	r, c, id := pendingUpgrade(t, g)
 	r.stop()
 	r.start()
 	v := r.waitState(c.ID, conversation.Idle)
-	ctx := context.Background()
-	waitFor(t, "the approval request withdrawn", func() bool {
-		req, err := g.bob.Approval(ctx, id)
-		return err == nil && req.Status == approval.Cancelled
-	})
+	g.awaitWithdrawn(t, id)
 	if v.Mode != conversation.Restricted {
 		t.Errorf("after the restart: %s", v.Mode)
 	}

@@ -1,6 +1,10 @@
 package session
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/govkit/govkit/pkg/termtext"
+)
 
 // Counter names: seed 000 §9's, under govkit's prefix, and seed 002's and
 // 004's rejections and reason codes (DESIGN §13: metric effects; gate
@@ -40,12 +44,5 @@ func sanitizeLabel(v string) string {
 		return "unknown"
 	}
 	v = strings.ReplaceAll(v, " ", "_")
-	if len(v) > maxLabel {
-		cut := maxLabel
-		for cut > 0 && v[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		v = v[:cut]
-	}
-	return v
+	return termtext.Cut(v, maxLabel)
 }

@@ -274,14 +274,7 @@ func (t *tx) llmRejected(ev Event) {
 	msg := fmt.Sprintf("the model's replies broke the tool-call envelope %d times in a row (last: %s); nothing was executed. "+
 		"Use a model that follows JSON output or an endpoint that enforces response_format, or run gate serve with --tool-protocol native; "+
 		"then send a message to try again", c.Rejections, reason)
-	if c.Subagent {
-		t.failSubagent(msg)
-		return
-	}
-	c.LastError = msg
-	t.display(KindError, msg)
-	t.emit(Effect{Type: EfNotify, Kind: NotifyError, Text: msg})
-	t.setState(Error)
+	t.endInError(msg)
 }
 
 // callIDs gives every call an id unique in the conversation: results are
@@ -393,6 +386,20 @@ func (t *tx) fallbackSummary(why string) string {
 	return s
 }
 
+// endInError ends the turn in error with msg, which says what to do
+// next; a sub-agent fails instead, and its parent is told (B-08b).
+func (t *tx) endInError(msg string) {
+	c := t.c
+	if c.Subagent {
+		t.failSubagent(msg)
+		return
+	}
+	c.LastError = msg
+	t.display(KindError, msg)
+	t.emit(Effect{Type: EfNotify, Kind: NotifyError, Text: msg})
+	t.setState(Error)
+}
+
 // failSubagent ends a sub-agent without a result (B-08b, B-24).
 func (t *tx) failSubagent(why string) {
 	c := t.c
@@ -466,14 +473,7 @@ func (t *tx) llmError(ev Event) {
 		t.summary(t.fallbackSummary(desc), nil)
 		return
 	}
-	if c.Subagent {
-		t.failSubagent(msg)
-		return
-	}
-	c.LastError = msg
-	t.display(KindError, msg)
-	t.emit(Effect{Type: EfNotify, Kind: NotifyError, Text: msg})
-	t.setState(Error)
+	t.endInError(msg)
 }
 
 // retryDue sends the retry schedule_retry announced, unless a cancel came

@@ -2,12 +2,13 @@ package envelope
 
 import (
 	"errors"
-	"github.com/govkit/govkit/pkg/termtext"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // ArgSpec declares one argument of a tool (seed 002 Tool Schema Registry,

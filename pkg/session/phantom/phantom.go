@@ -9,12 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/govkit/govkit/pkg/termtext"
 	"io"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/govkit/govkit/pkg/termtext"
 )
 
 // Categories of seed 000's hasPhantomExecution.
