@@ -50,6 +50,21 @@ func Load(arg string) ([]string, error) {
 	return parseFile(arg, data)
 }
 
+// LoadAll returns the verifier keys of every arg (Load), in order: a
+// flag given once per key or key file. Its error is the first arg's, as
+// Load words it.
+func LoadAll(args []string) ([]string, error) {
+	var keys []string
+	for _, arg := range args {
+		ks, err := Load(arg)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, ks...)
+	}
+	return keys, nil
+}
+
 // parseFile reads the verifier keys of a key file's content; name is the
 // file's, for errors, which never quote a line.
 func parseFile(arg string, data []byte) ([]string, error) {

@@ -73,3 +73,21 @@ func FuzzParseFile(f *testing.F) {
 		}
 	})
 }
+
+func TestLoadAll(t *testing.T) {
+	_, vkey := notekeytest.Generate(t, "audit.example/log", 1)
+	skey, vkey2 := notekeytest.Generate(t, "witness.example", 2)
+	file := filepath.Join(t.TempDir(), "two.pub")
+	if err := os.WriteFile(file, []byte(vkey+"\n"+vkey2+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LoadAll([]string{vkey2, file}); err != nil || strings.Join(got, " ") != strings.Join([]string{vkey2, vkey, vkey2}, " ") {
+		t.Errorf("LoadAll = %v, %v; want the keys in order", got, err)
+	}
+	if got, err := LoadAll(nil); err != nil || got != nil {
+		t.Errorf("LoadAll(nil) = %v, %v", got, err)
+	}
+	if _, err := LoadAll([]string{vkey, skey}); err == nil || !strings.Contains(err.Error(), "is a private signing key") {
+		t.Errorf("a signer key among them: %v", err)
+	}
+}

@@ -178,13 +178,9 @@ func witnessRun(o *WitnessOptions) error {
 	if err != nil {
 		return cli.Fail(err, "")
 	}
-	var vkeys []string
-	for _, arg := range o.LogKeys {
-		ks, err := notekey.Load(arg)
-		if err != nil {
-			return cli.Failf("--log-key %v", err).WithHint("pass --log-key with the verifier key of the log's --checkpoint-key (NAME+HASH+KEY), or a file holding it")
-		}
-		vkeys = append(vkeys, ks...)
+	vkeys, err := notekey.LoadAll(o.LogKeys)
+	if err != nil {
+		return cli.Failf("--log-key %v", err).WithHint("pass --log-key with the verifier key of the log's --checkpoint-key (NAME+HASH+KEY), or a file holding it")
 	}
 	logKeys, err := checkpoint.Verifiers(vkeys...)
 	if err != nil {

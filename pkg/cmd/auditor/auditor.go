@@ -253,14 +253,10 @@ func (o *Options) validate(c *cobra.Command) error {
 		o.loc = loc
 	}
 	if len(o.CheckpointKeys) > 0 {
-		var vkeys []string
-		for _, arg := range o.CheckpointKeys {
-			ks, err := notekey.Load(arg)
-			if err != nil {
-				return cli.Failf("--checkpoint-key %v", err).
-					WithHint("pass --checkpoint-key with the verifier key auditd key create printed (NAME+HASH+KEY), or a file holding it")
-			}
-			vkeys = append(vkeys, ks...)
+		vkeys, err := notekey.LoadAll(o.CheckpointKeys)
+		if err != nil {
+			return cli.Failf("--checkpoint-key %v", err).
+				WithHint("pass --checkpoint-key with the verifier key auditd key create printed (NAME+HASH+KEY), or a file holding it")
 		}
 		keys, err := checkpoint.Verifiers(vkeys...)
 		if err != nil {
