@@ -48,18 +48,13 @@ func (s *Server) authorize(h http.HandlerFunc, roles ...token.Role) http.Handler
 				return
 			}
 		} else {
-			// The scheme name is case-insensitive (RFC 7235 §2.1).
-			h := r.Header.Get("Authorization")
-			ok := len(h) > 7 && strings.EqualFold(h[:7], "Bearer ")
-			bearer := ""
-			if ok {
-				bearer = strings.TrimSpace(h[7:])
-			}
+			bearer := token.Bearer(r.Header.Get("Authorization"))
 			if bearer == "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="auditd"`)
 				s.answerError(w, refuse(Unauthenticated, "", "no bearer token: pass --token or set GOVKIT_TOKEN (auditd token create makes one)"))
 				return
 			}
+			var ok bool
 			if id, ok = s.cfg.Tokens.Authenticate(bearer); !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="auditd", error="invalid_token"`)
 				s.answerError(w, refuse(Unauthenticated, "", "invalid token: it is not in auditd's tokens file (revoked, or mistyped)"))

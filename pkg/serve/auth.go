@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/govkit/govkit/pkg/token"
 )
@@ -36,11 +35,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		h := r.Header.Get("Authorization")
-		bearer := ""
-		if len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") { // the scheme is case-insensitive (RFC 7235 §2.1)
-			bearer = strings.TrimSpace(h[7:])
-		}
+		bearer := token.Bearer(r.Header.Get("Authorization"))
 		id, ok := s.o.Tokens.Authenticate(bearer)
 		if bearer == "" || !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="gate serve"`)

@@ -181,6 +181,16 @@ func (e *entry) identity() Identity {
 	return id
 }
 
+// Bearer returns the credential of an Authorization header value in the
+// Bearer scheme, whose name is case-insensitive (RFC 7235 §2.1), or "" for
+// any other header: what auditd and gate serve look up.
+func Bearer(authorization string) string {
+	if len(authorization) > 7 && strings.EqualFold(authorization[:7], "Bearer ") {
+		return strings.TrimSpace(authorization[7:])
+	}
+	return ""
+}
+
 // maxBearer bounds the tokens Lookup hashes; Create's are 46 bytes.
 const maxBearer = 4096
 

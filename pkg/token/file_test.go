@@ -239,3 +239,22 @@ func write(t *testing.T, path, data string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// TestBearer: the scheme's name in any case (RFC 7235 §2.1), the
+// credential trimmed; anything else is no credential.
+func TestBearer(t *testing.T) {
+	for header, want := range map[string]string{
+		"Bearer gk_abc":      "gk_abc",
+		"bearer gk_abc":      "gk_abc",
+		"BEARER  gk_abc ":    "gk_abc",
+		"Bearer ":            "",
+		"Bearer":             "",
+		"Basic dXNlcjpwdw==": "",
+		"gk_abc":             "",
+		"":                   "",
+	} {
+		if got := Bearer(header); got != want {
+			t.Errorf("Bearer(%q) = %q, want %q", header, got, want)
+		}
+	}
+}
