@@ -267,6 +267,17 @@ func (r *Request) Approvals() int {
 	return n
 }
 
+// Denial returns the deny vote that ended the request (one deny ends it,
+// so there is at most one), and false when none did.
+func (r *Request) Denial() (Vote, bool) {
+	for _, v := range r.Votes {
+		if v.Decision == Deny {
+			return v, true
+		}
+	}
+	return Vote{}, false
+}
+
 // Refusal is a vote that the rules of DESIGN §7 refuse; Code names the rule
 // (the API answers 403 for self_approval, 409 for the others).
 type Refusal struct {

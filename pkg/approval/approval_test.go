@@ -135,6 +135,29 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestDenial: the deny vote that ended a request, after approvals; none
+// for a request still pending or approved.
+func TestDenial(t *testing.T) {
+	in := input()
+	in.Quorum = 2
+	r := mustNew(t, in)
+	if _, ok := r.Denial(); ok {
+		t.Error("a new request has a denial")
+	}
+	if err := r.Decide("bob", Approve, "", t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Denial(); ok {
+		t.Error("an approval is a denial")
+	}
+	if err := r.Decide("carol", Deny, "not now", t0); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := r.Denial(); !ok || v.By != "carol" || v.Reason != "not now" {
+		t.Errorf("Denial = %+v, %v; want carol's vote", v, ok)
+	}
+}
+
 func TestExpire(t *testing.T) {
 	r := mustNew(t, input())
 	if r.Expire(t0.Add(DefaultTTL - 1)) {

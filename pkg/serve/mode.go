@@ -85,15 +85,14 @@ func (d *driver) requestModeApproval(ctx context.Context, e conversation.Effect)
 // denial is who denied the request and why, for the agent: the reason
 // is what tells it what to do instead (B-15b).
 func denial(r approval.Request) string {
-	for _, v := range r.Votes {
-		if v.Decision == approval.Deny {
-			if v.Reason == "" {
-				return " by " + v.By
-			}
-			return " by " + v.By + ": " + v.Reason
-		}
+	v, ok := r.Denial()
+	switch {
+	case !ok:
+		return ""
+	case v.Reason == "":
+		return " by " + v.By
 	}
-	return ""
+	return " by " + v.By + ": " + v.Reason
 }
 
 // withdrawApproval stops waiting on the upgrade's approval and withdraws

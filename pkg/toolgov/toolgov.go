@@ -449,15 +449,14 @@ func quorumLeft(ap approval.Request) string {
 }
 
 func deniedBy(ap approval.Request) string {
-	for i := len(ap.Votes) - 1; i >= 0; i-- {
-		if v := ap.Votes[i]; v.Decision == approval.Deny {
-			if v.Reason != "" {
-				return fmt.Sprintf(" by %s (%s)", v.By, termtext.Cut(v.Reason, 200))
-			}
-			return " by " + v.By
-		}
+	v, ok := ap.Denial()
+	switch {
+	case !ok:
+		return ""
+	case v.Reason == "":
+		return " by " + v.By
 	}
-	return ""
+	return fmt.Sprintf(" by %s (%s)", v.By, termtext.Cut(v.Reason, 200))
 }
 
 func spent(id, status string) string {

@@ -104,7 +104,7 @@ func decisionLine(r approval.Request, verb string) string {
 	case r.Status == approval.Approved:
 		return fmt.Sprintf("approved %s — %d of %s; the request is approved", id, n, cli.Plural(r.Quorum, "approval", "approvals"))
 	case r.Status == approval.Denied:
-		v, _ := denial(r)
+		v, _ := r.Denial()
 		return fmt.Sprintf("denied %s — the request is denied: %s", id, flatten(v.Reason))
 	case r.Status == approval.Pending && verb == verbApprove:
 		return fmt.Sprintf("recorded your approval of %s: %d of %d; waiting for %d more", id, n, r.Quorum, r.Quorum-n)

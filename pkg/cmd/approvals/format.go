@@ -86,16 +86,6 @@ func approvers(r approval.Request) string {
 	return strings.Join(names, ", ")
 }
 
-// denial is the deny vote that ended a request.
-func denial(r approval.Request) (approval.Vote, bool) {
-	for _, v := range r.Votes {
-		if v.Decision == approval.Deny {
-			return v, true
-		}
-	}
-	return approval.Vote{}, false
-}
-
 // outcome is one line on how a decided request ended, for request --wait:
 // "approved by bob", "denied by bob: not now", "expired".
 func outcome(r approval.Request) string {
@@ -103,7 +93,7 @@ func outcome(r approval.Request) string {
 	case approval.Approved:
 		return "approved by " + approvers(r)
 	case approval.Denied:
-		v, _ := denial(r)
+		v, _ := r.Denial()
 		return "denied by " + termtext.OneLine(v.By) + ": " + flatten(v.Reason)
 	case approval.Expired:
 		if n := r.Approvals(); n > 0 {

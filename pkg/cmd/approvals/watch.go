@@ -212,7 +212,7 @@ func changeLine(r approval.Request, initial bool, now time.Time) string {
 	case r.Status == approval.Approved:
 		return fmt.Sprintf("%s approved %s %s by %s (%d of %d)", stamp, id, what, approvers(r), n, r.Quorum)
 	case r.Status == approval.Denied:
-		v, _ := denial(r)
+		v, _ := r.Denial()
 		return fmt.Sprintf("%s denied %s %s by %s: %s", stamp, id, what, termtext.OneLine(v.By), flatten(v.Reason))
 	case r.Status == approval.Expired:
 		return fmt.Sprintf("%s expired %s %s (%d of %s)", stamp, id, what, n, cli.Plural(r.Quorum, "approval", "approvals"))
